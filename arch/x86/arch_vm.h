@@ -1,0 +1,21 @@
+/* x86 state embedded in struct vm. */
+#ifndef THPVM_X86_ARCH_VM_H
+#define THPVM_X86_ARCH_VM_H
+
+#include <stdint.h>
+
+#include "cmos_rtc.h"
+#include "i8042.h"
+#include "serial8250.h"
+
+struct kvm_cpuid2;
+
+struct arch_vm {
+	struct kvm_cpuid2 *supported_cpuid;
+	struct serial8250 serial;
+	struct cmos_rtc rtc;
+	struct i8042 i8042;
+	const char *entry_name;	/* "64-bit", "16-bit", "PVH": for messages */
+};
+
+#endif

@@ -1,0 +1,204 @@
+/* arch_boot_load for x86: recognise the image, choose the entry, and write
+ * what every entry shares (command line, initrd, MP table, BIOS tables).
+ *
+ * Entry choice for --boot=auto (docs/booting.md has the measurements):
+ * an ELF goes through PVH; a bzImage whose compressed payload we can unpack
+ * and that contains a PVH note is unpacked on the host and entered through
+ * PVH, which skips the in-guest decompressor; otherwise the 64-bit entry if
+ * the image has one, else the real-mode setup entry. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arch.h"
+#include "bios.h"
+#include "boot.h"
+#include "decompress.h"
+#include "e820.h"
+#include "elf_image.h"
+#include "layout.h"
+#include "log.h"
+#include "mptable.h"
+#include "util.h"
+
+int x86_boot_copy(struct x86_boot *b, uint64_t gpa, const uint8_t *data,
+		  uint64_t len, uint64_t mem_len)
+{
+	uint8_t *dst = guest_ram_ptr(&b->vm->ram, gpa, MAX(len, mem_len));
+
+	if (!dst) {
+		pr_err("%s: %llu bytes at 0x%llx do not fit in guest RAM "
+		       "(try a larger -m)", b->src->kernel_name,
+		       (unsigned long long)MAX(len, mem_len),
+		       (unsigned long long)gpa);
+		return -ENOSPC;
+	}
+	memcpy(dst, data, len);
+	if (mem_len > len)
+		memset(dst + len, 0, mem_len - len);
+	return 0;
+}
+
+int x86_boot_place_initrd(struct x86_boot *b, uint64_t max_addr)
+{
+	const struct boot_source *src = b->src;
+	uint64_t top = guest_ram_contig(&b->vm->ram, 0);
+	uint64_t addr;
+
+	if (!src->initrd)
+		return 0;
+	/* max_addr is the highest byte the kernel can address. */
+	if (max_addr < UINT64_MAX)
+		top = MIN(top, max_addr + 1);
+	addr = ALIGN_DOWN(top - MIN(top, (uint64_t)src->initrd_size), 4096);
+	if (src->initrd_size > top || addr < ALIGN_UP(b->kernel_end, 4096)) {
+		pr_err("initrd of %zu bytes does not fit between the kernel "
+		       "and 0x%llx (try a larger -m)", src->initrd_size,
+		       (unsigned long long)top);
+		return -ENOSPC;
+	}
+	b->initrd_addr = addr;
+	return x86_boot_copy(b, addr, src->initrd, src->initrd_size,
+			     src->initrd_size);
+}
+
+int x86_boot_write_cmdline(struct x86_boot *b, uint64_t max_len)
+{
+	size_t len = strlen(b->src->cmdline);
+
+	if (len > max_len) {
+		pr_err("the command line is %zu bytes long; this kernel "
+		       "accepts at most %llu", len, (unsigned long long)max_len);
+		return -E2BIG;
+	}
+	b->cmdline_len = len;
+	return x86_boot_copy(b, X86_CMDLINE_ADDR,
+			     (const uint8_t *)b->src->cmdline, len + 1,
+			     len + 1);
+}
+
+/* Tables every entry gets: e820 (also for the BIOS) and the MP table. */
+static int write_platform_tables(struct x86_boot *b)
+{
+	struct vm *vm = b->vm;
+	size_t len = mptable_size(vm->nr_vcpus);
+	uint8_t *mpt = guest_ram_ptr(&vm->ram, X86_MPTABLE_ADDR, len);
+	int nr;
+
+	nr = x86_e820_build(&vm->ram, b->e820, ARRAY_SIZE(b->e820));
+	if (nr < 0)
+		return nr;
+	b->nr_e820 = nr;
+	if (!mpt || mptable_write(mpt, len, X86_MPTABLE_ADDR, vm->nr_vcpus) < 0)
+		return -ENOSPC;
+	return x86_bios_setup(vm, b->e820, b->nr_e820);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Unpacks the bzImage payload and boots it through PVH. Returns -ENOENT
+ * (quietly) when that is not possible and auto mode may fall back. */
+static int boot_bzimage_pvh(struct x86_boot *b, const struct bzimage *img,
+			    bool required)
+{
+	enum compression c;
+	struct timespec t0;
+	uint8_t *elf;
+	size_t elf_len;
+	int err;
+
+	if (!img->payload) {
+		if (required)
+			pr_err("%s: no compressed payload to unpack for PVH",
+			       b->src->kernel_name);
+		return required ? -EINVAL : -ENOENT;
+	}
+	c = compression_detect(img->payload, img->payload_size);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = decompress(c, img->payload, img->payload_size,
+			 b->vm->ram.total, &elf, &elf_len);
+	if (err) {
+		if (required || err != -ENOTSUP)
+			pr_err("%s: cannot unpack its %s payload: %s",
+			       b->src->kernel_name, compression_name(c),
+			       strerror(-err));
+		return required || err != -ENOTSUP ? err : -ENOENT;
+	}
+	pr_debug("unpacked %zu bytes of %s into %zu in %.3f s",
+		 img->payload_size, compression_name(c), elf_len,
+		 seconds_since(&t0));
+	err = x86_boot_pvh(b, elf, elf_len);
+	free(elf);
+	if (err == -ENOENT && required)
+		pr_err("%s: its kernel has no PVH entry note",
+		       b->src->kernel_name);
+	return err == -ENOENT && required ? -EINVAL : err;
+}
+
+static int boot_bzimage(struct x86_boot *b, const struct bzimage *img)
+{
+	bool has_64 = img->xloadflags & XLF_KERNEL_64;
+	int err;
+
+	switch (b->vm->cfg->boot_mode) {
+	case BOOT_PVH:
+		return boot_bzimage_pvh(b, img, true);
+	case BOOT_64:
+		if (!has_64) {
+			pr_err("%s: the image has no 64-bit entry "
+			       "(XLF_KERNEL_64)", b->src->kernel_name);
+			return -EINVAL;
+		}
+		return x86_boot_bzimage_64(b, img);
+	case BOOT_16:
+		return x86_boot_bzimage_16(b, img);
+	case BOOT_AUTO:
+		break;
+	}
+	err = boot_bzimage_pvh(b, img, false);
+	if (err != -ENOENT)
+		return err;
+	return has_64 ? x86_boot_bzimage_64(b, img) :
+			x86_boot_bzimage_16(b, img);
+}
+
+int arch_boot_load(struct vm *vm, const struct boot_source *src)
+{
+	struct x86_boot b = { .vm = vm, .src = src };
+	struct bzimage img;
+	const char *why;
+	int err;
+
+	err = write_platform_tables(&b);
+	if (err) {
+		pr_err("cannot write the boot tables: %s", strerror(-err));
+		return err;
+	}
+	if (elf_is_elf64(src->kernel, src->kernel_size)) {
+		if (vm->cfg->boot_mode == BOOT_64 ||
+		    vm->cfg->boot_mode == BOOT_16) {
+			pr_err("%s: an ELF kernel can only be booted through "
+			       "PVH", src->kernel_name);
+			return -EINVAL;
+		}
+		err = x86_boot_pvh(&b, src->kernel, src->kernel_size);
+		if (err == -ENOENT)
+			pr_err("%s: ELF kernel without a PVH entry note "
+			       "(XEN_ELFNOTE_PHYS32_ENTRY)", src->kernel_name);
+		return err == -ENOENT ? -EINVAL : err;
+	}
+	err = bzimage_parse(src->kernel, src->kernel_size, &img, &why);
+	if (err) {
+		pr_err("%s: not a kernel image thpvm can boot: %s",
+		       src->kernel_name, why);
+		return err;
+	}
+	return boot_bzimage(&b, &img);
+}

@@ -1,0 +1,101 @@
+/* The Linux boot protocol for bzImages: the zero page (struct boot_params)
+ * for the 64-bit entry, and the setup code in low memory for the real-mode
+ * entry. */
+#include <errno.h>
+#include <string.h>
+
+#include "boot.h"
+#include "boot_regs.h"
+#include "layout.h"
+#include "log.h"
+#include "util.h"
+
+#define LOADER_TYPE_UNDEFINED 0xff
+#define VID_MODE_NORMAL 0xffff
+#define HDR_OFFSET 0x1f1
+
+/* The setup header from the image, with what the loader must fill in. */
+static void fill_setup_header(struct x86_boot *b, const struct bzimage *img,
+			      struct boot_params *bp, uint64_t load_addr)
+{
+	size_t hdr_len = 0x202 + img->data[0x201] - HDR_OFFSET;
+	struct setup_header *hdr = &bp->hdr;
+	uint64_t initrd_size = b->src->initrd ? b->src->initrd_size : 0;
+
+	memcpy(hdr, img->data + HDR_OFFSET, MIN(hdr_len, sizeof(*hdr)));
+	hdr->type_of_loader = LOADER_TYPE_UNDEFINED;
+	hdr->vid_mode = VID_MODE_NORMAL;
+	hdr->cmd_line_ptr = X86_CMDLINE_ADDR;
+	hdr->code32_start = load_addr;
+	hdr->ramdisk_image = (uint32_t)b->initrd_addr;
+	hdr->ramdisk_size = (uint32_t)initrd_size;
+	bp->ext_ramdisk_image = b->initrd_addr >> 32;
+	bp->ext_ramdisk_size = initrd_size >> 32;
+	memcpy(bp->e820_table, b->e820, b->nr_e820 * sizeof(b->e820[0]));
+	bp->e820_entries = b->nr_e820;
+}
+
+/* Loads the protected-mode kernel, the command line and the initrd. */
+static int load_kernel(struct x86_boot *b, const struct bzimage *img,
+		       uint64_t load_addr)
+{
+	uint64_t max_initrd = img->initrd_addr_max ? img->initrd_addr_max :
+						     0x37ffffff;
+	int err;
+
+	err = x86_boot_copy(b, load_addr, img->kernel, img->kernel_size,
+			    img->init_size);
+	if (err)
+		return err;
+	b->kernel_end = load_addr + img->init_size;
+	return x86_boot_write_cmdline(b, img->cmdline_size) ?:
+	       x86_boot_place_initrd(b, max_initrd);
+}
+
+int x86_boot_bzimage_64(struct x86_boot *b, const struct bzimage *img)
+{
+	uint64_t load_addr = bzimage_load_address(img);
+	struct boot_params *bp;
+	int err;
+
+	err = load_kernel(b, img, load_addr);
+	if (err)
+		return err;
+	bp = guest_ram_ptr(&b->vm->ram, X86_ZERO_PAGE_ADDR, sizeof(*bp));
+	if (!bp)
+		return -ENOSPC;
+	memset(bp, 0, sizeof(*bp));
+	fill_setup_header(b, img, bp, load_addr);
+	b->vm->arch.entry_name = "64-bit";
+	/* startup_64 is 0x200 past the start of the protected-mode code. */
+	return x86_enter_64(b->vm, &b->vm->vcpus[0], load_addr + 0x200,
+			    X86_ZERO_PAGE_ADDR);
+}
+
+int x86_boot_bzimage_16(struct x86_boot *b, const struct bzimage *img)
+{
+	uint64_t load_addr = bzimage_load_address(img);
+	struct boot_params *bp;
+	int err;
+
+	/* The setup code, its heap and its stack share one 64 KiB segment. */
+	if (img->setup_size > X86_SETUP_HEAP_END) {
+		pr_err("%s: setup code of %zu bytes is too large",
+		       b->src->kernel_name, img->setup_size);
+		return -EINVAL;
+	}
+	err = load_kernel(b, img, load_addr) ?:
+	      x86_boot_copy(b, X86_SETUP_ADDR, img->data, img->setup_size,
+			    img->setup_size);
+	if (err)
+		return err;
+	/* The zero page is the setup code's own segment. */
+	bp = guest_ram_ptr(&b->vm->ram, X86_SETUP_ADDR, sizeof(*bp));
+	if (!bp)
+		return -ENOSPC;
+	fill_setup_header(b, img, bp, load_addr);
+	bp->hdr.loadflags |= CAN_USE_HEAP;
+	bp->hdr.heap_end_ptr = X86_SETUP_HEAP_END - 0x200;
+	b->vm->arch.entry_name = "16-bit";
+	return x86_enter_16(&b->vm->vcpus[0], X86_SETUP_SEG, X86_SETUP_STACK);
+}

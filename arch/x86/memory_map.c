@@ -1,0 +1,63 @@
+/* The x86 guest-physical memory map: where RAM goes, and the e820 map that
+ * describes it to the guest. */
+#include <errno.h>
+#include <string.h>
+
+#include "arch.h"
+#include "e820.h"
+#include "layout.h"
+#include "util.h"
+
+int arch_ram_layout(uint64_t ram_size, struct ram_range *ranges)
+{
+	if (!ram_size || !IS_ALIGNED(ram_size, GUEST_RAM_ALIGN))
+		return -EINVAL;
+	ranges[0].gpa = 0;
+	ranges[0].size = MIN(ram_size, X86_MMIO_HOLE_START);
+	if (ram_size <= X86_MMIO_HOLE_START)
+		return 1;
+	ranges[1].gpa = X86_4G;
+	ranges[1].size = ram_size - X86_MMIO_HOLE_START;
+	return 2;
+}
+
+static int e820_add(struct boot_e820_entry *map, unsigned max, unsigned *nr,
+		    uint64_t start, uint64_t end, uint32_t type)
+{
+	if (*nr >= max)
+		return -ENOSPC;
+	map[*nr] = (struct boot_e820_entry){
+		.addr = start, .size = end - start, .type = type,
+	};
+	(*nr)++;
+	return 0;
+}
+
+int x86_e820_build(const struct guest_ram *ram, struct boot_e820_entry *map,
+		   unsigned max)
+{
+	unsigned i, nr = 0;
+	int err = 0;
+
+	for (i = 0; i < ram->nr_regions && !err; i++) {
+		uint64_t start = ram->regions[i].gpa;
+		uint64_t end = start + ram->regions[i].size;
+
+		if (start == 0) {
+			/* Conventional memory, EBDA, then the VGA/BIOS hole
+			 * (not RAM for the guest even though our memslot
+			 * covers it), as on a PC. */
+			err = e820_add(map, max, &nr, 0, X86_EBDA_ADDR,
+				       E820_TYPE_RAM) ?:
+			      e820_add(map, max, &nr, X86_EBDA_ADDR,
+				       X86_LOW_HOLE_START, E820_TYPE_RESERVED) ?:
+			      e820_add(map, max, &nr, X86_BIOS_ADDR,
+				       X86_BIOS_END, E820_TYPE_RESERVED);
+			start = X86_BIOS_END;
+		}
+		if (!err && end > start)
+			err = e820_add(map, max, &nr, start, end,
+				       E820_TYPE_RAM);
+	}
+	return err ? err : (int)nr;
+}

@@ -1,0 +1,145 @@
+/* The x86 platform around the vCPUs: in-kernel interrupt controllers and
+ * PIT, the interrupt routing the MP table describes, and the legacy
+ * devices on the port bus. */
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "cpuid.h"
+#include "debug_exit.h"
+#include "layout.h"
+#include "log.h"
+#include "mptable.h"
+#include "vm.h"
+
+#define COM1_PORT 0x3f8
+#define COM1_IRQ 4
+#define POST_PORT 0x80
+#define PIC_SLAVE_CASCADE_IRQ 2
+#define IOAPIC_PINS 24
+
+unsigned arch_max_vcpus(void)
+{
+	/* xAPIC IDs are 8 bits and the IOAPIC takes the ID after the last
+	 * CPU (mptable.c). */
+	return 254;
+}
+
+/* GSI n drives PIC input n (n < 16, not the cascade) and IOAPIC pin n,
+ * except GSI 0, the PIT, which is wired to IOAPIC pin 2 as on PCs (and as
+ * our MP table says). */
+static int set_gsi_routing(struct vm *vm)
+{
+	struct kvm_irq_routing *r;
+	unsigned gsi, n = 0;
+	int err = 0;
+
+	r = calloc(1, sizeof(*r) + 48 * sizeof(r->entries[0]));
+	if (!r)
+		return -ENOMEM;
+	for (gsi = 0; gsi < 16; gsi++) {
+		if (gsi == PIC_SLAVE_CASCADE_IRQ)
+			continue;
+		r->entries[n].gsi = gsi;
+		r->entries[n].type = KVM_IRQ_ROUTING_IRQCHIP;
+		r->entries[n].u.irqchip.irqchip =
+			gsi < 8 ? KVM_IRQCHIP_PIC_MASTER : KVM_IRQCHIP_PIC_SLAVE;
+		r->entries[n].u.irqchip.pin = gsi % 8;
+		n++;
+	}
+	for (gsi = 0; gsi < IOAPIC_PINS; gsi++) {
+		if (gsi == MPTABLE_TIMER_IOAPIC_PIN)
+			continue;
+		r->entries[n].gsi = gsi;
+		r->entries[n].type = KVM_IRQ_ROUTING_IRQCHIP;
+		r->entries[n].u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC;
+		r->entries[n].u.irqchip.pin =
+			gsi == 0 ? MPTABLE_TIMER_IOAPIC_PIN : gsi;
+		n++;
+	}
+	r->nr = n;
+	if (ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, r) < 0) {
+		err = -errno;
+		pr_err("KVM_SET_GSI_ROUTING: %s", strerror(errno));
+	}
+	free(r);
+	return err;
+}
+
+static void post_port_access(void *opaque, uint64_t offset, uint8_t *data,
+			     uint32_t len, bool is_write)
+{
+	/* Port 0x80 is written for I/O delays; reads see nothing there. */
+	if (!is_write)
+		memset(data, 0xff, len);
+}
+
+static void serial_set_irq(void *opaque, int level)
+{
+	struct vm *vm = opaque;
+
+	vm_irq_line(vm, COM1_IRQ, level);
+}
+
+static int register_devices(struct vm *vm)
+{
+	struct arch_vm *a = &vm->arch;
+
+	serial8250_init(&a->serial, STDOUT_FILENO, serial_set_irq, vm);
+	cmos_rtc_init(&a->rtc);
+	i8042_init(&a->i8042, vm);
+	return io_bus_register(&vm->pio, COM1_PORT, SERIAL8250_REGS,
+			       serial8250_access, &a->serial) ?:
+	       io_bus_register(&vm->pio, CMOS_RTC_PORT, CMOS_RTC_PORTS,
+			       cmos_rtc_access, &a->rtc) ?:
+	       io_bus_register(&vm->pio, I8042_DATA_PORT, 1,
+			       i8042_data_access, &a->i8042) ?:
+	       io_bus_register(&vm->pio, I8042_CMD_PORT, 1, i8042_cmd_access,
+			       &a->i8042) ?:
+	       io_bus_register(&vm->pio, DEBUG_EXIT_PORT, DEBUG_EXIT_PORTS,
+			       debug_exit_access, vm) ?:
+	       io_bus_register(&vm->pio, POST_PORT, 1, post_port_access, NULL);
+}
+
+int arch_vm_init(struct vm *vm)
+{
+	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+	int err;
+
+	/* Intel VMX needs these pages for real-mode emulation; they sit in
+	 * the MMIO hole, not in RAM. */
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, X86_KVM_TSS_ADDR) < 0) {
+		pr_err("KVM_SET_TSS_ADDR: %s", strerror(errno));
+		return -errno;
+	}
+	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+		pr_err("KVM_CREATE_IRQCHIP: %s", strerror(errno));
+		return -errno;
+	}
+	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
+		pr_err("KVM_CREATE_PIT2: %s", strerror(errno));
+		return -errno;
+	}
+	err = set_gsi_routing(vm);
+	if (err)
+		return err;
+	err = cpuid_get_supported(vm->kvm_fd, &vm->arch.supported_cpuid);
+	if (err)
+		return err;
+	err = register_devices(vm);
+	if (err)
+		pr_err("cannot register the platform devices: %s",
+		       strerror(-err));
+	return err;
+}
+
+void arch_vm_destroy(struct vm *vm)
+{
+	free(vm->arch.supported_cpuid);
+	vm->arch.supported_cpuid = NULL;
+	serial8250_destroy(&vm->arch.serial);
+}

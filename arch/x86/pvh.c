@@ -1,0 +1,114 @@
+/* PVH boot: load an ELF kernel's segments at their physical addresses and
+ * enter it in 32-bit protected mode with an hvm_start_info. */
+#include "pvh.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "boot.h"
+#include "boot_regs.h"
+#include "elf_image.h"
+#include "layout.h"
+#include "log.h"
+#include "util.h"
+
+/* The entry note holds a 32-bit address; Linux emits it as a 64-bit word. */
+static int pvh_entry(const uint8_t *elf, size_t len, uint32_t *entry)
+{
+	const uint8_t *desc;
+	size_t desc_len;
+	uint64_t v;
+
+	if (elf_find_note(elf, len, "Xen", XEN_ELFNOTE_PHYS32_ENTRY, &desc,
+			  &desc_len))
+		return -ENOENT;
+	if (desc_len == 4)
+		v = get_le32(desc);
+	else if (desc_len == 8)
+		v = get_le64(desc);
+	else
+		return -EINVAL;
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*entry = v;
+	return 0;
+}
+
+static int load_segments(struct x86_boot *b, const uint8_t *elf,
+			 const struct elf_image *img)
+{
+	unsigned i;
+	int err;
+
+	for (i = 0; i < img->nr_segments; i++) {
+		const struct elf_segment *s = &img->segments[i];
+
+		err = x86_boot_copy(b, s->paddr, elf + s->offset, s->filesz,
+				    s->memsz);
+		if (err)
+			return err;
+		b->kernel_end = MAX(b->kernel_end, s->paddr + s->memsz);
+	}
+	return 0;
+}
+
+static int write_start_info(struct x86_boot *b)
+{
+	struct guest_ram *ram = &b->vm->ram;
+	struct hvm_start_info *si;
+	struct hvm_memmap_table_entry *mm;
+	struct hvm_modlist_entry *mod;
+	unsigned i;
+
+	si = guest_ram_ptr(ram, X86_ZERO_PAGE_ADDR, sizeof(*si));
+	mod = guest_ram_ptr(ram, X86_PVH_MODLIST_ADDR, sizeof(*mod));
+	mm = guest_ram_ptr(ram, X86_PVH_MEMMAP_ADDR, b->nr_e820 * sizeof(*mm));
+	if (!si || !mod || !mm)
+		return -ENOSPC;
+	*si = (struct hvm_start_info){
+		.magic = HVM_START_MAGIC,
+		.version = HVM_START_VERSION,
+		.cmdline_paddr = X86_CMDLINE_ADDR,
+		.memmap_paddr = X86_PVH_MEMMAP_ADDR,
+		.memmap_entries = b->nr_e820,
+	};
+	for (i = 0; i < b->nr_e820; i++)
+		mm[i] = (struct hvm_memmap_table_entry){
+			.addr = b->e820[i].addr,
+			.size = b->e820[i].size,
+			.type = b->e820[i].type,
+		};
+	if (b->src->initrd) {
+		*mod = (struct hvm_modlist_entry){
+			.paddr = b->initrd_addr,
+			.size = b->src->initrd_size,
+		};
+		si->nr_modules = 1;
+		si->modlist_paddr = X86_PVH_MODLIST_ADDR;
+	}
+	return 0;
+}
+
+int x86_boot_pvh(struct x86_boot *b, const uint8_t *elf, size_t len)
+{
+	struct elf_image img;
+	uint32_t entry;
+	int err;
+
+	err = pvh_entry(elf, len, &entry);
+	if (err == -EINVAL)
+		pr_err("%s: malformed PVH entry note", b->src->kernel_name);
+	if (err)
+		return err;
+	err = elf_parse(elf, len, &img);
+	if (err)
+		return err;
+	err = load_segments(b, elf, &img) ?:
+	      x86_boot_write_cmdline(b, X86_CMDLINE_MAX - 1) ?:
+	      x86_boot_place_initrd(b, UINT64_MAX) ?: write_start_info(b);
+	if (err)
+		return err;
+	b->vm->arch.entry_name = "PVH";
+	return x86_enter_pvh(b->vm, &b->vm->vcpus[0], entry,
+			     X86_ZERO_PAGE_ADDR);
+}

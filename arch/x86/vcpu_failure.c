@@ -1,0 +1,109 @@
+/* One clear line when a vCPU cannot go on: why, where (RIP), and the
+ * instruction bytes there, which is what one needs to see an emulation
+ * failure ("lock cmpxchg16b", "xrstor", ...). */
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "arch.h"
+#include "log.h"
+#include "vcpu.h"
+#include "vm.h"
+
+#define INSN_MAX 15
+
+/* Reads up to INSN_MAX bytes at the linear address of RIP, page by page
+ * through the guest's page tables (KVM_TRANSLATE). */
+static size_t read_insn(struct vcpu *vcpu, uint64_t linear, uint8_t *buf)
+{
+	size_t done = 0;
+
+	while (done < INSN_MAX) {
+		struct kvm_translation tr = { .linear_address = linear + done };
+		size_t chunk = 4096 - ((linear + done) & 4095);
+		const uint8_t *p;
+
+		if (ioctl(vcpu->fd, KVM_TRANSLATE, &tr) < 0 || !tr.valid)
+			break;
+		chunk = chunk < INSN_MAX - done ? chunk : INSN_MAX - done;
+		p = guest_ram_ptr(&vcpu->vm->ram, tr.physical_address, chunk);
+		if (!p)
+			break;
+		memcpy(buf + done, p, chunk);
+		done += chunk;
+	}
+	return done;
+}
+
+static void format_bytes(const uint8_t *b, size_t n, char *out, size_t len)
+{
+	size_t i, pos = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n && pos + 4 < len; i++)
+		pos += snprintf(out + pos, len - pos, "%s%02x", i ? " " : "",
+				b[i]);
+	if (!n)
+		snprintf(out, len, "unreadable");
+}
+
+static const char *reason_of(const struct kvm_run *run, char *buf, size_t len)
+{
+	switch (run->exit_reason) {
+	case KVM_EXIT_INTERNAL_ERROR:
+		if (run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION)
+			return "emulation failure";
+		snprintf(buf, len, "KVM internal error (suberror %u)",
+			 run->internal.suberror);
+		return buf;
+	case KVM_EXIT_FAIL_ENTRY:
+		snprintf(buf, len, "entry failed (hardware reason 0x%llx)",
+			 (unsigned long long)
+				 run->fail_entry.hardware_entry_failure_reason);
+		return buf;
+	case KVM_EXIT_SHUTDOWN:
+		return "triple fault";
+	case KVM_EXIT_HLT:
+		return "halted with no interrupt controller";
+	default:
+		snprintf(buf, len, "unhandled exit reason %u",
+			 run->exit_reason);
+		return buf;
+	}
+}
+
+void arch_vcpu_report_failure(struct vcpu *vcpu)
+{
+	const struct kvm_run *run = vcpu->run;
+	uint8_t insn[INSN_MAX];
+	char reason[96], bytes[INSN_MAX * 3 + 16];
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	size_t n = 0;
+
+	if (ioctl(vcpu->fd, KVM_GET_REGS, &regs) < 0 ||
+	    ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0) {
+		pr_err("vCPU %u: %s (registers unreadable: %s)", vcpu->id,
+		       reason_of(run, reason, sizeof(reason)), strerror(errno));
+		return;
+	}
+	/* Newer KVMs hand over the bytes they failed on. */
+	if (run->exit_reason == KVM_EXIT_INTERNAL_ERROR &&
+	    run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION &&
+	    (run->emulation_failure.flags &
+	     KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES)) {
+		n = run->emulation_failure.insn_size < INSN_MAX ?
+			    run->emulation_failure.insn_size : INSN_MAX;
+		memcpy(insn, run->emulation_failure.insn_bytes, n);
+	} else {
+		n = read_insn(vcpu, sregs.cs.base + regs.rip, insn);
+	}
+	format_bytes(insn, n, bytes, sizeof(bytes));
+	pr_err("vCPU %u: %s at RIP 0x%llx (CS 0x%x, CR0 0x%llx), "
+	       "instruction bytes: %s", vcpu->id,
+	       reason_of(run, reason, sizeof(reason)),
+	       (unsigned long long)regs.rip, sregs.cs.selector,
+	       (unsigned long long)sregs.cr0, bytes);
+}

@@ -1,0 +1,67 @@
+/* The floor for start-up time: open /dev/kvm, create a VM with 2 MiB of
+ * RAM holding one `out` instruction, run one vCPU until that exit, exit.
+ * bench/startup.py compares thpvm's start-to-exit time with this. */
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define RAM_SIZE (2 << 20)
+
+static int fail(const char *what)
+{
+	perror(what);
+	return 1;
+}
+
+int main(void)
+{
+	/* Real mode at 0x1000: out %al, $0x10 */
+	static const unsigned char code[] = { 0xe6, 0x10 };
+	struct kvm_userspace_memory_region slot = { 0 };
+	struct kvm_sregs sregs;
+	struct kvm_regs regs = { .rip = 0x1000, .rflags = 2 };
+	struct kvm_run *run;
+	int kvm, vm, vcpu, size;
+	void *ram;
+
+	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm < 0)
+		return fail("/dev/kvm");
+	vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	if (vm < 0)
+		return fail("KVM_CREATE_VM");
+	ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ram == MAP_FAILED)
+		return fail("mmap");
+	memcpy((char *)ram + 0x1000, code, sizeof(code));
+	slot.memory_size = RAM_SIZE;
+	slot.userspace_addr = (unsigned long)ram;
+	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &slot) < 0)
+		return fail("KVM_SET_USER_MEMORY_REGION");
+	vcpu = ioctl(vm, KVM_CREATE_VCPU, 0);
+	if (vcpu < 0)
+		return fail("KVM_CREATE_VCPU");
+	size = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
+	run = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
+	if (run == MAP_FAILED)
+		return fail("mmap vcpu");
+	if (ioctl(vcpu, KVM_GET_SREGS, &sregs) < 0)
+		return fail("KVM_GET_SREGS");
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	if (ioctl(vcpu, KVM_SET_SREGS, &sregs) < 0 ||
+	    ioctl(vcpu, KVM_SET_REGS, &regs) < 0)
+		return fail("KVM_SET_*REGS");
+	if (ioctl(vcpu, KVM_RUN, 0) < 0)
+		return fail("KVM_RUN");
+	if (run->exit_reason != KVM_EXIT_IO) {
+		fprintf(stderr, "unexpected exit %u\n", run->exit_reason);
+		return 1;
+	}
+	return 0;
+}

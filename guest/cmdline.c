@@ -1,0 +1,152 @@
+/* Kernel command line: space-separated key[=value] tokens
+ * (docs/test-guest.md). Unknown tokens are ignored so that loaders may add
+ * their own. */
+#include "guest.h"
+#include "lib.h"
+
+struct params params;
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n';
+}
+
+bool cmdline_has_token(const char *cl, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	if (!cl)
+		return false;
+	while (*cl) {
+		size_t len = 0;
+
+		while (is_space(*cl))
+			cl++;
+		while (cl[len] && !is_space(cl[len]))
+			len++;
+		if (len == n && !memcmp(cl, tok, n))
+			return true;
+		cl += len;
+	}
+	return false;
+}
+
+static const char *const check_names[CHK_COUNT] = {
+	[CHK_E820] = "e820", [CHK_SMP] = "smp", [CHK_LAPIC] = "lapic",
+	[CHK_PIT] = "pit", [CHK_INITRD] = "initrd",
+};
+
+static bool parse_skip(const char *v, size_t len)
+{
+	while (len) {
+		size_t n = 0;
+		bool known = false;
+
+		while (n < len && v[n] != ',')
+			n++;
+		for (int i = 0; i < CHK_COUNT; i++) {
+			if (strlen(check_names[i]) == n &&
+			    !memcmp(v, check_names[i], n)) {
+				params.skip |= 1u << i;
+				known = true;
+			}
+		}
+		if (!known)
+			return false;
+		v += n;
+		len -= n;
+		if (len) {
+			v++;
+			len--;
+		}
+	}
+	return true;
+}
+
+static bool is_key(const char *tok, size_t klen, const char *key)
+{
+	return strlen(key) == klen && !memcmp(tok, key, klen);
+}
+
+static bool parse_one(const char *tok, size_t len)
+{
+	size_t klen = 0;
+	const char *v;
+	size_t vlen;
+	uint64_t x;
+
+	while (klen < len && tok[klen] != '=')
+		klen++;
+	v = tok + klen + 1;
+	vlen = klen < len ? len - klen - 1 : 0;
+	if (klen == len) {
+		if (is_key(tok, klen, "serve"))
+			params.serve = true;
+		return true;
+	}
+	if (is_key(tok, klen, "ram")) {
+		params.has_ram = true;
+		return parse_u64(v, vlen, true, &params.ram);
+	}
+	if (is_key(tok, klen, "cpus")) {
+		params.has_cpus = parse_u64(v, vlen, false, &x) && x >= 1 &&
+				  x <= MAX_CPUS;
+		params.cpus = x;
+		return params.has_cpus;
+	}
+	if (is_key(tok, klen, "initrd_crc32")) {
+		char hex[20] = "0x";
+
+		if (vlen > 2 && v[0] == '0' && (v[1] | 0x20) == 'x') {
+			v += 2;
+			vlen -= 2;
+		}
+		if (vlen > 8)
+			return false;
+		memcpy(hex + 2, v, vlen);
+		params.has_crc = parse_u64(hex, vlen + 2, false, &x);
+		params.initrd_crc = x;
+		return params.has_crc;
+	}
+	if (is_key(tok, klen, "touch")) {
+		params.touch = true;
+		if (vlen == 3 && !memcmp(v, "all", 3)) {
+			params.touch_all = true;
+			return true;
+		}
+		return parse_u64(v, vlen, true, &params.touch_size);
+	}
+	if (is_key(tok, klen, "touch_stride"))
+		return parse_u64(v, vlen, true, &params.touch_stride) &&
+		       params.touch_stride >= 8 &&
+		       !(params.touch_stride & 7);
+	if (is_key(tok, klen, "rand")) {
+		params.has_rand = true;
+		return parse_u64(v, vlen, false, &params.rand_reads);
+	}
+	if (is_key(tok, klen, "exit_status")) {
+		params.has_exit_status = parse_u64(v, vlen, false, &x) &&
+					 x <= 255;
+		params.exit_status = x;
+		return params.has_exit_status;
+	}
+	if (is_key(tok, klen, "skip"))
+		return parse_skip(v, vlen);
+	return true;
+}
+
+void parse_params(const char *cl)
+{
+	params.touch_stride = 4096;
+	while (*cl) {
+		size_t len = 0;
+
+		while (is_space(*cl))
+			cl++;
+		while (cl[len] && !is_space(cl[len]))
+			len++;
+		if (len && !parse_one(cl, len))
+			report(false, "cmdline", "param=%.*s", (int)len, cl);
+		cl += len;
+	}
+}

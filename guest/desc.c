@@ -1,0 +1,114 @@
+/* IDT, TSS and interrupt dispatch; the ring-3 call wrapper. */
+#include "guest.h"
+#include "io.h"
+#include "lib.h"
+
+struct regs {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t vector, error;
+	uint64_t rip, cs, rflags, rsp, ss;
+};
+
+struct tss {
+	uint32_t reserved0;
+	uint64_t rsp[3];
+	uint64_t reserved1;
+	uint64_t ist[7];
+	uint64_t reserved2;
+	uint16_t reserved3;
+	uint16_t iomap_base;
+} __attribute__((packed));
+
+struct idt_desc {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed));
+
+extern uint64_t gdt[];
+extern const uint64_t exception_stubs[32];
+extern char isr32[], isr33[], isr255[], user_int[];
+void user_return(long result) __attribute__((noreturn));
+
+static struct tss tss;
+static uint64_t *idt;
+static struct idt_desc idt_desc;
+static uint8_t *user_stack_top;
+volatile unsigned lapic_ticks, pit_ticks;
+
+#define KSTACK_PAGES 4
+#define USTACK_PAGES 16
+
+static void set_gate(unsigned vec, uint64_t handler, unsigned dpl)
+{
+	idt[vec * 2] = (handler & 0xffff) | (uint64_t)SEL_KCODE << 16 |
+		       (uint64_t)(0x8e | dpl << 5) << 40 |
+		       (handler >> 16 & 0xffff) << 48;
+	idt[vec * 2 + 1] = handler >> 32;
+}
+
+void desc_load_ap(void)
+{
+	asm volatile("lidt %0" : : "m"(idt_desc));
+}
+
+void desc_init(void)
+{
+	uint64_t base = (uint64_t)&tss, limit = sizeof(tss) - 1;
+
+	/* TSS: rsp0 is the stack for interrupts and int 0x80 from ring 3. */
+	tss.rsp[0] = (uint64_t)alloc_pages(KSTACK_PAGES) + KSTACK_PAGES * 4096;
+	tss.iomap_base = sizeof(tss);
+	gdt[SEL_TSS / 8] = (limit & 0xffff) | (base & 0xffffff) << 16 |
+			   0x89ULL << 40 | (limit >> 16 & 0xf) << 48 |
+			   (base >> 24 & 0xff) << 56;
+	gdt[SEL_TSS / 8 + 1] = base >> 32;
+	asm volatile("ltr %w0" : : "r"(SEL_TSS));
+
+	/* Unused vectors stay not-present and end up in #NP. */
+	idt = alloc_pages(1);
+	memset(idt, 0, 4096);
+	for (unsigned v = 0; v < 32; v++)
+		set_gate(v, exception_stubs[v], 0);
+	set_gate(VEC_LAPIC_TIMER, (uint64_t)isr32, 0);
+	set_gate(VEC_PIT, (uint64_t)isr33, 0);
+	set_gate(VEC_SPURIOUS, (uint64_t)isr255, 0);
+	set_gate(VEC_USER_RETURN, (uint64_t)user_return, 3);
+	idt_desc.limit = 4096 - 1;
+	idt_desc.base = (uint64_t)idt;
+	desc_load_ap();
+
+	user_stack_top = (uint8_t *)alloc_pages(USTACK_PAGES) +
+			 USTACK_PAGES * 4096;
+}
+
+long run_user(long (*fn)(long), long arg)
+{
+	return user_call(fn, arg, user_stack_top);
+}
+
+void interrupt_dispatch(struct regs *r)
+{
+	switch (r->vector) {
+	case VEC_LAPIC_TIMER:
+		lapic_ticks++;
+		lapic_eoi();
+		return;
+	case VEC_PIT:
+		pit_ticks++;
+		lapic_eoi();
+		return;
+	case VEC_SPURIOUS:
+		return;
+	case 6:
+		/* PVM hosts turn `int n` in ring 3 into #UD; it still means
+		 * "return to the kernel" when it is our gate instruction. */
+		if ((r->cs & 3) == 3 && r->rip == (uint64_t)user_int)
+			user_return(r->rdi);
+		break;
+	}
+	report(false, "exception", "vector=%lu error=0x%lx rip=0x%lx cs=0x%lx "
+	       "rsp=0x%lx cr2=0x%lx", r->vector, r->error, r->rip, r->cs,
+	       r->rsp, read_cr2());
+	guest_exit(1);
+}

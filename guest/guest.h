@@ -1,0 +1,127 @@
+/* Declarations shared by the test guest's kernel-mode parts. */
+#ifndef TG_GUEST_H
+#define TG_GUEST_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bootparam.h"
+
+#define MAX_CPUS 64
+
+/* Normalised view of what the loader passed, whatever the entry. */
+struct e820_entry {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t type;
+};
+
+#define E820_RAM 1
+#define E820_MAX BP_E820_MAX
+#define CMDLINE_MAX 4096
+
+struct boot_info {
+	int entry;
+	unsigned e820_count;
+	struct e820_entry e820[E820_MAX];
+	uint64_t initrd_addr;
+	uint64_t initrd_size;
+	uint64_t rsdp;		/* 0: search the BIOS areas */
+	char cmdline[CMDLINE_MAX];
+};
+
+extern struct boot_info boot;
+
+const char *raw_cmdline(int entry, uint64_t ptr);
+void boot_info_init(int entry, uint64_t ptr);
+
+/* Command line. */
+enum check_id { CHK_E820, CHK_SMP, CHK_LAPIC, CHK_PIT, CHK_INITRD, CHK_COUNT };
+
+struct params {
+	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
+	bool has_exit_status;
+	uint64_t ram;
+	unsigned cpus;
+	uint32_t initrd_crc;
+	uint64_t touch_size;
+	uint64_t touch_stride;
+	uint64_t rand_reads;
+	unsigned exit_status;
+	unsigned skip;		/* 1 << enum check_id */
+};
+
+extern struct params params;
+
+bool cmdline_has_token(const char *cl, const char *tok);
+void parse_params(const char *cl);
+
+/* Output and results. */
+void serial_init(void);
+void serial_putc(char c);
+void vprint(const char *fmt, va_list ap);
+void print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void report(bool ok, const char *check, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void count_result(bool ok);
+void __attribute__((noreturn)) guest_exit(unsigned status);
+
+/* Memory: bump allocator after the image, page tables. */
+void *alloc_pages(unsigned n);
+void mm_init(void);
+uint64_t kernel_area_end(void);
+extern uint64_t page_table_root;
+
+/* Descriptors, interrupts, ring 3. */
+#define VEC_LAPIC_TIMER 32
+#define VEC_PIT 33
+#define VEC_SPURIOUS 255
+
+void desc_init(void);
+void desc_load_ap(void);
+long user_call(long (*fn)(long), long arg, void *stack_top);
+long run_user(long (*fn)(long), long arg);
+extern volatile unsigned lapic_ticks, pit_ticks;
+
+/* Time. */
+extern uint64_t tsc_hz;
+void tsc_calibrate(void);
+uint64_t tsc_to_ns(uint64_t cycles);
+uint64_t tsc_deadline(uint64_t ms);
+void tsc_delay_us(uint64_t us);
+
+/* Interrupt controllers. */
+#define LAPIC_BASE 0xfee00000ULL
+unsigned lapic_id(void);
+void lapic_enable(void);
+void lapic_eoi(void);
+void lapic_send_ipi(unsigned apic_id, uint32_t icr_low);
+void lapic_timer_periodic(uint8_t vector, uint32_t count);
+void lapic_timer_stop(void);
+void ioapic_route(uint64_t base, unsigned pin, uint8_t vector, unsigned dest);
+void ioapic_mask(uint64_t base, unsigned pin);
+void pic_mask_all(void);
+
+/* Firmware tables. */
+struct mp_info {
+	bool found;
+	const char *source;	/* "mptable" or "madt" */
+	unsigned ncpus;
+	uint8_t apic_ids[MAX_CPUS];
+	uint64_t ioapic_addr;
+	unsigned irq0_pin;
+};
+
+extern struct mp_info mp;
+uint8_t checksum8(const void *p, unsigned n);
+void mptable_scan(void);
+bool madt_scan(void);
+
+/* Checks. */
+void check_smp(void);
+void check_timers(void);
+void check_initrd(void);
+void run_touch_rand(void);
+
+#endif

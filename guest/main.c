@@ -1,0 +1,131 @@
+/* The test guest's flow: fast exit, boot report, checks, workloads, then
+ * exit through isa-debug-exit (or serve). */
+#include "guest.h"
+#include "io.h"
+#include "lib.h"
+
+extern char __bss_start[], __bss_end[], __image_start[], _end[];
+
+static unsigned passed, failed;
+
+void count_result(bool ok)
+{
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+void report(bool ok, const char *check, const char *fmt, ...)
+{
+	va_list ap;
+
+	print("tg: %s %s ", ok ? "ok" : "FAIL", check);
+	va_start(ap, fmt);
+	vprint(fmt, ap);
+	va_end(ap);
+	print("\n");
+	count_result(ok);
+}
+
+/* isa-debug-exit, then an i8042 reset for VMMs without that port. */
+void guest_exit(unsigned status)
+{
+	outb(0x501, status);
+	outb(0x64, 0xfe);
+	for (;;)
+		asm volatile("cli; hlt");
+}
+
+static const char *entry_name(int entry)
+{
+	switch (entry) {
+	case ENTRY_16: return "16";
+	case ENTRY_32: return "32";
+	case ENTRY_64: return "64";
+	default: return "pvh";
+	}
+}
+
+static bool skipped(enum check_id c)
+{
+	return params.skip & 1u << c;
+}
+
+/* Sorted, non-overlapping, usable RAM holding the kernel, ram= matches. */
+static void check_e820(void)
+{
+	uint64_t ram = 0, kstart = (uint64_t)__image_start, kend = (uint64_t)_end;
+	const char *why = 0;
+	bool holds_kernel = false;
+
+	for (unsigned i = 0; i < boot.e820_count; i++) {
+		const struct e820_entry *e = &boot.e820[i];
+
+		print("tg: e820 start=0x%lx end=0x%lx type=%u\n", e->addr,
+		      e->addr + e->size, e->type);
+		if (i && e->addr < boot.e820[i - 1].addr + boot.e820[i - 1].size)
+			why = "unsorted-or-overlapping";
+		if (e->type != E820_RAM)
+			continue;
+		ram += e->size;
+		if (e->addr <= kstart && e->addr + e->size >= kend)
+			holds_kernel = true;
+	}
+	if (skipped(CHK_E820))
+		return;
+	if (!boot.e820_count)
+		why = "empty";
+	else if (!holds_kernel)
+		why = "kernel-not-in-ram";
+	else if (params.has_ram &&
+		 (ram > params.ram || ram + (2ULL << 20) <= params.ram))
+		why = "ram-mismatch";
+	if (why)
+		report(false, "e820", "ram=%lu entries=%u expected=%lu reason=%s",
+		       ram, boot.e820_count, params.ram, why);
+	else
+		report(true, "e820", "ram=%lu entries=%u", ram, boot.e820_count);
+}
+
+void c_entry(int entry, uint64_t ptr)
+{
+	/* Start-up benchmarks: nothing before the exit. */
+	if (cmdline_has_token(raw_cmdline(entry, ptr), "exit"))
+		guest_exit(0);
+
+	memset(__bss_start, 0, __bss_end - __bss_start);
+	boot_info_init(entry, ptr);
+	serial_init();
+	print("tg: boot entry=%s\n", entry_name(entry));
+	print("tg: cmdline=%s\n", boot.cmdline);
+	parse_params(boot.cmdline);
+	check_e820();
+
+	mm_init();
+	desc_init();
+	pic_mask_all();
+	tsc_calibrate();
+	/* Defaults of a PC without tables: one CPU, IRQ0 on IOAPIC pin 2. */
+	mp.ioapic_addr = 0xfec00000;
+	mp.irq0_pin = 2;
+	if (!madt_scan())
+		mptable_scan();
+	print("tg: firmware source=%s cpus=%u ioapic=0x%lx irq0_pin=%u\n",
+	      mp.found ? mp.source : "none", mp.ncpus, mp.ioapic_addr,
+	      mp.irq0_pin);
+	if (!skipped(CHK_SMP))
+		check_smp();
+	check_timers();
+	if (!skipped(CHK_INITRD))
+		check_initrd();
+	run_touch_rand();
+
+	print("tg: done passed=%u failed=%u\n", passed, failed);
+	if (params.serve) {
+		print("tg: serving\n");
+		for (;;)
+			asm volatile("sti; hlt; cli");
+	}
+	guest_exit(params.has_exit_status ? params.exit_status : failed != 0);
+}

@@ -1,0 +1,98 @@
+/* Bump allocator over the heap after the image (inside init_size) and the
+ * final page tables: 2 MiB identity pages, U/S at every level so ring 3
+ * can run the workloads, for every GiB with usable RAM plus 3-4 GiB for
+ * the LAPIC/IOAPIC. */
+#include "guest.h"
+#include "io.h"
+#include "lib.h"
+
+#define PAGE 4096ULL
+#define PTE_P 0x1ULL
+#define PTE_W 0x2ULL
+#define PTE_U 0x4ULL
+#define PTE_PWT 0x8ULL
+#define PTE_PCD 0x10ULL
+#define PTE_PS 0x80ULL
+#define GIB (1ULL << 30)
+
+extern char __heap_start[], __heap_end[];
+static uint64_t heap_next;
+uint64_t page_table_root;
+
+void *alloc_pages(unsigned n)
+{
+	uint64_t p;
+
+	if (!heap_next)
+		heap_next = (uint64_t)__heap_start;
+	p = heap_next;
+	if (p + n * PAGE > (uint64_t)__heap_end) {
+		report(false, "alloc", "pages=%u reason=heap-exhausted", n);
+		guest_exit(1);
+	}
+	heap_next += n * PAGE;
+	return (void *)p;
+}
+
+/* Everything below this belongs to the guest kernel (image, heap). */
+uint64_t kernel_area_end(void)
+{
+	return ALIGN_UP((uint64_t)__heap_end, 2ULL << 20);
+}
+
+static bool gib_has_ram(uint64_t gib)
+{
+	for (unsigned i = 0; i < boot.e820_count; i++) {
+		const struct e820_entry *e = &boot.e820[i];
+
+		if (e->type == E820_RAM && e->addr < (gib + 1) * GIB &&
+		    e->addr + e->size > gib * GIB)
+			return true;
+	}
+	return false;
+}
+
+void mm_init(void)
+{
+	uint64_t top = 4 * GIB, low_ram_end = 0;
+	uint64_t *pml4, *pdpt;
+	unsigned ngib, npdpt;
+
+	for (unsigned i = 0; i < boot.e820_count; i++) {
+		const struct e820_entry *e = &boot.e820[i];
+		uint64_t end = e->addr + e->size;
+
+		if (e->type != E820_RAM)
+			continue;
+		top = MAX(top, end);
+		if (end <= 4 * GIB)
+			low_ram_end = MAX(low_ram_end, end);
+	}
+	ngib = ALIGN_UP(top, GIB) / GIB;
+	npdpt = (ngib + 511) / 512;
+	pml4 = alloc_pages(1);
+	pdpt = alloc_pages(npdpt);
+	memset(pml4, 0, PAGE);
+	memset(pdpt, 0, npdpt * PAGE);
+	for (unsigned i = 0; i < npdpt; i++)
+		pml4[i] = (uint64_t)&pdpt[i * 512] | PTE_P | PTE_W | PTE_U;
+	for (uint64_t g = 0; g < ngib; g++) {
+		uint64_t *pd;
+
+		if (g != 0 && g != 3 && !gib_has_ram(g))
+			continue;
+		pd = alloc_pages(1);
+		for (uint64_t j = 0; j < 512; j++) {
+			uint64_t a = g * GIB + (j << 21);
+			uint64_t f = PTE_P | PTE_W | PTE_U | PTE_PS;
+
+			/* The 32-bit MMIO hole is uncached. */
+			if (a >= 3 * GIB && a < 4 * GIB && a >= low_ram_end)
+				f |= PTE_PCD | PTE_PWT;
+			pd[j] = a | f;
+		}
+		pdpt[g] = (uint64_t)pd | PTE_P | PTE_W | PTE_U;
+	}
+	page_table_root = (uint64_t)pml4;
+	write_cr3(page_table_root);
+}

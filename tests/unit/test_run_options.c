@@ -1,0 +1,97 @@
+/* `thpvm run` option parsing. */
+#include "run_options.h"
+#include "unit.h"
+#include "util.h"
+
+#define ARGV(...) ((char *[]){ "run", __VA_ARGS__, NULL })
+#define ARGC(...) ((int)(sizeof((char *[]){ "run", __VA_ARGS__ }) / sizeof(char *)))
+#define PARSE(cfg, ...) run_options_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), cfg)
+
+static void test_defaults(void)
+{
+	struct vm_config cfg;
+	char *argv[] = { "run", NULL };
+
+	CHECK_EQ(run_options_parse(1, argv, &cfg), RUN_PARSE_OK);
+	CHECK(cfg.kernel_path == NULL);
+	CHECK_EQ(cfg.ram_size, VM_DEFAULT_RAM);
+	CHECK_EQ(cfg.nr_vcpus, 1);
+	CHECK_EQ(cfg.ram_backing, RAM_BACKING_THP);
+	CHECK_EQ(cfg.boot_mode, BOOT_AUTO);
+	CHECK_STR(cfg.cmdline, "");
+	CHECK(!strncmp(cfg.name, "guest-", 6));
+}
+
+static void test_all_options(void)
+{
+	struct vm_config cfg;
+
+	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-i", "rd", "-p", "a b", "-m", "1G",
+		       "-c", "2", "--name", "vm.1", "--no-thp", "--boot", "16"),
+		 RUN_PARSE_OK);
+	CHECK_STR(cfg.kernel_path, "bz");
+	CHECK_STR(cfg.initrd_path, "rd");
+	CHECK_STR(cfg.cmdline, "a b");
+	CHECK_EQ(cfg.ram_size, 1ULL << 30);
+	CHECK_EQ(cfg.nr_vcpus, 2);
+	CHECK_STR(cfg.name, "vm.1");
+	CHECK_EQ(cfg.ram_backing, RAM_BACKING_NO_THP);
+	CHECK_EQ(cfg.boot_mode, BOOT_16);
+}
+
+static void test_linux_default_params(void)
+{
+	struct vm_config cfg;
+
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz"), RUN_PARSE_OK);
+	CHECK_STR(cfg.cmdline, RUN_DEFAULT_LINUX_PARAMS);
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "-p", ""), RUN_PARSE_OK);
+	CHECK_STR(cfg.cmdline, "");
+}
+
+static void test_ram_rounding_and_limits(void)
+{
+	struct vm_config cfg;
+
+	CHECK_EQ(PARSE(&cfg, "-m", "33M"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.ram_size, 34ULL << 20);
+	CHECK_EQ(PARSE(&cfg, "-m", "1M"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-m", "abc"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-m", "5T"), RUN_PARSE_ERROR);
+}
+
+static void test_rejects(void)
+{
+	struct vm_config cfg;
+
+	CHECK_EQ(PARSE(&cfg, "-c", "0"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-c", "x"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-c", "100000"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--name", "../x"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--name", ""), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--boot", "32"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--bogus"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-m"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "extra"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--no-thp", "--hugetlbfs", "/mnt"),
+		 RUN_PARSE_ERROR);
+}
+
+static void test_help(void)
+{
+	struct vm_config cfg;
+
+	CHECK_EQ(PARSE(&cfg, "--help"), RUN_PARSE_HELP);
+	CHECK_EQ(PARSE(&cfg, "-m", "1G", "-h"), RUN_PARSE_HELP);
+}
+
+int main(void)
+{
+	RUN_TEST(test_defaults);
+	RUN_TEST(test_all_options);
+	RUN_TEST(test_linux_default_params);
+	RUN_TEST(test_ram_rounding_and_limits);
+	RUN_TEST(test_rejects);
+	RUN_TEST(test_help);
+	return unit_finish();
+}

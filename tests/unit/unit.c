@@ -1,0 +1,28 @@
+/* TAP output for the unit tests (see unit.h). */
+#include "unit.h"
+
+struct unit_state unit;
+
+void unit_run(const char *name, void (*fn)(void))
+{
+	unit.current_failures = 0;
+	unit.skip_reason = NULL;
+	fn();
+	unit.run++;
+	if (unit.current_failures) {
+		unit.failed_tests++;
+		printf("not ok %u - %s\n", unit.run, name);
+	} else if (unit.skip_reason) {
+		printf("ok %u - %s # SKIP %s\n", unit.run, name,
+		       unit.skip_reason);
+	} else {
+		printf("ok %u - %s\n", unit.run, name);
+	}
+	fflush(stdout);
+}
+
+int unit_finish(void)
+{
+	printf("1..%u\n", unit.run);
+	return unit.failed_tests ? 1 : 0;
+}

@@ -1,0 +1,59 @@
+/* A minimal unit-test harness that prints TAP, which meson understands
+ * (protocol: 'tap'). Each TEST is a subtest; CHECKs inside it record
+ * failures with file and line and let the test go on. */
+#ifndef THPVM_UNIT_H
+#define THPVM_UNIT_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+struct unit_state {
+	unsigned run;
+	unsigned failed_tests;
+	unsigned current_failures;
+	const char *skip_reason;
+};
+extern struct unit_state unit;
+
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			printf("# %s:%d: CHECK(%s) failed\n", __FILE__,    \
+			       __LINE__, #cond);                           \
+			unit.current_failures++;                           \
+		}                                                          \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                     \
+	do {                                                               \
+		unsigned long long a_ = (unsigned long long)(a);           \
+		unsigned long long b_ = (unsigned long long)(b);           \
+		if (a_ != b_) {                                            \
+			printf("# %s:%d: %s == %s failed: 0x%llx != 0x%llx\n", \
+			       __FILE__, __LINE__, #a, #b, a_, b_);        \
+			unit.current_failures++;                           \
+		}                                                          \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                    \
+	do {                                                               \
+		const char *a_ = (a), *b_ = (b);                           \
+		if (!a_ || !b_ || strcmp(a_, b_)) {                        \
+			printf("# %s:%d: \"%s\" != \"%s\"\n", __FILE__,    \
+			       __LINE__, a_ ? a_ : "(null)",               \
+			       b_ ? b_ : "(null)");                        \
+			unit.current_failures++;                           \
+		}                                                          \
+	} while (0)
+
+/* Marks the running test as skipped; the test should return after it. */
+#define SKIP(reason) (unit.skip_reason = (reason))
+
+void unit_run(const char *name, void (*fn)(void));
+/* Prints the TAP plan; returns the process exit status. */
+int unit_finish(void);
+
+#define RUN_TEST(fn) unit_run(#fn, fn)
+
+#endif

@@ -1,0 +1,33 @@
+/* What `thpvm run` was asked to do, after option parsing. */
+#ifndef THPVM_CONFIG_H
+#define THPVM_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "guest_ram.h"
+
+enum boot_mode {
+	BOOT_AUTO,	/* pick per image (see docs/booting.md) */
+	BOOT_PVH,	/* PVH entry: ELF, or a bzImage unpacked on the host */
+	BOOT_64,	/* bzImage 64-bit entry (in-guest decompressor) */
+	BOOT_16,	/* bzImage real-mode setup entry */
+};
+
+#define VM_NAME_MAX 64
+#define VM_DEFAULT_RAM (256ULL << 20)
+#define VM_MIN_RAM (16ULL << 20)
+
+struct vm_config {
+	const char *kernel_path;	/* NULL: the embedded test guest */
+	const char *initrd_path;
+	const char *cmdline;
+	uint64_t ram_size;
+	unsigned nr_vcpus;
+	char name[VM_NAME_MAX + 1];
+	enum ram_backing ram_backing;
+	const char *hugetlbfs_dir;
+	enum boot_mode boot_mode;
+};
+
+#endif

@@ -1,0 +1,194 @@
+/* Parsing and checking of `thpvm run` options into a struct vm_config. */
+#include "run_options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control_path.h"
+#include "log.h"
+#include "util.h"
+
+#define MAX_RAM (1ULL << 40)
+#define MAX_VCPUS 1024
+
+const char run_usage[] =
+"usage: thpvm run [options]\n"
+"\n"
+"Boots a guest. Without -k, boots the bundled test guest.\n"
+"\n"
+"  -k, --kernel IMAGE     bzImage or ELF vmlinux (with a PVH note)\n"
+"  -i, --initrd FILE      initial ramdisk\n"
+"  -p, --params PARAMS    kernel command line (default for a Linux kernel:\n"
+"                         \"" RUN_DEFAULT_LINUX_PARAMS "\";\n"
+"                         for the test guest: none)\n"
+"  -m, --mem SIZE         guest RAM, e.g. 512M or 2G (default 256M);\n"
+"                         rounded up to a multiple of 2 MiB\n"
+"  -c, --cpus N           number of vCPUs (default 1)\n"
+"      --name NAME        name for the control socket (default guest-PID)\n"
+"      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
+"      --no-thp           back guest RAM with 4 KiB pages (MADV_NOHUGEPAGE)\n"
+"      --boot MODE        kernel entry: auto (default), pvh, 64 or 16\n"
+"  -v, --verbose          more messages on stderr\n"
+"  -h, --help             show this help\n"
+"\n"
+"The console is the terminal; type Ctrl-A x to stop the VM.\n"
+"The exit status is the guest's (debug-exit port 0x501), 0 after a guest\n"
+"reset or a stop, 1 when the VM failed.\n";
+
+enum {
+	OPT_NAME = 256,
+	OPT_HUGETLBFS,
+	OPT_NO_THP,
+	OPT_BOOT,
+};
+
+static const struct option long_options[] = {
+	{ "kernel", required_argument, NULL, 'k' },
+	{ "initrd", required_argument, NULL, 'i' },
+	{ "params", required_argument, NULL, 'p' },
+	{ "mem", required_argument, NULL, 'm' },
+	{ "cpus", required_argument, NULL, 'c' },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "hugetlbfs", required_argument, NULL, OPT_HUGETLBFS },
+	{ "no-thp", no_argument, NULL, OPT_NO_THP },
+	{ "boot", required_argument, NULL, OPT_BOOT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_ram(const char *arg, uint64_t *out)
+{
+	uint64_t size;
+	int err = size_parse(arg, &size);
+
+	if (err) {
+		pr_err("-m %s: not a size (examples: 512M, 2G)", arg);
+		return err;
+	}
+	if (size < VM_MIN_RAM || size > MAX_RAM) {
+		pr_err("-m %s: guest RAM must be between %llu MiB and %llu GiB",
+		       arg, VM_MIN_RAM >> 20, MAX_RAM >> 30);
+		return -ERANGE;
+	}
+	*out = ALIGN_UP(size, GUEST_RAM_ALIGN);
+	return 0;
+}
+
+static int parse_boot_mode(const char *arg, enum boot_mode *out)
+{
+	static const struct {
+		const char *name;
+		enum boot_mode mode;
+	} modes[] = {
+		{ "auto", BOOT_AUTO }, { "pvh", BOOT_PVH },
+		{ "64", BOOT_64 }, { "16", BOOT_16 },
+	};
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		if (!strcmp(arg, modes[i].name)) {
+			*out = modes[i].mode;
+			return 0;
+		}
+	}
+	pr_err("--boot %s: expected auto, pvh, 64 or 16", arg);
+	return -EINVAL;
+}
+
+static int parse_option(int opt, const char *arg, struct vm_config *cfg)
+{
+	unsigned long n;
+
+	switch (opt) {
+	case 'k':
+		cfg->kernel_path = arg;
+		return 0;
+	case 'i':
+		cfg->initrd_path = arg;
+		return 0;
+	case 'p':
+		cfg->cmdline = arg;
+		return 0;
+	case 'm':
+		return parse_ram(arg, &cfg->ram_size);
+	case 'c':
+		if (uint_parse(arg, MAX_VCPUS, &n) || n == 0) {
+			pr_err("-c %s: expected a number of vCPUs from 1 to %d",
+			       arg, MAX_VCPUS);
+			return -EINVAL;
+		}
+		cfg->nr_vcpus = n;
+		return 0;
+	case OPT_NAME:
+		if (!control_path_name_valid(arg)) {
+			pr_err("--name %s: use 1 to %d letters, digits, '.', "
+			       "'_' or '-', not starting with '.' or '-'",
+			       arg, VM_NAME_MAX);
+			return -EINVAL;
+		}
+		snprintf(cfg->name, sizeof(cfg->name), "%s", arg);
+		return 0;
+	case OPT_HUGETLBFS:
+		cfg->hugetlbfs_dir = arg;
+		cfg->ram_backing = RAM_BACKING_HUGETLBFS;
+		return 0;
+	case OPT_NO_THP:
+		cfg->ram_backing = RAM_BACKING_NO_THP;
+		return 0;
+	case OPT_BOOT:
+		return parse_boot_mode(arg, &cfg->boot_mode);
+	case 'v':
+		log_max_level = LOG_DEBUG;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+enum run_parse_result run_options_parse(int argc, char **argv,
+					struct vm_config *cfg)
+{
+	bool no_thp = false;
+	int opt;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ram_size = VM_DEFAULT_RAM;
+	cfg->nr_vcpus = 1;
+	cfg->ram_backing = RAM_BACKING_THP;
+	cfg->boot_mode = BOOT_AUTO;
+	snprintf(cfg->name, sizeof(cfg->name), "guest-%d", (int)getpid());
+
+	optind = 0;	/* full re-initialisation of getopt */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+k:i:p:m:c:vh", long_options,
+				  NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(run_usage, stdout);
+			return RUN_PARSE_HELP;
+		}
+		if (opt == '?') {
+			pr_err("run: unknown option or missing argument: %s "
+			       "(see thpvm run --help)", argv[optind - 1]);
+			return RUN_PARSE_ERROR;
+		}
+		if (opt == OPT_NO_THP)
+			no_thp = true;
+		if (parse_option(opt, optarg, cfg))
+			return RUN_PARSE_ERROR;
+	}
+	if (optind < argc) {
+		pr_err("run: unexpected argument \"%s\"", argv[optind]);
+		return RUN_PARSE_ERROR;
+	}
+	if (no_thp && cfg->hugetlbfs_dir) {
+		pr_err("--no-thp and --hugetlbfs exclude each other");
+		return RUN_PARSE_ERROR;
+	}
+	if (!cfg->cmdline)
+		cfg->cmdline = cfg->kernel_path ? RUN_DEFAULT_LINUX_PARAMS : "";
+	return RUN_PARSE_OK;
+}

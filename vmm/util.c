@@ -1,0 +1,133 @@
+/* Size parsing and file helpers. */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int size_parse(const char *s, uint64_t *out)
+{
+	uint64_t value = 0, shift = 0;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned digit = *p - '0';
+
+		if (value > (UINT64_MAX - digit) / 10)
+			return -ERANGE;
+		value = value * 10 + digit;
+	}
+	switch (toupper((unsigned char)*p)) {
+	case 'K': shift = 10; break;
+	case 'M': shift = 20; break;
+	case 'G': shift = 30; break;
+	case 'T': shift = 40; break;
+	case '\0': break;
+	default: return -EINVAL;
+	}
+	if (shift) {
+		p++;
+		if (!strcasecmp(p, "iB") || !strcasecmp(p, "B"))
+			p += strlen(p);
+	} else if (!strcasecmp(p, "B")) {
+		p++;
+	}
+	if (*p)
+		return -EINVAL;
+	if (value == 0)
+		return -EINVAL;
+	if (value > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = value << shift;
+	return 0;
+}
+
+const char *size_format(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+	uint64_t scale = 1;
+
+	while (u + 1 < ARRAY_SIZE(unit) && bytes >= scale * 1024)
+		scale *= 1024, u++;
+	if (bytes % scale == 0)
+		snprintf(buf, len, "%llu %s",
+			 (unsigned long long)(bytes / scale), unit[u]);
+	else
+		snprintf(buf, len, "%.1f %s", (double)bytes / scale, unit[u]);
+	return buf;
+}
+
+int uint_parse(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int file_read_all(const char *path, size_t max_size, uint8_t **data,
+		  size_t *size)
+{
+	struct stat st;
+	uint8_t *buf;
+	size_t done = 0;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		err = -EINVAL;
+		goto out_close;
+	}
+	if ((uint64_t)st.st_size > max_size) {
+		err = -EFBIG;
+		goto out_close;
+	}
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out_close;
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + done, st.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			free(buf);
+			goto out_close;
+		}
+		done += n;
+	}
+	*data = buf;
+	*size = done;
+	err = 0;
+out_close:
+	close(fd);
+	return err;
+}

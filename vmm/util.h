@@ -1,0 +1,56 @@
+/* Small helpers shared by the whole VMM. */
+#ifndef THPVM_UTIL_H
+#define THPVM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define KiB (1024ULL)
+#define MiB (1024ULL * KiB)
+#define GiB (1024ULL * MiB)
+
+#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
+#define IS_ALIGNED(x, a) (((x) & ((uint64_t)(a) - 1)) == 0)
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Parses "512M", "2G", "4096K", "1073741824" (a bare number is bytes;
+ * suffixes K, M, G, T are binary, case-insensitive, an optional trailing
+ * "iB"/"B" is accepted). Returns 0 or -EINVAL (malformed, zero) or
+ * -ERANGE (overflows 64 bits). */
+int size_parse(const char *s, uint64_t *out);
+
+/* Formats a byte count as "512 MiB" / "1.5 GiB" into buf. */
+const char *size_format(uint64_t bytes, char *buf, size_t len);
+
+/* Parses a decimal unsigned integer that must fill the whole string. */
+int uint_parse(const char *s, unsigned long max, unsigned long *out);
+
+/* Reads a whole file into a malloc'd buffer. Returns 0 or -errno; a file
+ * larger than max_size gives -EFBIG. */
+int file_read_all(const char *path, size_t max_size, uint8_t **data,
+		  size_t *size);
+
+/* Little-endian loads from byte buffers that come from files or guests. */
+static inline uint16_t get_le16(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint16_t)(b[0] | b[1] << 8);
+}
+
+static inline uint32_t get_le32(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+static inline uint64_t get_le64(const void *p)
+{
+	return get_le32(p) | (uint64_t)get_le32((const uint8_t *)p + 4) << 32;
+}
+
+#endif

@@ -1,0 +1,13 @@
+/* The control socket commands of a running VM: info, stat, pause, resume
+ * and stop (docs/control-protocol.md). */
+#ifndef THPVM_VM_CONTROL_H
+#define THPVM_VM_CONTROL_H
+
+struct control_server;
+struct vm;
+
+/* Registers the commands on srv (before control_server_start()); vm must
+ * outlive the server. Returns 0 or -errno. */
+int vm_control_register(struct control_server *srv, struct vm *vm);
+
+#endif
