@@ -32,6 +32,8 @@ startup_32:
 startup_64:
 	cli
 	cld
+	/* The 64-bit protocol promises no stack. */
+	leaq	boot_stack_top(%rip), %rsp
 	lgdt	gdt_desc(%rip)
 	movl	$ENTRY_64, %edi
 	pushq	$SEL_KCODE

@@ -15,7 +15,7 @@
 #define SUFFIX_LEN (sizeof(CONTROL_SOCKET_SUFFIX) - 1)
 
 struct list_row {
-	char name[VM_NAME_MAX + 1];
+	const char *name;
 	char pid[24];
 	char state[16];
 	char cpus[24];
@@ -85,7 +85,7 @@ static bool list_one(const char *name, struct json_writer *w,
 			control_client_remove_stale(name);
 		return false;
 	}
-	snprintf(row->name, sizeof(row->name), "%s", name);
+	row->name = name;
 	if (err) {
 		pr_warn("%s", res.error);
 		row_unresponsive(row);

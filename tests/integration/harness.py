@@ -1,0 +1,189 @@
+"""Integration-test harness: runs test functions, prints TAP for meson, and
+drives the real thpvm binary.
+
+Each test module ends with `harness.main(globals())`; every function named
+test_* is one TAP subtest. A test calls skip("reason") when the host cannot
+run it; an AssertionError or any other exception fails it.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import zlib
+
+THPVM = os.environ.get("THPVM", "thpvm")
+GUEST_BZIMAGE = os.environ.get("TESTGUEST_BZIMAGE")
+GUEST_ELF = os.environ.get("TESTGUEST_ELF")
+
+
+class Skip(Exception):
+    pass
+
+
+def skip(reason):
+    raise Skip(reason)
+
+
+def main(namespace):
+    tests = [(n, f) for n, f in namespace.items()
+             if n.startswith("test_") and callable(f)]
+    only = sys.argv[1:]
+    if only:
+        tests = [t for t in tests if t[0] in only]
+    failed = 0
+    for i, (name, fn) in enumerate(tests, 1):
+        runtime = tempfile.mkdtemp(prefix="thpvm-test-")
+        os.environ["XDG_RUNTIME_DIR"] = runtime
+        try:
+            fn()
+            print(f"ok {i} - {name}", flush=True)
+        except Skip as e:
+            print(f"ok {i} - {name} # SKIP {e}", flush=True)
+        except Exception:
+            failed += 1
+            for line in traceback.format_exc().splitlines():
+                print(f"# {line}")
+            print(f"not ok {i} - {name}", flush=True)
+        finally:
+            kill_leftovers()
+            shutil.rmtree(runtime, ignore_errors=True)
+    print(f"1..{len(tests)}")
+    sys.exit(1 if failed else 0)
+
+
+_procs = []
+
+
+def kill_leftovers():
+    while _procs:
+        p = _procs.pop()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+class Result:
+    def __init__(self, rc, out, err):
+        self.rc, self.out, self.err = rc, out, err
+        self.tg = parse_tg(out)
+
+    def __repr__(self):
+        return f"rc={self.rc}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
+
+
+def parse_tg(out):
+    """The test guest's result lines: {'ok': {check: fields}, 'fail': ...}."""
+    tg = {"ok": {}, "fail": {}, "e820": [], "lines": []}
+    for line in out.splitlines():
+        if not line.startswith("tg: "):
+            continue
+        body = line[4:]
+        tg["lines"].append(body)
+        if body.startswith("cmdline="):
+            tg["cmdline"] = body[len("cmdline="):]
+            continue
+        words = body.split(" ")
+        fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+        if words[0] in ("ok", "FAIL"):
+            tg["ok" if words[0] == "ok" else "fail"][words[1]] = dict(
+                w.split("=", 1) for w in words[2:] if "=" in w)
+        elif words[0] == "e820":
+            tg["e820"].append((int(fields["start"], 16),
+                               int(fields["end"], 16), int(fields["type"])))
+        else:
+            tg[words[0]] = fields
+    return tg
+
+
+def run(args, timeout=120, stdin=subprocess.DEVNULL, env=None):
+    p = subprocess.run([THPVM] + args, stdin=stdin, capture_output=True,
+                       text=True, errors="replace", timeout=timeout, env=env)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def run_guest(params="", args=(), kernel=None, timeout=120):
+    cmd = ["run", "-p", params] + list(args)
+    if kernel:
+        cmd += ["-k", kernel]
+    return run(cmd, timeout=timeout)
+
+
+def assert_guest_passed(r, checks=()):
+    assert r.rc == 0, r
+    assert "done" in r.tg, r
+    assert r.tg["done"]["failed"] == "0", r
+    assert not r.tg["fail"], r
+    for c in checks:
+        assert c in r.tg["ok"], f"check {c} missing\n{r}"
+
+
+def start(args, **kw):
+    """Starts thpvm in the background; killed at the end of the test."""
+    p = subprocess.Popen([THPVM] + args, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, errors="replace", **kw)
+    _procs.append(p)
+    return p
+
+
+def wait_for_line(p, pattern, timeout=60):
+    """Reads p's stdout until a line matches; returns the lines read."""
+    deadline = time.monotonic() + timeout
+    lines = []
+    os.set_blocking(p.stdout.fileno(), True)
+    import selectors
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ)
+    while time.monotonic() < deadline:
+        if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
+            break
+        line = p.stdout.readline()
+        if not line:
+            break
+        lines.append(line.rstrip("\n"))
+        if re.search(pattern, line):
+            return lines
+    raise AssertionError(f"no line matching {pattern!r} within {timeout}s; "
+                         f"got: {lines[-20:]}; stderr: "
+                         f"{p.stderr.read() if p.poll() is not None else ''}")
+
+
+def ctl(args, timeout=30):
+    return run(args, timeout=timeout)
+
+
+def ctl_json(args):
+    r = ctl(args + ["--json"])
+    assert r.rc == 0, r
+    return json.loads(r.out)
+
+
+def crc32_file(path):
+    with open(path, "rb") as f:
+        return zlib.crc32(f.read()) & 0xffffffff
+
+
+def kvm_available():
+    return os.access("/dev/kvm", os.R_OK | os.W_OK)
+
+
+def require_kvm():
+    if not kvm_available():
+        skip("no usable /dev/kvm")
+
+
+def stop_and_wait(p, name, timeout=30):
+    r = ctl(["stop", name])
+    assert r.rc == 0, r
+    rc = p.wait(timeout=timeout)
+    return rc
+
+
+def send_signal(p, sig=signal.SIGTERM):
+    p.send_signal(sig)

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""A running VM driven through its control socket with the real CLI:
+list, stat, pause, resume, stop; names, stale sockets, garbage."""
+import json
+import os
+import socket
+import stat
+import time
+
+import harness
+from harness import ctl, ctl_json, start, wait_for_line
+
+SERVE = "serve touch=all"
+
+
+def serve(name, extra=()):
+    harness.require_kvm()
+    p = start(["run", "--name", name, "-m", "256M", "-p", SERVE] +
+              list(extra))
+    wait_for_line(p, r"^tg: serving")
+    return p
+
+
+def sock_path(name):
+    return os.path.join(os.environ["XDG_RUNTIME_DIR"], "thpvm",
+                        name + ".sock")
+
+
+def test_list_stat_pause_resume_stop():
+    p = serve("vm1")
+    vms = ctl_json(["list"])
+    assert [v["name"] for v in vms] == ["vm1"], vms
+    assert vms[0]["pid"] == p.pid and vms[0]["state"] == "running"
+    assert vms[0]["vcpus"] == 1 and vms[0]["ram"] == 256 << 20
+    r = ctl(["list"])
+    assert r.rc == 0 and "vm1" in r.out and "running" in r.out, r
+
+    st = ctl_json(["stat", "vm1"])
+    assert st["ram"] == 256 << 20 and st["backing"] == "thp", st
+    # The guest touched all of its RAM: the host backs it with huge pages.
+    assert st["huge"] >= 0.99 * st["ram"], st
+    assert st["resident"] >= st["huge"], st
+
+    assert ctl(["pause", "vm1"]).rc == 0
+    assert ctl_json(["stat", "vm1"])["state"] == "paused"
+    r = ctl(["pause", "vm1"])
+    assert r.rc == 1 and "already paused" in r.err, r
+    assert ctl(["resume", "vm1"]).rc == 0
+    assert ctl_json(["stat", "vm1"])["state"] == "running"
+    r = ctl(["resume", "vm1"])
+    assert r.rc == 1, r
+
+    assert harness.stop_and_wait(p, "vm1") == 0
+    assert not os.path.exists(sock_path("vm1"))
+    assert ctl_json(["list"]) == []
+
+
+def test_socket_permissions():
+    p = serve("perm")
+    d = os.path.dirname(sock_path("perm"))
+    assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(sock_path("perm")).st_mode) == 0o600
+    harness.stop_and_wait(p, "perm")
+
+
+def test_no_thp_stat_reports_no_huge_pages():
+    p = serve("nothp", ["--no-thp"])
+    st = ctl_json(["stat", "nothp"])
+    assert st["backing"] == "no-thp" and st["huge"] == 0, st
+    assert st["resident"] >= 0.9 * st["ram"], st
+    harness.stop_and_wait(p, "nothp")
+
+
+def test_same_name_refused_first_vm_unharmed():
+    p = serve("dup")
+    r = harness.run(["run", "--name", "dup", "-p", "exit"])
+    assert r.rc == 1 and 'already running' in r.err, r
+    assert ctl_json(["stat", "dup"])["state"] == "running"
+    harness.stop_and_wait(p, "dup")
+
+
+def test_stale_socket_is_replaced():
+    harness.require_kvm()
+    os.makedirs(os.path.dirname(sock_path("stale")), mode=0o700,
+                exist_ok=True)
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(sock_path("stale"))
+    s.close()			# bound, never listening: stale
+    r = harness.run(["run", "--name", "stale", "-p", "exit"])
+    assert r.rc == 0, r
+    assert not os.path.exists(sock_path("stale"))
+
+
+def test_list_removes_stale_sockets():
+    os.makedirs(os.path.dirname(sock_path("gone")), mode=0o700,
+                exist_ok=True)
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(sock_path("gone"))
+    s.close()
+    assert ctl_json(["list"]) == []
+    assert not os.path.exists(sock_path("gone"))
+
+
+def test_unknown_vm_name():
+    for cmd in ("stop", "pause", "resume", "stat"):
+        r = ctl([cmd, "nosuchvm"])
+        assert r.rc == 1, r
+        assert 'no VM named "nosuchvm"' in r.err, r
+        assert len(r.err.strip().splitlines()) == 1, r
+
+
+def test_garbage_on_socket_vm_unharmed():
+    p = serve("junk")
+    payloads = [b"not json\n", b"{\"cmd\":\n", b"[1,2]\n", b"{}\n",
+                b"{\"cmd\":\"nope\"}\n", b"\x00\xff\xfe\n",
+                b"{\"cmd\":" + b"[" * 5000 + b"\n",
+                b"x" * 70000 + b"\n"]
+    for junk in payloads:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(10)
+        s.connect(sock_path("junk"))
+        s.sendall(junk)
+        reply = s.makefile().readline()
+        s.close()
+        if reply:
+            msg = json.loads(reply)
+            assert msg["ok"] is False and msg["error"], reply
+    # A client that connects and says nothing, and one that hangs up.
+    idle = socket.socket(socket.AF_UNIX)
+    idle.connect(sock_path("junk"))
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock_path("junk"))
+    s.sendall(b"{\"cmd\":\"stat\"}\n")
+    s.close()
+    st = ctl_json(["stat", "junk"])
+    assert st["state"] == "running", st
+    idle.close()
+    assert p.poll() is None
+    harness.stop_and_wait(p, "junk")
+
+
+def test_usage_errors_exit_2():
+    for args in (["stat"], ["stop", "a", "b"], ["bogus"], ["list", "-x"],
+                 ["run", "-m", "12Q"], ["run", "-c", "0"]):
+        r = ctl(args)
+        assert r.rc == 2, (args, r)
+        assert r.err.startswith("thpvm: error:"), (args, r)
+
+
+def test_help_and_version():
+    r = ctl(["help"])
+    assert r.rc == 0 and "run" in r.out and "balloon" not in r.out, r
+    for cmd in ("run", "list", "stop", "pause", "resume", "stat", "version",
+                "help"):
+        for args in (["help", cmd], [cmd, "--help"]):
+            r = ctl(args)
+            assert r.rc == 0 and "usage: thpvm " + cmd in r.out, (args, r)
+    v = ctl_json(["version"])
+    assert v["version"], v
+
+
+if __name__ == "__main__":
+    harness.main(globals())
