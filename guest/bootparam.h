@@ -10,9 +10,7 @@
 #define BP_E820_ENTRIES		0x1e8
 #define BP_SETUP_SECTS		0x1f1
 #define BP_SYSSIZE		0x1f4
-#define BP_BOOT_FLAG		0x1fe
 #define BP_HEADER		0x202
-#define BP_VERSION		0x206
 #define BP_LOADFLAGS		0x211
 #define BP_CODE32_START		0x214
 #define BP_RAMDISK_IMAGE	0x218
@@ -49,7 +47,7 @@
 #define SEL_TSS		0x40
 
 /* Vector of the DPL-3 gate through which ring 3 returns to the kernel. */
-#define VEC_USER_RETURN	0x81
+#define VEC_USER_RETURN	0x80
 
 /* Where the AP trampoline is copied; the SIPI vector is its page number. */
 #define TRAMP_BASE	0x8000

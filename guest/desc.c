@@ -18,7 +18,7 @@ struct tss {
 	uint64_t reserved2;
 	uint16_t reserved3;
 	uint16_t iomap_base;
-} __attribute__((packed));
+} __attribute__((packed, aligned(16)));
 
 struct idt_desc {
 	uint16_t limit;

@@ -116,10 +116,10 @@ early_pdpt:
 	.quad early_pd + 0x7
 	.fill 511, 8, 0
 early_pd:
-	.set i, 0
+	.set .Lpage, 0
 	.rept 512
-	.quad (i << 21) + 0x87
-	.set i, i + 1
+	.quad (.Lpage << 21) + 0x87
+	.set .Lpage, .Lpage + 1
 	.endr
 
 	/* Linux-style GDT; the TSS descriptor is filled in by desc.c. */

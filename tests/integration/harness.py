@@ -8,6 +8,7 @@ run it; an AssertionError or any other exception fails it.
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -124,34 +125,42 @@ def assert_guest_passed(r, checks=()):
 
 
 def start(args, **kw):
-    """Starts thpvm in the background; killed at the end of the test."""
+    """Starts thpvm in the background; killed at the end of the test.
+    Its stdout is read with wait_for_line(), stderr with read_stderr()."""
     p = subprocess.Popen([THPVM] + args, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, errors="replace", **kw)
+                         bufsize=0, **kw)
+    p.out_buf = b""
     _procs.append(p)
     return p
 
 
 def wait_for_line(p, pattern, timeout=60):
-    """Reads p's stdout until a line matches; returns the lines read."""
+    """Reads p's stdout until a line matches; returns the lines read.
+    Reads the pipe unbuffered, so select() never misses buffered data."""
     deadline = time.monotonic() + timeout
     lines = []
-    os.set_blocking(p.stdout.fileno(), True)
-    import selectors
-    sel = selectors.DefaultSelector()
-    sel.register(p.stdout, selectors.EVENT_READ)
-    while time.monotonic() < deadline:
-        if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
-            break
-        line = p.stdout.readline()
-        if not line:
-            break
-        lines.append(line.rstrip("\n"))
-        if re.search(pattern, line):
-            return lines
-    raise AssertionError(f"no line matching {pattern!r} within {timeout}s; "
-                         f"got: {lines[-20:]}; stderr: "
-                         f"{p.stderr.read() if p.poll() is not None else ''}")
+    fd = p.stdout.fileno()
+    while True:
+        while b"\n" in p.out_buf:
+            raw, p.out_buf = p.out_buf.split(b"\n", 1)
+            line = raw.decode(errors="replace")
+            lines.append(line)
+            if re.search(pattern, line):
+                return lines
+        left = deadline - time.monotonic()
+        ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
+        chunk = os.read(fd, 65536) if ready else b""
+        if not chunk:
+            raise AssertionError(
+                f"no line matching {pattern!r} within {timeout}s; "
+                f"got: {lines[-20:]}; exit: {p.poll()}")
+        p.out_buf += chunk
+
+
+def read_stderr(p):
+    """All of p's stderr, once it has exited."""
+    return p.stderr.read().decode(errors="replace")
 
 
 def ctl(args, timeout=30):

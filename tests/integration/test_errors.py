@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Bad user input gets one clear message and a non-zero exit; SIGINT and
+SIGTERM stop a VM cleanly, restoring the terminal and removing the
+socket."""
+import os
+import pty
+import signal
+import subprocess
+import tempfile
+import termios
+import time
+
+import harness
+from harness import run, start, wait_for_line
+
+
+def one_error(r, text, rc=1):
+    assert r.rc == rc, r
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("thpvm: error:"), r
+    assert text in lines[0], r
+    assert "tg:" not in r.out, r
+
+
+def test_missing_image():
+    one_error(run(["run", "-k", "/nonexistent/bzImage"]),
+              "kernel /nonexistent/bzImage: No such file or directory")
+
+
+def test_unreadable_image():
+    if os.geteuid() == 0:
+        # root reads anything; a directory is still not a readable image
+        one_error(run(["run", "-k", "/tmp"]), "not a regular file")
+        return
+    with tempfile.NamedTemporaryFile() as f:
+        os.chmod(f.name, 0)
+        one_error(run(["run", "-k", f.name]), "Permission denied")
+
+
+def test_not_a_kernel():
+    harness.require_kvm()
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(os.urandom(8192))
+        f.flush()
+        one_error(run(["run", "-k", f.name]), "not a kernel image")
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(b"\x7fELF" + os.urandom(100))
+        f.flush()
+        r = run(["run", "-k", f.name])
+        assert r.rc == 1 and "thpvm: error:" in r.err, r
+
+
+def test_initrd_missing():
+    one_error(run(["run", "-i", "/nonexistent/initrd"]),
+              "initrd /nonexistent/initrd")
+
+
+def test_sizes():
+    one_error(run(["run", "-m", "12Q"]), "not a size", rc=2)
+    one_error(run(["run", "-m", "1M"]), "between", rc=2)
+    one_error(run(["run", "-m", ""]), "not a size", rc=2)
+
+
+def test_too_many_vcpus():
+    harness.require_kvm()
+    one_error(run(["run", "-c", "300"]), "vCPUs requested")
+
+
+def test_kernel_does_not_fit():
+    harness.require_kvm()
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(os.urandom(15 << 20))
+        f.flush()
+        one_error(run(["run", "-m", "16M", "-i", f.name]),
+                  "does not fit")
+
+
+def test_no_kvm_device():
+    # A mount namespace where /dev/kvm is absent, if we may make one.
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/unshare"):
+        harness.skip("needs root and unshare to hide /dev/kvm")
+    cmd = ["unshare", "-m", "sh", "-c",
+           "mount -t tmpfs none /dev && exec \"$0\" run -p exit",
+           harness.THPVM]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    r = harness.Result(p.returncode, p.stdout, p.stderr)
+    one_error(r, "/dev/kvm does not exist")
+
+
+def test_sigterm_and_sigint_stop_cleanly():
+    harness.require_kvm()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        p = start(["run", "--name", "sig", "-p", "serve"])
+        wait_for_line(p, "^tg: serving")
+        sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "thpvm",
+                            "sig.sock")
+        assert os.path.exists(sock)
+        p.send_signal(sig)
+        assert p.wait(timeout=30) == 0
+        assert "terminating on signal" in harness.read_stderr(p)
+        assert not os.path.exists(sock)
+
+
+def test_terminal_restored():
+    """Under a pseudo-terminal: raw while running, restored after SIGTERM
+    and after Ctrl-A x."""
+    harness.require_kvm()
+    for how in ("sigterm", "escape"):
+        master, slave = pty.openpty()
+        before = termios.tcgetattr(slave)
+        p = subprocess.Popen([harness.THPVM, "run", "-p", "serve"],
+                             stdin=slave, stdout=slave, stderr=slave)
+        harness._procs.append(p)
+        out = b""
+        deadline = time.monotonic() + 60
+        while b"tg: serving" not in out and time.monotonic() < deadline:
+            out += os.read(master, 4096)
+        assert b"tg: serving" in out, out
+        during = termios.tcgetattr(slave)
+        assert not during[3] & termios.ICANON, "not raw while running"
+        if how == "sigterm":
+            p.send_signal(signal.SIGTERM)
+        else:
+            os.write(master, b"\x01x")
+        assert p.wait(timeout=30) == 0
+        after = termios.tcgetattr(slave)
+        assert after == before, (before, after)
+        os.close(master)
+        os.close(slave)
+
+
+def test_stdin_input_reaches_guest_without_tty():
+    """Piped stdin is passed to the UART; EOF does not stop the VM."""
+    harness.require_kvm()
+    p = subprocess.run([harness.THPVM, "run", "-p", "exit_status=0"],
+                       input=b"hello\n", capture_output=True, timeout=60)
+    assert p.returncode == 0, p
+
+
+if __name__ == "__main__":
+    harness.main(globals())
