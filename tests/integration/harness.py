@@ -82,9 +82,12 @@ def parse_tg(out):
     """The test guest's result lines: {'ok': {check: fields}, 'fail': ...}."""
     tg = {"ok": {}, "fail": {}, "e820": [], "lines": []}
     for line in out.splitlines():
-        if not line.startswith("tg: "):
+        # Firmware may print on the same line first (SeaBIOS's
+        # "Booting from ROM..").
+        start = line.find("tg: ")
+        if start < 0:
             continue
-        body = line[4:]
+        body = line[start + 4:].rstrip("\r")
         tg["lines"].append(body)
         if body.startswith("cmdline="):
             tg["cmdline"] = body[len("cmdline="):]
