@@ -1,7 +1,7 @@
 /* Bump allocator over the heap after the image (inside init_size) and the
  * final page tables: 2 MiB identity pages, U/S at every level so ring 3
- * can run the workloads, for every GiB with usable RAM plus 3-4 GiB for
- * the LAPIC/IOAPIC. */
+ * can run the workloads, for the first GiB, every GiB with usable RAM, and
+ * 3-4 GiB for the LAPIC/IOAPIC. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Start-up time: from starting the VMM on the test guest with `-p exit`
+(the guest ends at its first instruction that can) to the VMM's exit.
+thpvm against QEMU's microvm machine on the same image, and against
+bench/bare_vm, which only creates a VM and runs one vCPU to its first
+exit. Several runs each, interleaved; medians and ratios.
+
+usage: bench/startup.py [RUNS]   (default 20; needs a build in ./build)"""
+import os
+import subprocess
+import sys
+import time
+
+from common import BUILD, QEMU, THPVM, median, qemu_cmd, require_build
+
+MEM = "128M"
+
+
+def wall(cmd, expect_rc):
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    t = time.perf_counter() - t0
+    if p.returncode != expect_rc:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n"
+                           f"{p.stderr.decode(errors='replace')}")
+    return t
+
+
+def main():
+    require_build()
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    configs = [
+        ("bare_vm (floor)", [os.path.join(BUILD, "bench", "bare_vm")], 0),
+        ("thpvm", [THPVM, "run", "-m", MEM, "-p", "exit"], 0),
+    ]
+    if QEMU:
+        # isa-debug-exit: status 0 from the guest is exit code 1.
+        configs.append(("QEMU 7.2 -M microvm",
+                        qemu_cmd(MEM, "exit", machine="microvm"), 1))
+    times = {name: [] for name, _, _ in configs}
+    for _ in range(runs):
+        for name, cmd, rc in configs:
+            times[name].append(wall(cmd, rc))
+    print(f"start to exit, -m {MEM}, test guest with -p exit, {runs} runs "
+          f"each ({time.strftime('%Y-%m-%d')})")
+    med = {name: median(ts) for name, ts in times.items()}
+    for name, ts in times.items():
+        print(f"{name:<22} median {med[name] * 1e3:8.2f} ms   "
+              f"min {min(ts) * 1e3:8.2f} ms   max {max(ts) * 1e3:8.2f} ms")
+    print(f"thpvm / bare_vm: {med['thpvm'] / med['bare_vm (floor)']:.2f}")
+    if QEMU:
+        print(f"thpvm / QEMU microvm: "
+              f"{med['thpvm'] / med['QEMU 7.2 -M microvm']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
