@@ -256,8 +256,8 @@ static int run_vm(const struct vm_config *cfg)
 	status = vm_stop(&vm);
 	term_restore();
 out_vm:
-	control_server_close(srv);
 	fatal_cleanup_server = NULL;
+	control_server_close(srv);
 	vm_destroy(&vm);
 out_images:
 	free(img.kernel);

@@ -5,9 +5,6 @@
 
 /* meson.build passes the project version; this default only serves builds
  * outside meson and must match project() there. */
-#ifndef THPVM_VERSION
-#define THPVM_VERSION "0.1.0"
-#endif
 
 static int version_main(int argc, char **argv)
 {
