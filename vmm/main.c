@@ -1,6 +1,8 @@
 /* thpvm COMMAND [ARGS]: dispatches to the subcommand (cmd_*.c). */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd_util.h"
 #include "log.h"
@@ -10,10 +12,24 @@ static bool is_help(const char *arg)
 	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
 }
 
+/* A closed stdin, stdout or stderr would be handed out by the next open()
+ * (/dev/kvm, say) and then used as the console: fill them with /dev/null. */
+static void std_fds_ensure_open(void)
+{
+	int fd;
+
+	do {
+		fd = open("/dev/null", O_RDWR);
+	} while (fd >= 0 && fd <= STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *cmd;
 
+	std_fds_ensure_open();
 	if (argc < 2) {
 		command_print_summary(stderr);
 		return EXIT_USAGE;

@@ -137,5 +137,16 @@ def test_stdin_input_reaches_guest_without_tty():
     assert p.returncode == 0, p
 
 
+def test_closed_stdin():
+    """CI runs without standard input: fd 0 closed must not become the
+    console or a KVM handle."""
+    harness.require_kvm()
+    p = subprocess.run([harness.THPVM, "run", "-p", "cpus=1"],
+                       capture_output=True, timeout=60,
+                       preexec_fn=lambda: os.close(0))
+    assert p.returncode == 0, p
+    assert b"tg: done passed=" in p.stdout, p
+
+
 if __name__ == "__main__":
     harness.main(globals())
