@@ -50,6 +50,19 @@ def run_guest(cmd, timeout=600):
     return p.stdout
 
 
+def start_serving(cmd):
+    """Starts a VMM on the test guest in serve mode and returns once the
+    guest says it is serving."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                         text=True)
+    for line in p.stdout:
+        if "tg: serving" in line:
+            return p
+    p.kill()
+    raise RuntimeError(f"{' '.join(cmd)} ended before serving")
+
+
 def median(xs):
     return statistics.median(xs)
 

@@ -13,7 +13,8 @@ import sys
 import time
 
 from common import (BZIMAGE, QEMU, THPVM, anon_huge_of_largest_mapping,
-                    median, qemu_cmd, require_build, run_guest, tg_fields)
+                    median, qemu_cmd, require_build, run_guest,
+                    start_serving, tg_fields)
 
 PARAMS = "touch=1G rand=50000000 skip=smp,lapic,pit"
 MEM = "1536M"
@@ -25,16 +26,14 @@ def measure(cmd):
             int(tg_fields(out, "rand")["ns"]) / 1e9)
 
 
+SERVE = "serve touch=all skip=smp,lapic,pit"
+
+
 def coverage_thpvm():
     name = "bench-thp-coverage"
-    p = subprocess.Popen([THPVM, "run", "--name", name, "-m", "1G", "-p",
-                          "serve touch=all skip=smp,lapic,pit"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         stdin=subprocess.DEVNULL, text=True)
+    p = start_serving([THPVM, "run", "--name", name, "-m", "1G", "-p",
+                       SERVE])
     try:
-        for line in p.stdout:
-            if "tg: serving" in line:
-                break
         st = json.loads(subprocess.check_output(
             [THPVM, "stat", name, "--json"]))
         return st["huge"] / st["ram"]
@@ -44,15 +43,10 @@ def coverage_thpvm():
 
 
 def coverage_qemu():
-    p = subprocess.Popen(qemu_cmd("1G", "serve touch=all skip=smp,lapic,pit"),
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         stdin=subprocess.DEVNULL, text=True)
+    p = start_serving(qemu_cmd("1G", SERVE))
     try:
-        for line in p.stdout:
-            if "tg: serving" in line:
-                break
         size, huge = anon_huge_of_largest_mapping(p.pid)
-        return huge / (1 << 30)
+        return huge / size
     finally:
         p.kill()
         p.wait()

@@ -46,7 +46,6 @@ static int kvm_check(struct vm *vm)
 	} required[] = {
 		{ KVM_CAP_USER_MEMORY, "USER_MEMORY" },
 		{ KVM_CAP_IRQCHIP, "IRQCHIP" },
-		{ KVM_CAP_IMMEDIATE_EXIT, "IMMEDIATE_EXIT" },
 	};
 	int version, max_vcpus;
 	unsigned i;
