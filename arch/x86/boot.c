@@ -34,9 +34,10 @@ int x86_boot_copy(struct x86_boot *b, uint64_t gpa, const uint8_t *data,
 		       (unsigned long long)gpa);
 		return -ENOSPC;
 	}
+	/* Guest RAM starts out zeroed (fresh anonymous or hugetlbfs
+	 * memory), so the tail needs no clearing; touching it would only
+	 * fault in host pages the guest may never use. */
 	memcpy(dst, data, len);
-	if (mem_len > len)
-		memset(dst + len, 0, mem_len - len);
 	return 0;
 }
 

@@ -25,7 +25,9 @@ int x86_boot_place_initrd(struct x86_boot *b, uint64_t max_addr);
 /* Copies the command line to X86_CMDLINE_ADDR, if it is at most max_len
  * bytes long. */
 int x86_boot_write_cmdline(struct x86_boot *b, uint64_t max_len);
-/* Copies [data, data+len) to guest RAM at gpa and zeroes up to mem_len. */
+/* Copies [data, data+len) to guest RAM at gpa, after checking that all of
+ * [gpa, gpa+mem_len) is RAM. Loading happens once, into fresh RAM, which
+ * is zero: the bytes past len already are. */
 int x86_boot_copy(struct x86_boot *b, uint64_t gpa, const uint8_t *data,
 		  uint64_t len, uint64_t mem_len);
 
