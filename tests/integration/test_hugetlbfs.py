@@ -25,10 +25,12 @@ class HugetlbMount:
         return self.dir
 
     def __exit__(self, *exc):
+        # A VM left running by a failed assertion keeps the mount busy.
+        harness.kill_leftovers()
         subprocess.run(["umount", self.dir])
-        os.rmdir(self.dir)
         with open("/proc/sys/vm/nr_hugepages", "w") as f:
             f.write(self.saved)
+        os.rmdir(self.dir)
 
 
 def test_hugetlbfs_backed_guest():
