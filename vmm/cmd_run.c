@@ -12,6 +12,7 @@
 #include "arch.h"
 #include "commands.h"
 #include "control_server.h"
+#include "json.h"
 #include "log.h"
 #include "run_options.h"
 #include "term.h"
@@ -123,7 +124,7 @@ static void console_feed(struct console *con, const uint8_t *buf, size_t n)
 			if (buf[i] == CONSOLE_QUIT) {
 				term_restore();
 				pr_info("stopping the VM (Ctrl-A x)");
-				vm_request_exit(con->vm, 0);
+				vm_request_exit(con->vm, 0, VM_EXIT_STOP);
 				return;
 			}
 			if (buf[i] != CONSOLE_ESCAPE)
@@ -173,7 +174,7 @@ static void run_loop(struct vm *vm, int sig_fd, bool tty)
 			if (errno == EINTR)
 				continue;
 			pr_err("poll: %s", strerror(errno));
-			vm_request_exit(vm, 1);
+			vm_request_exit(vm, 1, VM_EXIT_FAILURE);
 			return;
 		}
 		if (fds[0].revents)
@@ -185,7 +186,7 @@ static void run_loop(struct vm *vm, int sig_fd, bool tty)
 				term_restore();
 				pr_info("terminating on signal %u",
 					si.ssi_signo);
-				vm_request_exit(vm, 0);
+				vm_request_exit(vm, 0, VM_EXIT_SIGNAL);
 			}
 		}
 		if (fds[2].revents & (POLLIN | POLLHUP | POLLERR))
@@ -212,12 +213,29 @@ static int block_stop_signals(void)
 	return fd < 0 ? -errno : fd;
 }
 
+/* thpvm run --json: how the VM ended, for scripts. */
+static void report_exit_json(const struct vm_config *cfg, int status,
+			     enum vm_exit_reason reason)
+{
+	struct json_writer w;
+
+	json_writer_init(&w);
+	json_write_object_begin(&w);
+	json_field_string(&w, "name", cfg->name);
+	json_field_int(&w, "exit_status", status);
+	json_field_string(&w, "reason", vm_exit_reason_name(reason));
+	json_write_object_end(&w);
+	fprintf(stderr, "%s\n", json_writer_str(&w));
+	json_writer_free(&w);
+}
+
 static int run_vm(const struct vm_config *cfg)
 {
 	struct control_server *srv = NULL;
 	struct boot_source src;
 	struct images img = { 0 };
 	struct vm vm;
+	enum vm_exit_reason reason = VM_EXIT_FAILURE;
 	int sig_fd, err, status = 1;
 	bool tty;
 
@@ -254,6 +272,7 @@ static int run_vm(const struct vm_config *cfg)
 	if (vm_start(&vm) == 0)
 		run_loop(&vm, sig_fd, tty);
 	status = vm_stop(&vm);
+	reason = vm.exit_reason;
 	term_restore();
 out_vm:
 	fatal_cleanup_server = NULL;
@@ -263,6 +282,8 @@ out_images:
 	free(img.kernel);
 	free(img.initrd);
 	close(sig_fd);
+	if (cfg->json)
+		report_exit_json(cfg, status, reason);
 	return status;
 }
 

@@ -28,6 +28,7 @@ struct vm_config {
 	enum ram_backing ram_backing;
 	const char *hugetlbfs_dir;
 	enum boot_mode boot_mode;
+	bool json;		/* report the end as JSON on stderr */
 };
 
 #endif

@@ -31,6 +31,9 @@ const char run_usage[] =
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with 4 KiB pages (MADV_NOHUGEPAGE)\n"
 "      --boot MODE        kernel entry: auto (default), pvh, 64 or 16\n"
+"      --json             at the end, print {\"name\", \"exit_status\",\n"
+"                         \"reason\"} as one JSON line on stderr; reason is\n"
+"                         guest, reset, stop, signal or failure\n"
 "  -v, --verbose          more messages on stderr\n"
 "  -h, --help             show this help\n"
 "\n"
@@ -43,6 +46,7 @@ enum {
 	OPT_HUGETLBFS,
 	OPT_NO_THP,
 	OPT_BOOT,
+	OPT_JSON,
 };
 
 static const struct option long_options[] = {
@@ -55,6 +59,7 @@ static const struct option long_options[] = {
 	{ "hugetlbfs", required_argument, NULL, OPT_HUGETLBFS },
 	{ "no-thp", no_argument, NULL, OPT_NO_THP },
 	{ "boot", required_argument, NULL, OPT_BOOT },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -141,6 +146,9 @@ static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 		return 0;
 	case OPT_BOOT:
 		return parse_boot_mode(arg, &cfg->boot_mode);
+	case OPT_JSON:
+		cfg->json = true;
+		return 0;
 	case 'v':
 		log_max_level = LOG_DEBUG;
 		return 0;

@@ -152,12 +152,12 @@ static bool handle_exit(struct vcpu *vcpu)
 		switch (run->system_event.type) {
 		case KVM_SYSTEM_EVENT_SHUTDOWN:
 		case KVM_SYSTEM_EVENT_RESET:
-			vm_request_exit(vm, 0);
+			vm_request_exit(vm, 0, VM_EXIT_RESET);
 			return false;
 		default:
 			pr_err("vCPU %u: guest reported a crash (system event %u)",
 			       vcpu->id, run->system_event.type);
-			vm_request_exit(vm, 1);
+			vm_request_exit(vm, 1, VM_EXIT_FAILURE);
 			return false;
 		}
 	default:
@@ -165,7 +165,7 @@ static bool handle_exit(struct vcpu *vcpu)
 		 * unknown: one line from the arch code that knows the
 		 * registers. */
 		arch_vcpu_report_failure(vcpu);
-		vm_request_exit(vm, 1);
+		vm_request_exit(vm, 1, VM_EXIT_FAILURE);
 		return false;
 	}
 }
@@ -201,7 +201,7 @@ static void *vcpu_thread(void *arg)
 	if (err) {
 		pr_err("vCPU %u: KVM_SET_SIGNAL_MASK: %s", vcpu->id,
 		       strerror(-err));
-		vm_request_exit(vm, 1);
+		vm_request_exit(vm, 1, VM_EXIT_FAILURE);
 	}
 	while (wait_runnable(vcpu)) {
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
@@ -213,7 +213,7 @@ static void *vcpu_thread(void *arg)
 			}
 			pr_err("vCPU %u: KVM_RUN: %s", vcpu->id,
 			       strerror(errno));
-			vm_request_exit(vm, 1);
+			vm_request_exit(vm, 1, VM_EXIT_FAILURE);
 			break;
 		}
 		if (!handle_exit(vcpu))

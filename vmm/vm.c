@@ -166,7 +166,7 @@ int vm_start(struct vm *vm)
 		err = vcpu_start(&vm->vcpus[i]);
 	pthread_mutex_unlock(&vm->lock);
 	if (err)
-		vm_request_exit(vm, 1);
+		vm_request_exit(vm, 1, VM_EXIT_FAILURE);
 	return err;
 }
 
@@ -215,7 +215,7 @@ int vm_resume(struct vm *vm)
 	return err;
 }
 
-void vm_request_exit(struct vm *vm, int status)
+void vm_request_exit(struct vm *vm, int status, enum vm_exit_reason reason)
 {
 	static const uint64_t one = 1;
 	bool first;
@@ -225,6 +225,7 @@ void vm_request_exit(struct vm *vm, int status)
 	if (first) {
 		vm->state = VM_STOPPING;
 		vm->exit_status = status;
+		vm->exit_reason = reason;
 		pthread_cond_broadcast(&vm->state_changed);
 		kick_all_locked(vm);
 	}
@@ -237,7 +238,7 @@ int vm_stop(struct vm *vm)
 {
 	unsigned i;
 
-	vm_request_exit(vm, 0);
+	vm_request_exit(vm, 0, VM_EXIT_STOP);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vcpu_join(&vm->vcpus[i]);
 	return vm->exit_status;
@@ -273,6 +274,18 @@ enum vm_state vm_get_state(struct vm *vm)
 	state = vm->state;
 	pthread_mutex_unlock(&vm->lock);
 	return state;
+}
+
+const char *vm_exit_reason_name(enum vm_exit_reason reason)
+{
+	switch (reason) {
+	case VM_EXIT_GUEST: return "guest";
+	case VM_EXIT_RESET: return "reset";
+	case VM_EXIT_STOP: return "stop";
+	case VM_EXIT_SIGNAL: return "signal";
+	case VM_EXIT_FAILURE: return "failure";
+	}
+	return "unknown";
 }
 
 const char *vm_state_name(enum vm_state state)

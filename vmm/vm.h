@@ -15,6 +15,15 @@
 
 struct vcpu;
 
+/* Why a VM ended (thpvm run --json reports it). */
+enum vm_exit_reason {
+	VM_EXIT_GUEST,		/* the guest's debug-exit write */
+	VM_EXIT_RESET,		/* guest reset or power-off */
+	VM_EXIT_STOP,		/* thpvm stop, Ctrl-A x */
+	VM_EXIT_SIGNAL,		/* SIGTERM, SIGINT, SIGHUP */
+	VM_EXIT_FAILURE,	/* the VM could not go on */
+};
+
 enum vm_state {
 	VM_CREATED,
 	VM_RUNNING,
@@ -39,6 +48,7 @@ struct vm {
 	unsigned vcpus_parked;		/* vCPU threads waiting while paused */
 	unsigned vcpus_exited;
 	int exit_status;
+	enum vm_exit_reason exit_reason;
 	int exit_eventfd;		/* written once when the VM must end */
 
 	struct arch_vm arch;
@@ -52,7 +62,8 @@ int vm_pause(struct vm *vm);
 int vm_resume(struct vm *vm);
 /* Asks the VM to end with this exit status (first caller wins); safe from
  * any thread. The main loop sees exit_eventfd become readable. */
-void vm_request_exit(struct vm *vm, int status);
+void vm_request_exit(struct vm *vm, int status, enum vm_exit_reason reason);
+const char *vm_exit_reason_name(enum vm_exit_reason reason);
 /* Stops and joins the vCPU threads; returns the exit status. */
 int vm_stop(struct vm *vm);
 void vm_destroy(struct vm *vm);

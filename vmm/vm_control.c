@@ -95,7 +95,7 @@ static int handle_resume(void *opaque, const struct json_value *request,
 static int handle_stop(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
-	vm_request_exit(opaque, 0);
+	vm_request_exit(opaque, 0, VM_EXIT_STOP);
 	return 0;
 }
 

@@ -14,5 +14,5 @@ void debug_exit_access(void *vm, uint64_t offset, uint8_t *data, uint32_t len,
 	}
 	/* Any width, like QEMU's iosize; the status is the low byte. */
 	if (offset == 0)
-		vm_request_exit(vm, data[0]);
+		vm_request_exit(vm, data[0], VM_EXIT_GUEST);
 }

@@ -58,7 +58,7 @@ static void command(struct i8042 *kbc, uint8_t cmd)
 		push_out(kbc, 0);	/* interface OK */
 		break;
 	case CMD_RESET:
-		vm_request_exit(kbc->vm, 0);
+		vm_request_exit(kbc->vm, 0, VM_EXIT_RESET);
 		break;
 	default:
 		/* Port enables/disables and the rest change nothing we
@@ -83,7 +83,7 @@ void i8042_data_access(void *opaque, uint64_t offset, uint8_t *data,
 	} else if (kbc->pending_cmd == CMD_WRITE_OUTPUT) {
 		kbc->pending_cmd = 0;
 		if (!(data[0] & OUTPUT_RESET_LINE))
-			vm_request_exit(kbc->vm, 0);
+			vm_request_exit(kbc->vm, 0, VM_EXIT_RESET);
 	}
 	/* Bytes for the (absent) keyboard are dropped. */
 	pthread_mutex_unlock(&kbc->lock);

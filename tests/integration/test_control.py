@@ -139,6 +139,26 @@ def test_garbage_on_socket_vm_unharmed():
     harness.stop_and_wait(p, "junk")
 
 
+def test_run_json_reports_how_it_ended():
+    harness.require_kvm()
+    r = harness.run(["run", "--json", "--name", "j1", "-p", "exit_status=3"])
+    assert r.rc == 3, r
+    assert json.loads(r.err.strip().splitlines()[-1]) == {
+        "name": "j1", "exit_status": 3, "reason": "guest"}, r
+    p = serve("j2", ["--json"])
+    harness.stop_and_wait(p, "j2")
+    end = json.loads(harness.read_stderr(p).strip().splitlines()[-1])
+    assert end == {"name": "j2", "exit_status": 0, "reason": "stop"}, end
+    p = serve("j3", ["--json"])
+    p.terminate()
+    assert p.wait(timeout=30) == 0
+    end = json.loads(harness.read_stderr(p).strip().splitlines()[-1])
+    assert end["reason"] == "signal", end
+    r = harness.run(["run", "--json", "--name", "j4", "-k", "/nonexistent"])
+    assert r.rc == 1, r
+    assert json.loads(r.err.strip().splitlines()[-1])["reason"] == "failure"
+
+
 def test_usage_errors_exit_2():
     for args in (["stat"], ["stop", "a", "b"], ["bogus"], ["list", "-x"],
                  ["run", "-m", "12Q"], ["run", "-c", "0"]):

@@ -18,6 +18,7 @@ static void test_defaults(void)
 	CHECK_EQ(cfg.nr_vcpus, 1);
 	CHECK_EQ(cfg.ram_backing, RAM_BACKING_THP);
 	CHECK_EQ(cfg.boot_mode, BOOT_AUTO);
+	CHECK(!cfg.json);
 	CHECK_STR(cfg.cmdline, "");
 	CHECK(!strncmp(cfg.name, "guest-", 6));
 }
@@ -27,7 +28,8 @@ static void test_all_options(void)
 	struct vm_config cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-i", "rd", "-p", "a b", "-m", "1G",
-		       "-c", "2", "--name", "vm.1", "--no-thp", "--boot", "16"),
+		       "-c", "2", "--name", "vm.1", "--no-thp", "--boot", "16",
+		       "--json"),
 		 RUN_PARSE_OK);
 	CHECK_STR(cfg.kernel_path, "bz");
 	CHECK_STR(cfg.initrd_path, "rd");
@@ -37,6 +39,7 @@ static void test_all_options(void)
 	CHECK_STR(cfg.name, "vm.1");
 	CHECK_EQ(cfg.ram_backing, RAM_BACKING_NO_THP);
 	CHECK_EQ(cfg.boot_mode, BOOT_16);
+	CHECK(cfg.json);
 }
 
 static void test_linux_default_params(void)
