@@ -3,8 +3,7 @@
 
 #include "cmd_util.h"
 
-/* meson.build passes the project version; this default only serves builds
- * outside meson and must match project() there. */
+/* THPVM_VERSION comes from project() in meson.build. */
 
 static int version_main(int argc, char **argv)
 {

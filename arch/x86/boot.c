@@ -53,7 +53,9 @@ int x86_boot_place_initrd(struct x86_boot *b, uint64_t max_addr)
 	if (max_addr < UINT64_MAX)
 		top = MIN(top, max_addr + 1);
 	addr = ALIGN_DOWN(top - MIN(top, (uint64_t)src->initrd_size), 4096);
-	if (src->initrd_size > top || addr < ALIGN_UP(b->kernel_end, 4096)) {
+	/* Never below 1 MiB either, where the boot data live. */
+	if (src->initrd_size > top ||
+	    addr < MAX(ALIGN_UP(b->kernel_end, 4096), X86_BIOS_END)) {
 		pr_err("initrd of %zu bytes does not fit between the kernel "
 		       "and 0x%llx (try a larger -m)", src->initrd_size,
 		       (unsigned long long)top);

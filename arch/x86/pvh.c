@@ -43,6 +43,14 @@ static int load_segments(struct x86_boot *b, const uint8_t *elf,
 	for (i = 0; i < img->nr_segments; i++) {
 		const struct elf_segment *s = &img->segments[i];
 
+		/* Below 1 MiB are the boot data and BIOS tables, already
+		 * written; a kernel there would overwrite them. */
+		if (s->paddr < X86_BIOS_END) {
+			pr_err("%s: segment at 0x%llx lies below 1 MiB, where "
+			       "thpvm keeps the boot data", b->src->kernel_name,
+			       (unsigned long long)s->paddr);
+			return -EINVAL;
+		}
 		err = x86_boot_copy(b, s->paddr, elf + s->offset, s->filesz,
 				    s->memsz);
 		if (err)

@@ -5,6 +5,7 @@ socket."""
 import os
 import pty
 import signal
+import struct
 import subprocess
 import tempfile
 import termios
@@ -48,6 +49,41 @@ def test_not_a_kernel():
         f.flush()
         r = run(["run", "-k", f.name])
         assert r.rc == 1 and "thpvm: error:" in r.err, r
+
+
+def pvh_elf(load_addr):
+    """A minimal ELF64 kernel: one PT_LOAD of 16 bytes at load_addr and a
+    PVH entry note pointing at it."""
+    note = struct.pack("<III4sI", 4, 4, 18, b"Xen\0", load_addr)
+    phoff, nph = 64, 2
+    data_off = phoff + nph * 56
+    note_off = data_off + 16
+    ehdr = struct.pack("<4sBBBBB7xHHIQQQIHHHHHH", b"\x7fELF", 2, 1, 1, 0,
+                       0, 2, 62, 1, load_addr, phoff, 0, 0, 64, 56, nph,
+                       64, 0, 0)
+    load = struct.pack("<IIQQQQQQ", 1, 5, data_off, load_addr, load_addr,
+                       16, 16, 16)
+    pnote = struct.pack("<IIQQQQQQ", 4, 4, note_off, 0, 0, len(note),
+                        len(note), 4)
+    return ehdr + load + pnote + b"\xf4" * 16 + note
+
+
+def test_kernel_below_1mib_refused():
+    harness.require_kvm()
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(pvh_elf(0x7000))
+        f.flush()
+        one_error(run(["run", "-k", f.name]), "lies below 1 MiB")
+    # The same kernel at 2 MiB is accepted (it halts until stopped).
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(pvh_elf(0x200000))
+        f.flush()
+        p = start(["run", "--name", "low", "-k", f.name])
+        deadline = time.monotonic() + 30
+        while harness.run(["stat", "low"]).rc != 0:
+            assert p.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        assert harness.stop_and_wait(p, "low") == 0
 
 
 def test_initrd_missing():
