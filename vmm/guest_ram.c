@@ -113,8 +113,11 @@ static int map_region(struct guest_ram *ram, struct ram_region *r)
 			return err;
 		}
 	}
-	/* Guest RAM is not worth a core dump of gigabytes. */
-	madvise(host, r->size, MADV_DONTDUMP);
+	/* Guest RAM is not worth a core dump of gigabytes; if the kernel
+	 * refuses, a core dump is only larger, so the error is not fatal. */
+	if (madvise(host, r->size, MADV_DONTDUMP) < 0)
+		pr_debug("madvise(MADV_DONTDUMP) on guest RAM: %s",
+			 strerror(errno));
 	r->host = host;
 	return 0;
 }

@@ -81,8 +81,11 @@ static void post_port_access(void *opaque, uint64_t offset, uint8_t *data,
 static void serial_set_irq(void *opaque, int level)
 {
 	struct vm *vm = opaque;
+	int err = vm_irq_line(vm, COM1_IRQ, level);
 
-	vm_irq_line(vm, COM1_IRQ, level);
+	if (err)
+		pr_warn_ratelimited("serial interrupt (GSI %d) not delivered: %s",
+				    COM1_IRQ, strerror(-err));
 }
 
 static int register_devices(struct vm *vm)
