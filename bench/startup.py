@@ -3,7 +3,8 @@
 (the guest ends at its first instruction that can) to the VMM's exit.
 thpvm against QEMU's microvm machine on the same image, and against
 bench/bare_vm, which only creates a VM and runs one vCPU to its first
-exit. Several runs each, interleaved; medians and ratios.
+exit (with --irqchip, also the in-kernel interrupt controllers and PIT
+that thpvm and QEMU use). Several runs each, interleaved; medians and ratios.
 
 usage: bench/startup.py [RUNS]   (default 20; needs a build in ./build)"""
 import os
@@ -32,6 +33,8 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     configs = [
         ("bare_vm (floor)", [os.path.join(BUILD, "bench", "bare_vm")], 0),
+        ("bare_vm --irqchip", [os.path.join(BUILD, "bench", "bare_vm"),
+                               "--irqchip"], 0),
         ("thpvm", [THPVM, "run", "-m", MEM, "-p", "exit"], 0),
     ]
     if QEMU:
@@ -49,6 +52,8 @@ def main():
         print(f"{name:<22} median {med[name] * 1e3:8.2f} ms   "
               f"min {min(ts) * 1e3:8.2f} ms   max {max(ts) * 1e3:8.2f} ms")
     print(f"thpvm / bare_vm: {med['thpvm'] / med['bare_vm (floor)']:.2f}")
+    print(f"thpvm / bare_vm --irqchip: "
+          f"{med['thpvm'] / med['bare_vm --irqchip']:.2f}")
     if QEMU:
         print(f"thpvm / QEMU microvm: "
               f"{med['thpvm'] / med['QEMU 7.2 -M microvm']:.3f}")

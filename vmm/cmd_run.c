@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arch.h"
@@ -237,8 +238,11 @@ static int run_vm(const struct vm_config *cfg)
 	struct vm vm;
 	enum vm_exit_reason reason = VM_EXIT_FAILURE;
 	int sig_fd, err, status = 1;
+	struct timespec t0;
 	bool tty;
 
+	/* Phase times under -v: where start-up and shut-down time goes. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	signal(SIGPIPE, SIG_IGN);
 	sig_fd = block_stop_signals();
 	if (sig_fd < 0)
@@ -256,8 +260,10 @@ static int run_vm(const struct vm_config *cfg)
 	}
 	fatal_cleanup_server = srv;
 	install_fatal_handlers();
-	if (vm_create(&vm, cfg) || arch_boot_load(&vm, &src) ||
-	    vm_control_register(srv, &vm))
+	if (vm_create(&vm, cfg))
+		goto out_vm;
+	pr_debug("%.2f ms: VM created", time_ms_since(&t0));
+	if (arch_boot_load(&vm, &src) || vm_control_register(srv, &vm))
 		goto out_vm;
 	/* The images are in guest RAM now. */
 	free(img.kernel);
@@ -265,19 +271,22 @@ static int run_vm(const struct vm_config *cfg)
 	img = (struct images){ 0 };
 	if (control_server_start(srv))
 		goto out_vm;
-	pr_debug("booting %s through the %s entry: %u vCPU(s), %llu MiB",
-		 src.kernel_name, vm.arch.entry_name, vm.nr_vcpus,
+	pr_debug("%.2f ms: booting %s through the %s entry: %u vCPU(s), "
+		 "%llu MiB", time_ms_since(&t0), src.kernel_name, vm.arch.entry_name, vm.nr_vcpus,
 		 (unsigned long long)(vm.ram.total >> 20));
 	tty = term_raw_enable();
 	if (vm_start(&vm) == 0)
 		run_loop(&vm, sig_fd, tty);
 	status = vm_stop(&vm);
 	reason = vm.exit_reason;
+	pr_debug("%.2f ms: VM ended (%s, status %d)", time_ms_since(&t0),
+		 vm_exit_reason_name(reason), status);
 	term_restore();
 out_vm:
 	fatal_cleanup_server = NULL;
 	control_server_close(srv);
 	vm_destroy(&vm);
+	pr_debug("%.2f ms: VM closed", time_ms_since(&t0));
 out_images:
 	free(img.kernel);
 	free(img.initrd);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int size_parse(const char *s, uint64_t *out)
@@ -130,4 +131,13 @@ int file_read_all(const char *path, size_t max_size, uint8_t **data,
 out_close:
 	close(fd);
 	return err;
+}
+
+double time_ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1e3 +
+	       (now.tv_nsec - start->tv_nsec) / 1e6;
 }

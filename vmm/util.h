@@ -34,6 +34,10 @@ int uint_parse(const char *s, unsigned long max, unsigned long *out);
 int file_read_all(const char *path, size_t max_size, uint8_t **data,
 		  size_t *size);
 
+/* Milliseconds of CLOCK_MONOTONIC since start (taken with clock_gettime). */
+struct timespec;
+double time_ms_since(const struct timespec *start);
+
 /* Little-endian loads from byte buffers that come from files or guests. */
 static inline uint16_t get_le16(const void *p)
 {

@@ -98,14 +98,6 @@ static int write_platform_tables(struct x86_boot *b)
 	return x86_bios_setup(vm, b->e820, b->nr_e820);
 }
 
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /* Unpacks the bzImage payload and boots it through PVH. Returns -ENOENT
  * (quietly) when that is not possible and auto mode may fall back. */
 static int boot_bzimage_pvh(struct x86_boot *b, const struct bzimage *img,
@@ -134,9 +126,9 @@ static int boot_bzimage_pvh(struct x86_boot *b, const struct bzimage *img,
 			       strerror(-err));
 		return required || err != -ENOTSUP ? err : -ENOENT;
 	}
-	pr_debug("unpacked %zu bytes of %s into %zu in %.3f s",
+	pr_debug("unpacked %zu bytes of %s into %zu in %.0f ms",
 		 img->payload_size, compression_name(c), elf_len,
-		 seconds_since(&t0));
+		 time_ms_since(&t0));
 	err = x86_boot_pvh(b, elf, elf_len);
 	free(elf);
 	if (err == -ENOENT && required)
