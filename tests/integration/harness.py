@@ -10,7 +10,6 @@ import os
 import re
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -80,7 +79,7 @@ class Result:
 
 def parse_tg(out):
     """The test guest's result lines: {'ok': {check: fields}, 'fail': ...}."""
-    tg = {"ok": {}, "fail": {}, "e820": [], "lines": []}
+    tg = {"ok": {}, "fail": {}, "e820": []}
     for line in out.splitlines():
         # Firmware may print on the same line first (SeaBIOS's
         # "Booting from ROM..").
@@ -88,7 +87,6 @@ def parse_tg(out):
         if start < 0:
             continue
         body = line[start + 4:].rstrip("\r")
-        tg["lines"].append(body)
         if body.startswith("cmdline="):
             tg["cmdline"] = body[len("cmdline="):]
             continue
@@ -111,11 +109,8 @@ def run(args, timeout=120, stdin=subprocess.DEVNULL, env=None):
     return Result(p.returncode, p.stdout, p.stderr)
 
 
-def run_guest(params="", args=(), kernel=None, timeout=120):
-    cmd = ["run", "-p", params] + list(args)
-    if kernel:
-        cmd += ["-k", kernel]
-    return run(cmd, timeout=timeout)
+def run_guest(params="", args=(), timeout=120):
+    return run(["run", "-p", params] + list(args), timeout=timeout)
 
 
 def assert_guest_passed(r, checks=()):
@@ -166,12 +161,9 @@ def read_stderr(p):
     return p.stderr.read().decode(errors="replace")
 
 
-def ctl(args, timeout=30):
-    return run(args, timeout=timeout)
-
-
 def ctl_json(args):
-    r = ctl(args + ["--json"])
+    """A control command's --json output, parsed; it must succeed."""
+    r = run(args + ["--json"], timeout=30)
     assert r.rc == 0, r
     return json.loads(r.out)
 
@@ -191,11 +183,6 @@ def require_kvm():
 
 
 def stop_and_wait(p, name, timeout=30):
-    r = ctl(["stop", name])
+    r = run(["stop", name], timeout=30)
     assert r.rc == 0, r
-    rc = p.wait(timeout=timeout)
-    return rc
-
-
-def send_signal(p, sig=signal.SIGTERM):
-    p.send_signal(sig)
+    return p.wait(timeout=timeout)

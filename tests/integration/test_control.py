@@ -8,7 +8,7 @@ import stat
 import time
 
 import harness
-from harness import ctl, ctl_json, start, wait_for_line
+from harness import ctl_json, run, start, wait_for_line
 
 SERVE = "serve touch=all"
 
@@ -32,7 +32,7 @@ def test_list_stat_pause_resume_stop():
     assert [v["name"] for v in vms] == ["vm1"], vms
     assert vms[0]["pid"] == p.pid and vms[0]["state"] == "running"
     assert vms[0]["vcpus"] == 1 and vms[0]["ram"] == 256 << 20
-    r = ctl(["list"])
+    r = run(["list"])
     assert r.rc == 0 and "vm1" in r.out and "running" in r.out, r
 
     st = ctl_json(["stat", "vm1"])
@@ -41,13 +41,13 @@ def test_list_stat_pause_resume_stop():
     assert st["huge"] >= 0.99 * st["ram"], st
     assert st["resident"] >= st["huge"], st
 
-    assert ctl(["pause", "vm1"]).rc == 0
+    assert run(["pause", "vm1"]).rc == 0
     assert ctl_json(["stat", "vm1"])["state"] == "paused"
-    r = ctl(["pause", "vm1"])
+    r = run(["pause", "vm1"])
     assert r.rc == 1 and "already paused" in r.err, r
-    assert ctl(["resume", "vm1"]).rc == 0
+    assert run(["resume", "vm1"]).rc == 0
     assert ctl_json(["stat", "vm1"])["state"] == "running"
-    r = ctl(["resume", "vm1"])
+    r = run(["resume", "vm1"])
     assert r.rc == 1, r
 
     assert harness.stop_and_wait(p, "vm1") == 0
@@ -73,7 +73,7 @@ def test_no_thp_stat_reports_no_huge_pages():
 
 def test_same_name_refused_first_vm_unharmed():
     p = serve("dup")
-    r = harness.run(["run", "--name", "dup", "-p", "exit"])
+    r = run(["run", "--name", "dup", "-p", "exit"])
     assert r.rc == 1 and 'already running' in r.err, r
     assert ctl_json(["stat", "dup"])["state"] == "running"
     harness.stop_and_wait(p, "dup")
@@ -86,7 +86,7 @@ def test_stale_socket_is_replaced():
     s = socket.socket(socket.AF_UNIX)
     s.bind(sock_path("stale"))
     s.close()			# bound, never listening: stale
-    r = harness.run(["run", "--name", "stale", "-p", "exit"])
+    r = run(["run", "--name", "stale", "-p", "exit"])
     assert r.rc == 0, r
     assert not os.path.exists(sock_path("stale"))
 
@@ -103,7 +103,7 @@ def test_list_removes_stale_sockets():
 
 def test_unknown_vm_name():
     for cmd in ("stop", "pause", "resume", "stat"):
-        r = ctl([cmd, "nosuchvm"])
+        r = run([cmd, "nosuchvm"])
         assert r.rc == 1, r
         assert 'no VM named "nosuchvm"' in r.err, r
         assert len(r.err.strip().splitlines()) == 1, r
@@ -141,7 +141,7 @@ def test_garbage_on_socket_vm_unharmed():
 
 def test_run_json_reports_how_it_ended():
     harness.require_kvm()
-    r = harness.run(["run", "--json", "--name", "j1", "-p", "exit_status=3"])
+    r = run(["run", "--json", "--name", "j1", "-p", "exit_status=3"])
     assert r.rc == 3, r
     assert json.loads(r.err.strip().splitlines()[-1]) == {
         "name": "j1", "exit_status": 3, "reason": "guest"}, r
@@ -154,7 +154,7 @@ def test_run_json_reports_how_it_ended():
     assert p.wait(timeout=30) == 0
     end = json.loads(harness.read_stderr(p).strip().splitlines()[-1])
     assert end["reason"] == "signal", end
-    r = harness.run(["run", "--json", "--name", "j4", "-k", "/nonexistent"])
+    r = run(["run", "--json", "--name", "j4", "-k", "/nonexistent"])
     assert r.rc == 1, r
     assert json.loads(r.err.strip().splitlines()[-1])["reason"] == "failure"
 
@@ -162,18 +162,18 @@ def test_run_json_reports_how_it_ended():
 def test_usage_errors_exit_2():
     for args in (["stat"], ["stop", "a", "b"], ["bogus"], ["list", "-x"],
                  ["run", "-m", "12Q"], ["run", "-c", "0"]):
-        r = ctl(args)
+        r = run(args)
         assert r.rc == 2, (args, r)
         assert r.err.startswith("thpvm: error:"), (args, r)
 
 
 def test_help_and_version():
-    r = ctl(["help"])
-    assert r.rc == 0 and "run" in r.out and "balloon" not in r.out, r
+    r = run(["help"])
+    assert r.rc == 0 and "run" in r.out, r
     for cmd in ("run", "list", "stop", "pause", "resume", "stat", "version",
                 "help"):
         for args in (["help", cmd], [cmd, "--help"]):
-            r = ctl(args)
+            r = run(args)
             assert r.rc == 0 and "usage: thpvm " + cmd in r.out, (args, r)
     v = ctl_json(["version"])
     assert v["version"], v
