@@ -15,6 +15,14 @@ enum boot_mode {
 };
 
 #define VM_NAME_MAX 64
+#define VM_MAX_DISKS 16
+#define DISK_PATH_MAX 4096
+
+struct disk_config {
+	char path[DISK_PATH_MAX];
+	bool read_only;
+	bool direct;		/* O_DIRECT: bypass the host page cache */
+};
 #define VM_DEFAULT_RAM (256ULL << 20)
 #define VM_MIN_RAM (16ULL << 20)
 
@@ -29,6 +37,8 @@ struct vm_config {
 	const char *hugetlbfs_dir;
 	enum boot_mode boot_mode;
 	bool json;		/* report the end as JSON on stderr */
+	struct disk_config disks[VM_MAX_DISKS];
+	unsigned nr_disks;
 };
 
 #endif

@@ -27,6 +27,10 @@ const char run_usage[] =
 "  -m, --mem SIZE         guest RAM, e.g. 512M or 2G (default 256M);\n"
 "                         rounded up to a multiple of 2 MiB\n"
 "  -c, --cpus N           number of vCPUs (default 1)\n"
+"  -d, --disk PATH[,ro][,direct]\n"
+"                         a virtio-blk disk: raw image file or block device\n"
+"                         (repeatable, up to 16); ro: read-only; direct:\n"
+"                         O_DIRECT, bypassing the host page cache\n"
 "      --name NAME        name for the control socket (default guest-PID)\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with 4 KiB pages (MADV_NOHUGEPAGE)\n"
@@ -55,6 +59,7 @@ static const struct option long_options[] = {
 	{ "params", required_argument, NULL, 'p' },
 	{ "mem", required_argument, NULL, 'm' },
 	{ "cpus", required_argument, NULL, 'c' },
+	{ "disk", required_argument, NULL, 'd' },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "hugetlbfs", required_argument, NULL, OPT_HUGETLBFS },
 	{ "no-thp", no_argument, NULL, OPT_NO_THP },
@@ -104,6 +109,40 @@ static int parse_boot_mode(const char *arg, enum boot_mode *out)
 	return -EINVAL;
 }
 
+/* PATH[,ro][,direct]: options are taken off the end, so a path may hold
+ * commas as long as it does not end in one of the option names. */
+static int parse_disk(const char *arg, struct vm_config *cfg)
+{
+	struct disk_config *d;
+	char *comma;
+
+	if (cfg->nr_disks == VM_MAX_DISKS) {
+		pr_err("-d %s: at most %d disks", arg, VM_MAX_DISKS);
+		return -E2BIG;
+	}
+	d = &cfg->disks[cfg->nr_disks];
+	if (snprintf(d->path, sizeof(d->path), "%s", arg) >=
+	    (int)sizeof(d->path)) {
+		pr_err("-d: path too long");
+		return -ENAMETOOLONG;
+	}
+	while ((comma = strrchr(d->path, ','))) {
+		if (!strcmp(comma + 1, "ro"))
+			d->read_only = true;
+		else if (!strcmp(comma + 1, "direct"))
+			d->direct = true;
+		else
+			break;
+		*comma = '\0';
+	}
+	if (!d->path[0]) {
+		pr_err("-d %s: expected PATH[,ro][,direct]", arg);
+		return -EINVAL;
+	}
+	cfg->nr_disks++;
+	return 0;
+}
+
 static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 {
 	unsigned long n;
@@ -128,6 +167,8 @@ static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 		}
 		cfg->nr_vcpus = n;
 		return 0;
+	case 'd':
+		return parse_disk(arg, cfg);
 	case OPT_NAME:
 		if (!control_path_name_valid(arg)) {
 			pr_err("--name %s: use 1 to %d letters, digits, '.', "
@@ -172,7 +213,7 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 
 	optind = 0;	/* full re-initialisation of getopt */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+k:i:p:m:c:vh", long_options,
+	while ((opt = getopt_long(argc, argv, "+k:i:p:m:c:d:vh", long_options,
 				  NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(run_usage, stdout);

@@ -57,4 +57,23 @@ static inline uint64_t get_le64(const void *p)
 	return get_le32(p) | (uint64_t)get_le32((const uint8_t *)p + 4) << 32;
 }
 
+static inline void put_le16(void *p, uint16_t v)
+{
+	uint8_t *b = p;
+	b[0] = v;
+	b[1] = v >> 8;
+}
+
+static inline void put_le32(void *p, uint32_t v)
+{
+	put_le16(p, v);
+	put_le16((uint8_t *)p + 2, v >> 16);
+}
+
+static inline void put_le64(void *p, uint64_t v)
+{
+	put_le32(p, v);
+	put_le32((uint8_t *)p + 4, v >> 32);
+}
+
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "devices.h"
 #include "log.h"
 #include "vcpu.h"
 
@@ -125,6 +126,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 		pr_err("KVM_CREATE_VM: %s", strerror(errno));
 		return -errno;
 	}
+	irq_routing_init(&vm->irq, vm->vm_fd);
 	vm->exit_eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (vm->exit_eventfd < 0)
 		return -errno;
@@ -132,6 +134,9 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	if (err)
 		return err;
 	err = arch_vm_init(vm);
+	if (err)
+		return err;
+	err = devices_create(vm);
 	if (err)
 		return err;
 	err = vcpu_signals_init();
@@ -253,9 +258,12 @@ void vm_destroy(struct vm *vm)
 	free(vm->vcpus);
 	vm->vcpus = NULL;
 	vm->nr_vcpus = 0;
+	devices_destroy(vm);
 	arch_vm_destroy(vm);
 	io_bus_free(&vm->pio);
 	io_bus_free(&vm->mmio);
+	pci_bus_free(&vm->pci);
+	irq_routing_free(&vm->irq);
 	guest_ram_unmap(&vm->ram);
 	if (vm->exit_eventfd >= 0)
 		close(vm->exit_eventfd);

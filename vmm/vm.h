@@ -12,8 +12,11 @@
 #include "config.h"
 #include "guest_ram.h"
 #include "io_bus.h"
+#include "irq_routing.h"
+#include "pci.h"
 
 struct vcpu;
+struct vm_devices;
 
 /* Why a VM ended (thpvm run --json reports it). */
 enum vm_exit_reason {
@@ -39,6 +42,9 @@ struct vm {
 	struct guest_ram ram;
 	struct io_bus pio;
 	struct io_bus mmio;
+	struct irq_routing irq;
+	struct pci_bus pci;
+	struct vm_devices *devices;	/* virtio devices (devices.c) */
 	struct vcpu *vcpus;
 	unsigned nr_vcpus;
 

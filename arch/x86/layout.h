@@ -47,6 +47,10 @@
 /* RAM below 4 GiB ends here at most; the rest is MMIO. */
 #define X86_MMIO_HOLE_START	0xc0000000ULL
 #define X86_4G			0x100000000ULL
+/* PCI: BARs from the bottom of the hole, then ECAM for bus 0. */
+#define X86_PCI_MMIO_START	0xc0000000ULL
+#define X86_PCI_MMIO_SIZE	0x20000000ULL
+#define X86_PCI_ECAM_ADDR	0xe0000000ULL
 #define X86_IOAPIC_ADDR		0xfec00000ULL
 #define X86_LAPIC_ADDR		0xfee00000ULL
 /* Intel VMX needs three pages for its real-mode TSS (KVM_SET_TSS_ADDR). */

@@ -16,6 +16,8 @@
 #include "mptable.h"
 #include "vm.h"
 
+#define PCI_CONFIG_ADDRESS_PORT 0xcf8
+#define PCI_CONFIG_DATA_PORT 0xcfc
 #define COM1_PORT 0x3f8
 #define COM1_IRQ 4
 #define POST_PORT 0x80
@@ -31,43 +33,25 @@ unsigned arch_max_vcpus(void)
 
 /* GSI n drives PIC input n (n < 16, not the cascade) and IOAPIC pin n,
  * except GSI 0, the PIT, which is wired to IOAPIC pin 2 as on PCs (and as
- * our MP table says). */
+ * our MP table says). GSIs above the IOAPIC pins are MSI routes. */
 static int set_gsi_routing(struct vm *vm)
 {
-	struct kvm_irq_routing *r;
-	unsigned gsi, n = 0;
+	unsigned gsi;
 	int err = 0;
 
-	r = calloc(1, sizeof(*r) + 48 * sizeof(r->entries[0]));
-	if (!r)
-		return -ENOMEM;
-	for (gsi = 0; gsi < 16; gsi++) {
-		if (gsi == PIC_SLAVE_CASCADE_IRQ)
-			continue;
-		r->entries[n].gsi = gsi;
-		r->entries[n].type = KVM_IRQ_ROUTING_IRQCHIP;
-		r->entries[n].u.irqchip.irqchip =
-			gsi < 8 ? KVM_IRQCHIP_PIC_MASTER : KVM_IRQCHIP_PIC_SLAVE;
-		r->entries[n].u.irqchip.pin = gsi % 8;
-		n++;
+	for (gsi = 0; gsi < 16 && !err; gsi++) {
+		if (gsi != PIC_SLAVE_CASCADE_IRQ)
+			err = irq_routing_add_irqchip(&vm->irq, gsi,
+				gsi < 8 ? KVM_IRQCHIP_PIC_MASTER :
+					  KVM_IRQCHIP_PIC_SLAVE, gsi % 8);
 	}
-	for (gsi = 0; gsi < IOAPIC_PINS; gsi++) {
-		if (gsi == MPTABLE_TIMER_IOAPIC_PIN)
-			continue;
-		r->entries[n].gsi = gsi;
-		r->entries[n].type = KVM_IRQ_ROUTING_IRQCHIP;
-		r->entries[n].u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC;
-		r->entries[n].u.irqchip.pin =
-			gsi == 0 ? MPTABLE_TIMER_IOAPIC_PIN : gsi;
-		n++;
+	for (gsi = 0; gsi < IOAPIC_PINS && !err; gsi++) {
+		if (gsi != MPTABLE_TIMER_IOAPIC_PIN)
+			err = irq_routing_add_irqchip(&vm->irq, gsi,
+				KVM_IRQCHIP_IOAPIC,
+				gsi == 0 ? MPTABLE_TIMER_IOAPIC_PIN : gsi);
 	}
-	r->nr = n;
-	if (ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, r) < 0) {
-		err = -errno;
-		pr_err("KVM_SET_GSI_ROUTING: %s", strerror(errno));
-	}
-	free(r);
-	return err;
+	return err ?: irq_routing_commit(&vm->irq);
 }
 
 static void post_port_access(void *opaque, uint64_t offset, uint8_t *data,
@@ -105,7 +89,11 @@ static int register_devices(struct vm *vm)
 			       &a->i8042) ?:
 	       io_bus_register(&vm->pio, DEBUG_EXIT_PORT, DEBUG_EXIT_PORTS,
 			       debug_exit_access, vm) ?:
-	       io_bus_register(&vm->pio, POST_PORT, 1, post_port_access, NULL);
+	       io_bus_register(&vm->pio, POST_PORT, 1, post_port_access, NULL) ?:
+	       io_bus_register(&vm->pio, PCI_CONFIG_ADDRESS_PORT, 4,
+			       pci_config_address_access, &vm->pci) ?:
+	       io_bus_register(&vm->pio, PCI_CONFIG_DATA_PORT, 4,
+			       pci_config_data_access, &vm->pci);
 }
 
 int arch_vm_init(struct vm *vm)
@@ -131,6 +119,10 @@ int arch_vm_init(struct vm *vm)
 	if (err)
 		return err;
 	err = cpuid_get_supported(vm->kvm_fd, &vm->arch.supported_cpuid);
+	if (err)
+		return err;
+	err = pci_bus_init(&vm->pci, &vm->mmio, X86_PCI_MMIO_START,
+			   X86_PCI_MMIO_SIZE, X86_PCI_ECAM_ADDR);
 	if (err)
 		return err;
 	err = register_devices(vm);

@@ -1,0 +1,397 @@
+/* virtio-blk device (see blk.h). A request's layout (virtio 1.x, 5.2.6):
+ * a 16-byte header {type, reserved, sector} in the readable part, data,
+ * and a status byte, the last writable byte. Any of these may be split
+ * across descriptors, so the code works on byte offsets in the chain. */
+#include "blk.h"
+
+#include <errno.h>
+#include <linux/virtio_ids.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+
+#define HEADER_SIZE 16
+#define SEGMENT_SIZE 16		/* discard / write-zeroes segment */
+#define SEG_MAX (BLK_QUEUE_SIZE - 2)	/* the header and status take two */
+#define SIZE_MAX_BYTES (4u << 20)	/* largest data descriptor */
+#define RANGE_MAX_SECTORS (1u << 22)	/* 2 GiB per discard segment */
+#define RANGE_MAX_SEGS 32
+#define DISCARD_ALIGN_SECTORS 8		/* 4 KiB: the host page */
+#define WRITE_ZEROES_UNMAP 1u
+
+struct blk_request {
+	struct blk_request *next;
+	struct virtq_chain chain;
+};
+
+struct blk_result {
+	uint8_t status;
+	uint32_t written;	/* bytes written into the guest's buffers */
+};
+
+static struct virtio_blk *to_blk(struct virtio_device *vdev)
+{
+	return vdev->opaque;
+}
+
+/* The data part of the chain: readable bytes after the header (skip) or
+ * writable bytes before the status byte (trim), as an iovec array. */
+static unsigned data_iov(const struct virtq_chain *c, bool writable,
+			 struct iovec *out)
+{
+	const struct iovec *iov = c->iov + (writable ? c->nr_out : 0);
+	unsigned nr = writable ? c->nr_in : c->nr_out, i, n = 0;
+	uint64_t skip = writable ? 0 : HEADER_SIZE;
+
+	for (i = 0; i < nr; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		out[n].iov_base = (uint8_t *)iov[i].iov_base + skip;
+		out[n].iov_len = iov[i].iov_len - skip;
+		skip = 0;
+		n++;
+	}
+	if (writable) {
+		/* Drop the status byte at the end. */
+		if (n && !--out[n - 1].iov_len)
+			n--;
+	}
+	return n;
+}
+
+static bool segments_fit(const struct iovec *iov, unsigned n)
+{
+	unsigned i;
+
+	if (n > SEG_MAX)
+		return false;
+	for (i = 0; i < n; i++)
+		if (iov[i].iov_len > SIZE_MAX_BYTES)
+			return false;
+	return true;
+}
+
+static bool in_range(const struct virtio_blk *blk, uint64_t sector,
+		     uint64_t bytes)
+{
+	uint64_t capacity = blk->disk.size / DISK_SECTOR_SIZE;
+
+	return sector <= capacity &&
+	       bytes / DISK_SECTOR_SIZE <= capacity - sector;
+}
+
+static uint8_t io_status(struct virtio_blk *blk, int err, const char *what)
+{
+	if (!err)
+		return VIRTIO_BLK_S_OK;
+	pr_warn_ratelimited("%s: %s: %s", blk->name, what, strerror(-err));
+	return VIRTIO_BLK_S_IOERR;
+}
+
+static uint8_t do_rw(struct virtio_blk *blk, const struct virtq_chain *c,
+		     uint64_t sector, bool write, uint32_t *written)
+{
+	struct iovec iov[VIRTQ_MAX_SIZE];
+	unsigned n = data_iov(c, !write, iov);
+	uint64_t bytes = write ? c->out_bytes - HEADER_SIZE : c->in_bytes - 1;
+	int err;
+
+	if (bytes % DISK_SECTOR_SIZE || !in_range(blk, sector, bytes) ||
+	    !segments_fit(iov, n))
+		return VIRTIO_BLK_S_IOERR;
+	if (write && blk->disk.read_only)
+		return VIRTIO_BLK_S_IOERR;
+	if (write)
+		return io_status(blk, disk_image_writev(&blk->disk, iov, n,
+					sector * DISK_SECTOR_SIZE), "write");
+	err = disk_image_readv(&blk->disk, iov, n, sector * DISK_SECTOR_SIZE);
+	if (!err)
+		*written = bytes;
+	return io_status(blk, err, "read");
+}
+
+/* Discard and write-zeroes: an array of {sector, num_sectors, flags}. */
+static uint8_t do_ranges(struct virtio_blk *blk, const struct virtq_chain *c,
+			 uint32_t type)
+{
+	uint64_t bytes = c->out_bytes - HEADER_SIZE, i;
+	bool discard = type == VIRTIO_BLK_T_DISCARD;
+	uint32_t feature = discard ? VIRTIO_BLK_F_DISCARD :
+				     VIRTIO_BLK_F_WRITE_ZEROES;
+	uint8_t seg[SEGMENT_SIZE];
+	int err = 0;
+
+	if (!(blk->vdev.features & 1ULL << feature))
+		return VIRTIO_BLK_S_UNSUPP;
+	if (blk->disk.read_only || !bytes || bytes % SEGMENT_SIZE ||
+	    bytes / SEGMENT_SIZE > RANGE_MAX_SEGS)
+		return VIRTIO_BLK_S_IOERR;
+	for (i = 0; i < bytes / SEGMENT_SIZE && !err; i++) {
+		uint64_t sector;
+		uint32_t count, flags;
+
+		virtq_chain_read(c, HEADER_SIZE + i * SEGMENT_SIZE, seg,
+				 sizeof(seg));
+		sector = get_le64(seg);
+		count = get_le32(seg + 8);
+		flags = get_le32(seg + 12);
+		/* Discard has no flags; write-zeroes only "unmap". */
+		if (flags & ~(discard ? 0 : WRITE_ZEROES_UNMAP))
+			return VIRTIO_BLK_S_UNSUPP;
+		if (count > RANGE_MAX_SECTORS ||
+		    !in_range(blk, sector, (uint64_t)count * DISK_SECTOR_SIZE))
+			return VIRTIO_BLK_S_IOERR;
+		if (discard)
+			err = disk_image_discard(&blk->disk,
+						 sector * DISK_SECTOR_SIZE,
+						 (uint64_t)count * DISK_SECTOR_SIZE);
+		else
+			err = disk_image_write_zeroes(&blk->disk,
+					sector * DISK_SECTOR_SIZE,
+					(uint64_t)count * DISK_SECTOR_SIZE,
+					flags & WRITE_ZEROES_UNMAP);
+	}
+	return io_status(blk, err, discard ? "discard" : "write zeroes");
+}
+
+static struct blk_result handle(struct virtio_blk *blk,
+				const struct virtq_chain *c)
+{
+	struct blk_result r = { VIRTIO_BLK_S_IOERR, 0 };
+	uint8_t hdr[HEADER_SIZE];
+	uint32_t type;
+	uint64_t sector;
+
+	if (virtq_chain_read(c, 0, hdr, sizeof(hdr)) < sizeof(hdr))
+		return r;
+	type = get_le32(hdr);
+	sector = get_le64(hdr + 8);
+	switch (type) {
+	case VIRTIO_BLK_T_IN:
+	case VIRTIO_BLK_T_OUT:
+		r.status = do_rw(blk, c, sector, type == VIRTIO_BLK_T_OUT,
+				 &r.written);
+		break;
+	case VIRTIO_BLK_T_FLUSH:
+		r.status = io_status(blk, disk_image_flush(&blk->disk),
+				     "flush");
+		break;
+	case VIRTIO_BLK_T_GET_ID:
+		r.written = virtq_chain_write(c, 0, blk->serial,
+					      MIN(c->in_bytes - 1,
+						  sizeof(blk->serial)));
+		r.status = VIRTIO_BLK_S_OK;
+		break;
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		r.status = do_ranges(blk, c, type);
+		break;
+	default:
+		r.status = VIRTIO_BLK_S_UNSUPP;
+	}
+	return r;
+}
+
+static void *worker(void *arg)
+{
+	struct virtio_blk *blk = arg;
+	struct virtio_device *vdev = &blk->vdev;
+	struct blk_request *req;
+	struct blk_result r;
+
+	pthread_mutex_lock(&vdev->lock);
+	for (;;) {
+		while (!blk->pending && !blk->stopping)
+			pthread_cond_wait(&blk->work, &vdev->lock);
+		if (blk->stopping)
+			break;
+		req = blk->pending;
+		blk->pending = req->next;
+		if (!blk->pending)
+			blk->pending_tail = &blk->pending;
+		pthread_mutex_unlock(&vdev->lock);
+
+		r = handle(blk, &req->chain);
+		virtq_chain_write(&req->chain, req->chain.in_bytes - 1,
+				  &r.status, 1);
+
+		pthread_mutex_lock(&vdev->lock);
+		virtq_push(&vdev->queues[0].vq, req->chain.head, r.written + 1);
+		virtio_queue_interrupt(vdev, 0);
+		req->next = blk->spare;
+		blk->spare = req;
+		if (!--blk->inflight)
+			pthread_cond_broadcast(&blk->idle);
+	}
+	pthread_mutex_unlock(&vdev->lock);
+	return NULL;
+}
+
+static struct blk_request *get_request(struct virtio_blk *blk)
+{
+	struct blk_request *req = blk->spare;
+
+	if (req)
+		blk->spare = req->next;
+	else
+		req = malloc(sizeof(*req));
+	return req;
+}
+
+/* A chain with no writable byte has nowhere for its status. */
+static bool queue_request(struct virtio_blk *blk, struct blk_request *req)
+{
+	if (!req->chain.in_bytes) {
+		virtio_device_error(&blk->vdev, "request without a status byte");
+		return false;
+	}
+	req->next = NULL;
+	*blk->pending_tail = req;
+	blk->pending_tail = &req->next;
+	blk->inflight++;
+	pthread_cond_signal(&blk->work);
+	return true;
+}
+
+static void blk_queue_notify(struct virtio_device *vdev, unsigned q)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+	struct virtq *vq = &vdev->queues[q].vq;
+	struct blk_request *req = NULL;
+	int got;
+
+	pthread_mutex_lock(&vdev->lock);
+	do {
+		virtq_disable_notify(vq);
+		while (virtio_queue_ready(vdev, q)) {
+			if (!req && !(req = get_request(blk))) {
+				pr_warn_ratelimited("%s: out of memory",
+						    blk->name);
+				goto out;
+			}
+			got = virtq_pop(vq, &req->chain);
+			if (got < 0)
+				virtio_device_error(vdev, "queue %u: %s", q,
+						    vq->error);
+			if (got <= 0 || !queue_request(blk, req))
+				goto out;
+			req = NULL;
+		}
+	} while (virtio_queue_ready(vdev, q) && virtq_enable_notify(vq));
+out:
+	if (req) {
+		req->next = blk->spare;
+		blk->spare = req;
+	}
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+/* Requests not started yet are dropped; running ones finish first. */
+static void blk_reset(struct virtio_device *vdev)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+
+	while (blk->pending) {
+		struct blk_request *req = blk->pending;
+
+		blk->pending = req->next;
+		req->next = blk->spare;
+		blk->spare = req;
+		blk->inflight--;
+	}
+	blk->pending_tail = &blk->pending;
+	while (blk->inflight)
+		pthread_cond_wait(&blk->idle, &vdev->lock);
+}
+
+static const struct virtio_device_ops blk_ops = {
+	.queue_notify = blk_queue_notify,
+	.reset = blk_reset,
+};
+
+static void fill_config(struct virtio_blk *blk)
+{
+	struct virtio_blk_config *c = &blk->config;
+
+	put_le64(&c->capacity, blk->disk.size / DISK_SECTOR_SIZE);
+	put_le32(&c->size_max, SIZE_MAX_BYTES);
+	put_le32(&c->seg_max, SEG_MAX);
+	put_le32(&c->blk_size, DISK_SECTOR_SIZE);
+	put_le32(&c->max_discard_sectors, RANGE_MAX_SECTORS);
+	put_le32(&c->max_discard_seg, RANGE_MAX_SEGS);
+	put_le32(&c->discard_sector_alignment, DISCARD_ALIGN_SECTORS);
+	put_le32(&c->max_write_zeroes_sectors, RANGE_MAX_SECTORS);
+	put_le32(&c->max_write_zeroes_seg, RANGE_MAX_SEGS);
+	c->write_zeroes_may_unmap = 1;
+}
+
+int virtio_blk_create(struct virtio_blk *blk, unsigned index,
+		      const char *path, bool read_only, bool direct,
+		      const struct guest_ram *ram)
+{
+	static const uint16_t queue_size = BLK_QUEUE_SIZE;
+	uint64_t features = 1ULL << VIRTIO_BLK_F_SIZE_MAX |
+			    1ULL << VIRTIO_BLK_F_SEG_MAX |
+			    1ULL << VIRTIO_BLK_F_BLK_SIZE |
+			    1ULL << VIRTIO_BLK_F_FLUSH;
+	unsigned i;
+	int err;
+
+	memset(blk, 0, sizeof(*blk));
+	blk->disk.fd = -1;
+	blk->pending_tail = &blk->pending;
+	pthread_cond_init(&blk->work, NULL);
+	pthread_cond_init(&blk->idle, NULL);
+	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);
+	/* Up to 20 bytes, no terminator needed (the guest pads). */
+	snprintf(blk->serial, sizeof(blk->serial), "thpvm-disk%u", index);
+
+	err = disk_image_open(&blk->disk, path, read_only, direct);
+	if (err)
+		return err;
+	if (read_only)
+		features |= 1ULL << VIRTIO_BLK_F_RO;
+	else
+		features |= 1ULL << VIRTIO_BLK_F_DISCARD |
+			    1ULL << VIRTIO_BLK_F_WRITE_ZEROES;
+	fill_config(blk);
+	err = virtio_device_init(&blk->vdev, blk->name, VIRTIO_ID_BLOCK,
+				 features, 1, &queue_size, &blk->config,
+				 sizeof(blk->config), &blk_ops, blk, ram);
+	for (i = 0; i < BLK_WORKERS && !err; i++) {
+		err = -pthread_create(&blk->workers[i], NULL, worker, blk);
+		if (err)
+			pr_err("%s: cannot start a worker: %s", blk->name,
+			       strerror(-err));
+		else
+			blk->nr_workers++;
+	}
+	if (err)
+		virtio_blk_destroy(blk);
+	return err;
+}
+
+void virtio_blk_destroy(struct virtio_blk *blk)
+{
+	struct blk_request *req;
+	unsigned i;
+
+	virtio_device_destroy(&blk->vdev);
+	pthread_mutex_lock(&blk->vdev.lock);
+	blk->stopping = true;
+	pthread_cond_broadcast(&blk->work);
+	pthread_mutex_unlock(&blk->vdev.lock);
+	for (i = 0; i < blk->nr_workers; i++)
+		pthread_join(blk->workers[i], NULL);
+	while ((req = blk->spare)) {
+		blk->spare = req->next;
+		free(req);
+	}
+	disk_image_close(&blk->disk);
+}

@@ -1,0 +1,46 @@
+/* virtio-blk (virtio 1.x, 5.2) over a disk image: read, write, flush, get
+ * ID, discard and write-zeroes, served by a few worker threads so that
+ * several requests are in flight. */
+#ifndef THPVM_VIRTIO_BLK_H
+#define THPVM_VIRTIO_BLK_H
+
+#include <linux/virtio_blk.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "disk_image.h"
+#include "virtio.h"
+
+#define BLK_WORKERS 4
+#define BLK_QUEUE_SIZE 256
+
+struct blk_request;
+
+struct virtio_blk {
+	struct virtio_device vdev;
+	struct disk_image disk;
+	struct virtio_blk_config config;
+	char name[24];
+	char serial[VIRTIO_BLK_ID_BYTES];
+
+	/* Under vdev.lock: requests taken from the queue and not yet
+	 * completed, those waiting for a worker, and spare ones. */
+	unsigned inflight;
+	struct blk_request *pending;
+	struct blk_request **pending_tail;
+	struct blk_request *spare;
+	pthread_cond_t work;		/* pending is not empty, or stopping */
+	pthread_cond_t idle;		/* inflight dropped to 0 */
+	bool stopping;
+	pthread_t workers[BLK_WORKERS];
+	unsigned nr_workers;
+};
+
+/* Opens the image (one message on failure) and starts the workers; index
+ * names the device (virtio-blk0...) and its default serial. */
+int virtio_blk_create(struct virtio_blk *blk, unsigned index,
+		      const char *path, bool read_only, bool direct,
+		      const struct guest_ram *ram);
+void virtio_blk_destroy(struct virtio_blk *blk);
+
+#endif

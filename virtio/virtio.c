@@ -1,0 +1,424 @@
+/* Transport-independent virtio device (see virtio.h). */
+#include "virtio.h"
+
+#include <errno.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ring.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define STATUS_READY_MASK (VIRTIO_CONFIG_S_DRIVER_OK | \
+			   VIRTIO_CONFIG_S_NEEDS_RESET | VIRTIO_CONFIG_S_FAILED)
+
+#define STOP_TOKEN VIRTIO_MAX_QUEUES
+
+int virtio_device_init(struct virtio_device *vdev, const char *name,
+		       uint16_t device_id, uint64_t host_features,
+		       unsigned nr_queues, const uint16_t *queue_sizes,
+		       void *config, uint32_t config_size,
+		       const struct virtio_device_ops *ops, void *opaque,
+		       const struct guest_ram *ram)
+{
+	unsigned q;
+
+	memset(vdev, 0, sizeof(*vdev));
+	vdev->epoll_fd = vdev->stop_fd = -1;
+	for (q = 0; q < VIRTIO_MAX_QUEUES; q++)
+		vdev->queues[q].kick_fd = -1;
+	if (nr_queues > VIRTIO_MAX_QUEUES)
+		return -EINVAL;
+	vdev->name = name;
+	vdev->device_id = device_id;
+	vdev->host_features = host_features | 1ULL << VIRTIO_F_VERSION_1 |
+			      1ULL << VIRTIO_RING_F_EVENT_IDX |
+			      1ULL << VIRTIO_RING_F_INDIRECT_DESC;
+	vdev->config = config;
+	vdev->config_size = config_size;
+	vdev->config_vector = VIRTIO_NO_VECTOR;
+	vdev->nr_queues = nr_queues;
+	vdev->ops = ops;
+	vdev->opaque = opaque;
+	vdev->ram = ram;
+	pthread_mutex_init(&vdev->lock, NULL);
+
+	vdev->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	vdev->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vdev->epoll_fd < 0 || vdev->stop_fd < 0)
+		return -errno;
+	for (q = 0; q <= nr_queues; q++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = q };
+		int fd = vdev->stop_fd;
+
+		if (q < nr_queues) {
+			struct virtio_queue *vq = &vdev->queues[q];
+
+			vq->max_size = vq->size = queue_sizes[q];
+			vq->vector = VIRTIO_NO_VECTOR;
+			fd = vq->kick_fd = eventfd(0, EFD_CLOEXEC |
+						      EFD_NONBLOCK);
+			if (fd < 0)
+				return -errno;
+		} else {
+			ev.data.u32 = STOP_TOKEN;
+		}
+		if (epoll_ctl(vdev->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void *device_thread(void *arg)
+{
+	struct virtio_device *vdev = arg;
+	struct epoll_event evs[VIRTIO_MAX_QUEUES + 1];
+	int i, n;
+
+	for (;;) {
+		n = epoll_wait(vdev->epoll_fd, evs, VIRTIO_MAX_QUEUES + 1, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			pr_err("%s: epoll_wait: %s", vdev->name,
+			       strerror(errno));
+			return NULL;
+		}
+		for (i = 0; i < n; i++) {
+			unsigned q = evs[i].data.u32;
+			uint64_t count;
+			bool ready;
+
+			if (q == STOP_TOKEN)
+				return NULL;
+			if (read(vdev->queues[q].kick_fd, &count,
+				 sizeof(count)) < 0)
+				continue;
+			pthread_mutex_lock(&vdev->lock);
+			ready = virtio_queue_ready(vdev, q);
+			pthread_mutex_unlock(&vdev->lock);
+			if (ready)
+				vdev->ops->queue_notify(vdev, q);
+		}
+	}
+}
+
+int virtio_device_start(struct virtio_device *vdev)
+{
+	int err = pthread_create(&vdev->thread, NULL, device_thread, vdev);
+
+	if (err) {
+		pr_err("%s: cannot start its thread: %s", vdev->name,
+		       strerror(err));
+		return -err;
+	}
+	vdev->thread_started = true;
+	return 0;
+}
+
+static void reset_locked(struct virtio_device *vdev)
+{
+	unsigned q;
+
+	if (vdev->ops->reset)
+		vdev->ops->reset(vdev);
+	for (q = 0; q < vdev->nr_queues; q++) {
+		struct virtio_queue *vq = &vdev->queues[q];
+
+		virtq_unmap(&vq->vq);
+		vq->size = vq->max_size;
+		vq->vector = VIRTIO_NO_VECTOR;
+		vq->enabled = false;
+		vq->desc_gpa = vq->avail_gpa = vq->used_gpa = 0;
+	}
+	vdev->driver_features = vdev->features = 0;
+	vdev->status = 0;
+	vdev->isr = 0;
+	vdev->config_vector = VIRTIO_NO_VECTOR;
+}
+
+void virtio_device_destroy(struct virtio_device *vdev)
+{
+	static const uint64_t one = 1;
+	unsigned q;
+
+	if (vdev->thread_started) {
+		if (write(vdev->stop_fd, &one, sizeof(one)) < 0)
+			pr_err("%s: cannot stop its thread: %s", vdev->name,
+			       strerror(errno));
+		else
+			pthread_join(vdev->thread, NULL);
+		vdev->thread_started = false;
+	}
+	pthread_mutex_lock(&vdev->lock);
+	reset_locked(vdev);
+	pthread_mutex_unlock(&vdev->lock);
+	for (q = 0; q < vdev->nr_queues; q++) {
+		if (vdev->queues[q].kick_fd >= 0)
+			close(vdev->queues[q].kick_fd);
+		vdev->queues[q].kick_fd = -1;
+	}
+	if (vdev->stop_fd >= 0)
+		close(vdev->stop_fd);
+	if (vdev->epoll_fd >= 0)
+		close(vdev->epoll_fd);
+	vdev->stop_fd = vdev->epoll_fd = -1;
+}
+
+uint32_t virtio_get_device_features(struct virtio_device *vdev, unsigned sel)
+{
+	return sel < 2 ? vdev->host_features >> (32 * sel) : 0;
+}
+
+uint32_t virtio_get_driver_features(struct virtio_device *vdev, unsigned sel)
+{
+	uint32_t v;
+
+	pthread_mutex_lock(&vdev->lock);
+	v = sel < 2 ? vdev->driver_features >> (32 * sel) : 0;
+	pthread_mutex_unlock(&vdev->lock);
+	return v;
+}
+
+void virtio_set_driver_features(struct virtio_device *vdev, unsigned sel,
+				uint32_t value)
+{
+	uint64_t mask;
+
+	if (sel >= 2)
+		return;
+	mask = 0xffffffffULL << (32 * sel);
+	pthread_mutex_lock(&vdev->lock);
+	/* Fixed once FEATURES_OK is set. */
+	if (!(vdev->status & VIRTIO_CONFIG_S_FEATURES_OK))
+		vdev->driver_features = (vdev->driver_features & ~mask) |
+					((uint64_t)value << (32 * sel));
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+uint8_t virtio_get_status(struct virtio_device *vdev)
+{
+	uint8_t s;
+
+	pthread_mutex_lock(&vdev->lock);
+	s = vdev->status;
+	pthread_mutex_unlock(&vdev->lock);
+	return s;
+}
+
+static bool features_acceptable(struct virtio_device *vdev)
+{
+	uint64_t f = vdev->driver_features;
+
+	if (f & ~vdev->host_features) {
+		pr_warn_ratelimited("%s: driver accepted features 0x%llx that "
+				    "were not offered", vdev->name,
+				    (unsigned long long)(f & ~vdev->host_features));
+		return false;
+	}
+	if (!(f & 1ULL << VIRTIO_F_VERSION_1)) {
+		pr_warn_ratelimited("%s: driver did not accept VERSION_1 "
+				    "(legacy drivers are not supported)",
+				    vdev->name);
+		return false;
+	}
+	return !vdev->ops->features_ok || vdev->ops->features_ok(vdev, f);
+}
+
+void virtio_set_status(struct virtio_device *vdev, uint8_t status)
+{
+	uint8_t added;
+	unsigned q;
+
+	pthread_mutex_lock(&vdev->lock);
+	if (!status) {
+		reset_locked(vdev);
+		pthread_mutex_unlock(&vdev->lock);
+		return;
+	}
+	added = status & ~vdev->status;
+	/* NEEDS_RESET is the device's to set; keep it until reset. */
+	status = (status & ~VIRTIO_CONFIG_S_NEEDS_RESET) |
+		 (vdev->status & VIRTIO_CONFIG_S_NEEDS_RESET);
+	if (added & VIRTIO_CONFIG_S_FEATURES_OK) {
+		if (features_acceptable(vdev))
+			vdev->features = vdev->driver_features;
+		else
+			status &= ~VIRTIO_CONFIG_S_FEATURES_OK;
+	}
+	vdev->status = status;
+	if ((added & VIRTIO_CONFIG_S_DRIVER_OK) &&
+	    (status & VIRTIO_CONFIG_S_FEATURES_OK)) {
+		if (vdev->ops->start)
+			vdev->ops->start(vdev);
+		/* Buffers made available before DRIVER_OK wait for a look. */
+		for (q = 0; q < vdev->nr_queues; q++)
+			if (vdev->queues[q].enabled)
+				virtio_queue_kick(vdev, q);
+	}
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+uint16_t virtio_get_config_vector(struct virtio_device *vdev)
+{
+	uint16_t v;
+
+	pthread_mutex_lock(&vdev->lock);
+	v = vdev->config_vector;
+	pthread_mutex_unlock(&vdev->lock);
+	return v;
+}
+
+void virtio_set_config_vector(struct virtio_device *vdev, uint16_t vector)
+{
+	pthread_mutex_lock(&vdev->lock);
+	vdev->config_vector = vector;
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+uint8_t virtio_read_isr(struct virtio_device *vdev)
+{
+	uint8_t isr;
+
+	pthread_mutex_lock(&vdev->lock);
+	isr = vdev->isr;
+	vdev->isr = 0;
+	pthread_mutex_unlock(&vdev->lock);
+	return isr;
+}
+
+void virtio_config_access(struct virtio_device *vdev, uint32_t offset,
+			  uint8_t *data, uint32_t len, bool is_write)
+{
+	pthread_mutex_lock(&vdev->lock);
+	if (offset > vdev->config_size || len > vdev->config_size - offset) {
+		if (!is_write)
+			memset(data, 0, len);
+	} else if (!is_write) {
+		memcpy(data, vdev->config + offset, len);
+	} else if (vdev->ops->config_write) {
+		/* Only devices with writable fields store anything. */
+		memcpy(vdev->config + offset, data, len);
+		vdev->ops->config_write(vdev, offset, len);
+	}
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+uint64_t virtio_queue_read(struct virtio_device *vdev, unsigned q,
+			   enum virtio_queue_reg reg)
+{
+	struct virtio_queue *vq;
+	uint64_t v = 0;
+
+	if (q >= vdev->nr_queues)
+		return 0;
+	vq = &vdev->queues[q];
+	pthread_mutex_lock(&vdev->lock);
+	switch (reg) {
+	case VQ_REG_SIZE: v = vq->size; break;
+	case VQ_REG_VECTOR: v = vq->vector; break;
+	case VQ_REG_ENABLE: v = vq->enabled; break;
+	case VQ_REG_DESC: v = vq->desc_gpa; break;
+	case VQ_REG_AVAIL: v = vq->avail_gpa; break;
+	case VQ_REG_USED: v = vq->used_gpa; break;
+	}
+	pthread_mutex_unlock(&vdev->lock);
+	return v;
+}
+
+static void queue_enable_locked(struct virtio_device *vdev, unsigned q)
+{
+	struct virtio_queue *vq = &vdev->queues[q];
+
+	if (virtq_map(&vq->vq, vdev->ram, vq->size, vq->desc_gpa,
+		      vq->avail_gpa, vq->used_gpa, vdev->features)) {
+		virtio_device_error(vdev, "queue %u: %s", q, vq->vq.error);
+		return;
+	}
+	vq->enabled = true;
+}
+
+void virtio_queue_write(struct virtio_device *vdev, unsigned q,
+			enum virtio_queue_reg reg, uint64_t value)
+{
+	struct virtio_queue *vq;
+
+	if (q >= vdev->nr_queues)
+		return;
+	vq = &vdev->queues[q];
+	pthread_mutex_lock(&vdev->lock);
+	if (reg == VQ_REG_VECTOR) {
+		/* Vectors may change at any time (the transport checks the
+		 * range and reads back NO_VECTOR when it cannot use one). */
+		vq->vector = value;
+	} else if (!vq->enabled) {
+		switch (reg) {
+		case VQ_REG_SIZE:
+			vq->size = value;
+			break;
+		case VQ_REG_ENABLE:
+			if (value == 1)
+				queue_enable_locked(vdev, q);
+			break;
+		case VQ_REG_DESC: vq->desc_gpa = value; break;
+		case VQ_REG_AVAIL: vq->avail_gpa = value; break;
+		case VQ_REG_USED: vq->used_gpa = value; break;
+		case VQ_REG_VECTOR: break;
+		}
+	}
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+void virtio_queue_kick(struct virtio_device *vdev, unsigned q)
+{
+	static const uint64_t one = 1;
+
+	if (q < vdev->nr_queues &&
+	    write(vdev->queues[q].kick_fd, &one, sizeof(one)) < 0)
+		pr_warn_ratelimited("%s: queue %u: lost a notification: %s",
+				    vdev->name, q, strerror(errno));
+}
+
+bool virtio_queue_ready(const struct virtio_device *vdev, unsigned q)
+{
+	return (vdev->status & STATUS_READY_MASK) == VIRTIO_CONFIG_S_DRIVER_OK &&
+	       q < vdev->nr_queues && vdev->queues[q].enabled &&
+	       !vdev->queues[q].vq.error;
+}
+
+void virtio_queue_interrupt(struct virtio_device *vdev, unsigned q)
+{
+	struct virtio_queue *vq = &vdev->queues[q];
+
+	if (!virtq_need_interrupt(&vq->vq))
+		return;
+	vdev->isr |= VIRTIO_ISR_QUEUE;
+	if (vq->vector != VIRTIO_NO_VECTOR)
+		vdev->notify(vdev->transport, vq->vector);
+}
+
+void virtio_config_changed(struct virtio_device *vdev)
+{
+	vdev->config_generation++;
+	vdev->isr |= VIRTIO_ISR_CONFIG;
+	if (vdev->config_vector != VIRTIO_NO_VECTOR)
+		vdev->notify(vdev->transport, vdev->config_vector);
+}
+
+void virtio_device_error(struct virtio_device *vdev, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (log_ratelimit_ok(&vdev->error_rl))
+		pr_warn("%s: %s; the device needs a reset", vdev->name, msg);
+	if (vdev->status & VIRTIO_CONFIG_S_NEEDS_RESET)
+		return;
+	vdev->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
+	virtio_config_changed(vdev);
+}

@@ -1,0 +1,139 @@
+/* The transport-independent virtio device: status, feature negotiation,
+ * reset, queue set-up, device configuration space, interrupts, and a
+ * thread per device that takes the driver's queue notifications (from KVM
+ * ioeventfds) off the vCPU threads. Transports (PCI now, MMIO for arm64
+ * and powerpc later) translate their registers into these calls; devices
+ * (blk, net, balloon) implement struct virtio_device_ops. */
+#ifndef THPVM_VIRTIO_H
+#define THPVM_VIRTIO_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "guest_ram.h"
+#include "log.h"
+#include "virtqueue.h"
+
+#define VIRTIO_MAX_QUEUES 8
+#define VIRTIO_NO_VECTOR 0xffff
+/* Interrupt status bits (the PCI ISR, the MMIO InterruptStatus). */
+#define VIRTIO_ISR_QUEUE 0x1
+#define VIRTIO_ISR_CONFIG 0x2
+
+struct virtio_device;
+
+struct virtio_device_ops {
+	/* The driver notified queue q. Runs on the device thread without
+	 * vdev->lock; the device takes the lock around virtq_pop/push. */
+	void (*queue_notify)(struct virtio_device *vdev, unsigned q);
+	/* Called with vdev->lock held on reset: when it returns, no request
+	 * may still touch a queue or guest buffers. */
+	void (*reset)(struct virtio_device *vdev);
+	/* Optional: the driver set DRIVER_OK (lock held). */
+	void (*start)(struct virtio_device *vdev);
+	/* Optional: extra checks of the driver's features (lock held). */
+	bool (*features_ok)(struct virtio_device *vdev, uint64_t features);
+	/* Optional: the driver wrote config bytes (lock held). */
+	void (*config_write)(struct virtio_device *vdev, uint32_t offset,
+			     uint32_t len);
+};
+
+struct virtio_queue {
+	struct virtq vq;
+	uint16_t max_size;
+	uint16_t size;		/* what the driver chose */
+	uint16_t vector;
+	bool enabled;
+	uint64_t desc_gpa, avail_gpa, used_gpa;
+	int kick_fd;		/* eventfd the notifications arrive on */
+};
+
+struct virtio_device {
+	const char *name;	/* "virtio-blk0": for messages */
+	uint16_t device_id;	/* VIRTIO_ID_* */
+	uint64_t host_features;
+	uint64_t driver_features;
+	uint64_t features;	/* negotiated, once FEATURES_OK */
+	uint8_t status;
+	uint8_t isr;
+	uint8_t config_generation;
+	uint16_t config_vector;
+	uint8_t *config;	/* device configuration space, little-endian */
+	uint32_t config_size;
+	unsigned nr_queues;
+	struct virtio_queue queues[VIRTIO_MAX_QUEUES];
+	const struct virtio_device_ops *ops;
+	void *opaque;		/* the device's own state */
+	const struct guest_ram *ram;
+
+	/* Set by the transport: raises an interrupt on a vector. */
+	void (*notify)(void *transport, uint16_t vector);
+	void *transport;
+
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool thread_started;
+	int epoll_fd;
+	int stop_fd;
+	struct log_ratelimit error_rl;
+};
+
+/* Fills in the generic part; host_features gets VERSION_1, EVENT_IDX and
+ * INDIRECT_DESC added. queue_sizes has nr_queues entries. */
+int virtio_device_init(struct virtio_device *vdev, const char *name,
+		       uint16_t device_id, uint64_t host_features,
+		       unsigned nr_queues, const uint16_t *queue_sizes,
+		       void *config, uint32_t config_size,
+		       const struct virtio_device_ops *ops, void *opaque,
+		       const struct guest_ram *ram);
+/* Starts the notification thread (after the transport is attached). */
+int virtio_device_start(struct virtio_device *vdev);
+/* Stops the thread, resets the device, closes the eventfds. */
+void virtio_device_destroy(struct virtio_device *vdev);
+
+/* Transport side; each takes vdev->lock. */
+uint32_t virtio_get_device_features(struct virtio_device *vdev, unsigned sel);
+uint32_t virtio_get_driver_features(struct virtio_device *vdev, unsigned sel);
+void virtio_set_driver_features(struct virtio_device *vdev, unsigned sel,
+				uint32_t value);
+uint8_t virtio_get_status(struct virtio_device *vdev);
+/* 0 resets; FEATURES_OK is kept only if the features are acceptable. */
+void virtio_set_status(struct virtio_device *vdev, uint8_t status);
+uint16_t virtio_get_config_vector(struct virtio_device *vdev);
+void virtio_set_config_vector(struct virtio_device *vdev, uint16_t vector);
+/* Reads clear the ISR (as on PCI). */
+uint8_t virtio_read_isr(struct virtio_device *vdev);
+void virtio_config_access(struct virtio_device *vdev, uint32_t offset,
+			  uint8_t *data, uint32_t len, bool is_write);
+
+/* Queue registers, for q < nr_queues; writes are ignored while the queue
+ * is enabled. Enabling maps the rings (a bad ring sets NEEDS_RESET). */
+enum virtio_queue_reg {
+	VQ_REG_SIZE,
+	VQ_REG_VECTOR,
+	VQ_REG_ENABLE,
+	VQ_REG_DESC,
+	VQ_REG_AVAIL,
+	VQ_REG_USED,
+};
+uint64_t virtio_queue_read(struct virtio_device *vdev, unsigned q,
+			   enum virtio_queue_reg reg);
+void virtio_queue_write(struct virtio_device *vdev, unsigned q,
+			enum virtio_queue_reg reg, uint64_t value);
+/* The driver wrote the notify register of queue q. */
+void virtio_queue_kick(struct virtio_device *vdev, unsigned q);
+
+/* Device side, with vdev->lock held. */
+/* A used-buffer interrupt for queue q if the driver wants one now. */
+void virtio_queue_interrupt(struct virtio_device *vdev, unsigned q);
+/* Device configuration changed. */
+void virtio_config_changed(struct virtio_device *vdev);
+/* The guest broke the protocol: one rate-limited message, NEEDS_RESET,
+ * a configuration interrupt; the queues stop until the driver resets. */
+void virtio_device_error(struct virtio_device *vdev, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Whether the device may process queue q now (DRIVER_OK, not broken). */
+bool virtio_queue_ready(const struct virtio_device *vdev, unsigned q);
+
+#endif

@@ -1,0 +1,11 @@
+/* The VM's virtio devices, created from the configuration after the
+ * platform (arch_vm_init) and destroyed after the vCPUs have stopped. */
+#ifndef THPVM_DEVICES_H
+#define THPVM_DEVICES_H
+
+struct vm;
+
+int devices_create(struct vm *vm);
+void devices_destroy(struct vm *vm);
+
+#endif
