@@ -82,3 +82,25 @@ def anon_huge_of_largest_mapping(pid):
             elif line.startswith("AnonHugePages:"):
                 huge = int(line.split()[1]) * 1024
     return max(best, (size, huge))
+
+
+def vmm_overhead(p):
+    """Resident memory of a serving VMM other than its guest RAM (its
+    largest mapping), in bytes; stops the VMM."""
+    try:
+        total = 0
+        largest = (0, 0)    # (size, rss) of the largest mapping
+        size = 0
+        with open(f"/proc/{p.pid}/smaps") as f:
+            for line in f:
+                m = re.match(r"([0-9a-f]+)-([0-9a-f]+) ", line)
+                if m:
+                    size = int(m.group(2), 16) - int(m.group(1), 16)
+                elif line.startswith("Rss:"):
+                    rss = int(line.split()[1]) * 1024
+                    total += rss
+                    largest = max(largest, (size, rss))
+        return total - largest[1]
+    finally:
+        p.kill()
+        p.wait()

@@ -332,6 +332,11 @@ static void queue_enable_locked(struct virtio_device *vdev, unsigned q)
 {
 	struct virtio_queue *vq = &vdev->queues[q];
 
+	if (vq->size > vq->max_size) {
+		virtio_device_error(vdev, "queue %u: size %u above the "
+				    "maximum %u", q, vq->size, vq->max_size);
+		return;
+	}
 	if (virtq_map(&vq->vq, vdev->ram, vq->size, vq->desc_gpa,
 		      vq->avail_gpa, vq->used_gpa, vdev->features)) {
 		virtio_device_error(vdev, "queue %u: %s", q, vq->vq.error);

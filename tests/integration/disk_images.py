@@ -1,0 +1,37 @@
+"""Disk images with the patterns the test guest's virtio-blk checks use
+(docs/test-guest.md): pattern A is what the host writes, pattern B what the
+guest writes over the 1 MiB at sector capacity/2."""
+import array
+import sys
+
+PATTERN_A = 0x5448505654455354
+PATTERN_B = 0x5752495445544754
+MIB = 1 << 20
+
+
+def pattern(key, start, length):
+    """Bytes of a pattern: the 64-bit little-endian word at byte offset o
+    is o ^ key."""
+    words = array.array("Q", range(start, start + length, 8))
+    for i, o in enumerate(words):
+        words[i] = o ^ key
+    if sys.byteorder != "little":
+        words.byteswap()
+    return words.tobytes()
+
+
+def make_image(path, size):
+    with open(path, "wb") as f:
+        for off in range(0, size, MIB):
+            f.write(pattern(PATTERN_A, off, min(MIB, size - off)))
+
+
+def read_at(path, off, length):
+    with open(path, "rb") as f:
+        f.seek(off)
+        return f.read(length)
+
+
+def write_region(size):
+    """(offset, length) of the guest's pattern-B write."""
+    return size // 2 // 512 * 512, MIB
