@@ -259,35 +259,44 @@ static bool queue_request(struct virtio_blk *blk, struct blk_request *req)
 	return true;
 }
 
+/* Takes every available chain; false if the device cannot go on. */
+static bool drain_queue(struct virtio_blk *blk, unsigned q)
+{
+	struct virtio_device *vdev = &blk->vdev;
+	struct virtq *vq = &vdev->queues[q].vq;
+	struct blk_request *req;
+	int got;
+
+	for (;;) {
+		req = get_request(blk);
+		if (!req) {
+			pr_warn_ratelimited("%s: out of memory", blk->name);
+			return false;
+		}
+		got = virtq_pop(vq, &req->chain);
+		if (got < 0)
+			virtio_device_error(vdev, "queue %u: %s", q, vq->error);
+		if (got <= 0 || !queue_request(blk, req)) {
+			req->next = blk->spare;
+			blk->spare = req;
+			return got == 0;
+		}
+	}
+}
+
 static void blk_queue_notify(struct virtio_device *vdev, unsigned q)
 {
 	struct virtio_blk *blk = to_blk(vdev);
 	struct virtq *vq = &vdev->queues[q].vq;
-	struct blk_request *req = NULL;
-	int got;
 
+	/* Readiness is checked under the lock: a reset may have come
+	 * between the notification and here. */
 	pthread_mutex_lock(&vdev->lock);
-	do {
+	while (virtio_queue_ready(vdev, q)) {
 		virtq_disable_notify(vq);
-		while (virtio_queue_ready(vdev, q)) {
-			if (!req && !(req = get_request(blk))) {
-				pr_warn_ratelimited("%s: out of memory",
-						    blk->name);
-				goto out;
-			}
-			got = virtq_pop(vq, &req->chain);
-			if (got < 0)
-				virtio_device_error(vdev, "queue %u: %s", q,
-						    vq->error);
-			if (got <= 0 || !queue_request(blk, req))
-				goto out;
-			req = NULL;
-		}
-	} while (virtio_queue_ready(vdev, q) && virtq_enable_notify(vq));
-out:
-	if (req) {
-		req->next = blk->spare;
-		blk->spare = req;
+		if (!drain_queue(blk, q) || !virtio_queue_ready(vdev, q) ||
+		    !virtq_enable_notify(vq))
+			break;
 	}
 	pthread_mutex_unlock(&vdev->lock);
 }

@@ -15,6 +15,8 @@
 			   VIRTIO_CONFIG_S_NEEDS_RESET | VIRTIO_CONFIG_S_FAILED)
 
 #define STOP_TOKEN VIRTIO_MAX_QUEUES
+#define WATCH_TOKEN (VIRTIO_MAX_QUEUES + 1)
+#define NR_TOKENS (VIRTIO_MAX_QUEUES + 2)
 
 int virtio_device_init(struct virtio_device *vdev, const char *name,
 		       uint16_t device_id, uint64_t host_features,
@@ -74,11 +76,11 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 static void *device_thread(void *arg)
 {
 	struct virtio_device *vdev = arg;
-	struct epoll_event evs[VIRTIO_MAX_QUEUES + 1];
+	struct epoll_event evs[NR_TOKENS];
 	int i, n;
 
 	for (;;) {
-		n = epoll_wait(vdev->epoll_fd, evs, VIRTIO_MAX_QUEUES + 1, -1);
+		n = epoll_wait(vdev->epoll_fd, evs, NR_TOKENS, -1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -93,6 +95,10 @@ static void *device_thread(void *arg)
 
 			if (q == STOP_TOKEN)
 				return NULL;
+			if (q == WATCH_TOKEN) {
+				vdev->ops->watch_event(vdev, evs[i].events);
+				continue;
+			}
 			if (read(vdev->queues[q].kick_fd, &count,
 				 sizeof(count)) < 0)
 				continue;
@@ -115,6 +121,28 @@ int virtio_device_start(struct virtio_device *vdev)
 		return -err;
 	}
 	vdev->thread_started = true;
+	return 0;
+}
+
+int virtio_device_watch(struct virtio_device *vdev, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.u32 = WATCH_TOKEN };
+	int op = EPOLL_CTL_MOD;
+
+	if (events == vdev->watch_events)
+		return 0;
+	/* Delete rather than watch for nothing: epoll reports errors and
+	 * hang-ups even then, and a dead tap would keep the thread busy. */
+	if (!events)
+		op = EPOLL_CTL_DEL;
+	else if (!vdev->watch_events)
+		op = EPOLL_CTL_ADD;
+	if (epoll_ctl(vdev->epoll_fd, op, fd, &ev) < 0) {
+		pr_err("%s: cannot watch its backend: %s", vdev->name,
+		       strerror(errno));
+		return -errno;
+	}
+	vdev->watch_events = events;
 	return 0;
 }
 

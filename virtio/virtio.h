@@ -37,6 +37,9 @@ struct virtio_device_ops {
 	/* Optional: the driver wrote config bytes (lock held). */
 	void (*config_write)(struct virtio_device *vdev, uint32_t offset,
 			     uint32_t len);
+	/* Optional: events on the fd given to virtio_device_watch (device
+	 * thread, without the lock), for a backend such as a tap. */
+	void (*watch_event)(struct virtio_device *vdev, uint32_t events);
 };
 
 struct virtio_queue {
@@ -76,6 +79,7 @@ struct virtio_device {
 	bool thread_started;
 	int epoll_fd;
 	int stop_fd;
+	uint32_t watch_events;	/* see virtio_device_watch */
 	struct log_ratelimit error_rl;
 };
 
@@ -91,6 +95,10 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 int virtio_device_start(struct virtio_device *vdev);
 /* Stops the thread, resets the device, closes the eventfds. */
 void virtio_device_destroy(struct virtio_device *vdev);
+/* With vdev->lock held: the device thread also waits for events (EPOLLIN,
+ * EPOLLOUT) on fd and passes them to ops->watch_event; 0 stops watching.
+ * One fd per device, which stays open until virtio_device_destroy. */
+int virtio_device_watch(struct virtio_device *vdev, int fd, uint32_t events);
 
 /* Transport side; each takes vdev->lock. */
 uint32_t virtio_get_device_features(struct virtio_device *vdev, unsigned sel);

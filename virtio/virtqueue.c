@@ -194,15 +194,26 @@ int virtq_pop(struct virtq *vq, struct virtq_chain *chain)
 	return 1;
 }
 
-void virtq_push(struct virtq *vq, uint16_t head, uint32_t written)
+void virtq_fill(struct virtq *vq, unsigned i, uint16_t head,
+		uint32_t written)
 {
-	uint8_t *elem = vq->used + USED_RING +
-			USED_ELEM_SIZE * (vq->used_idx & (vq->size - 1));
+	uint16_t slot = (vq->used_idx + i) & (vq->size - 1);
+	uint8_t *elem = vq->used + USED_RING + USED_ELEM_SIZE * slot;
 
 	put_le32(elem, head);
 	put_le32(elem + 4, written);
-	vq->used_idx++;
+}
+
+void virtq_flush(struct virtq *vq, unsigned n)
+{
+	vq->used_idx += n;
 	store_idx(vq->used + 2, vq->used_idx);
+}
+
+void virtq_push(struct virtq *vq, uint16_t head, uint32_t written)
+{
+	virtq_fill(vq, 0, head, written);
+	virtq_flush(vq, 1);
 }
 
 bool virtq_need_interrupt(struct virtq *vq)

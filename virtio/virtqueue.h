@@ -61,6 +61,12 @@ int virtq_pop(struct virtq *vq, struct virtq_chain *chain);
 /* Returns a chain to the guest; written is the number of bytes the device
  * wrote into its writable buffers. */
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t written);
+/* For chains the guest must see used together (one network packet over
+ * several receive buffers): fill writes the used element i places after
+ * the last pushed one, flush then publishes n elements at once. */
+void virtq_fill(struct virtq *vq, unsigned i, uint16_t head,
+		uint32_t written);
+void virtq_flush(struct virtq *vq, unsigned n);
 /* After one or more pushes: whether the guest wants an interrupt now
  * (VRING_AVAIL_F_NO_INTERRUPT, or used_event with EVENT_IDX). */
 bool virtq_need_interrupt(struct virtq *vq);

@@ -2,6 +2,8 @@
 #ifndef THPVM_CONFIG_H
 #define THPVM_CONFIG_H
 
+#include <linux/if_ether.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,6 +25,17 @@ struct disk_config {
 	bool read_only;
 	bool direct;		/* O_DIRECT: bypass the host page cache */
 };
+enum net_mode {
+	NET_NONE,
+	NET_TAP,	/* virtio-net on a tap interface */
+};
+
+struct net_config {
+	enum net_mode mode;
+	char tapif[IFNAMSIZ];	/* empty: the kernel picks thpvmN */
+	uint8_t mac[ETH_ALEN];
+};
+
 #define VM_DEFAULT_RAM (256ULL << 20)
 #define VM_MIN_RAM (16ULL << 20)
 
@@ -39,6 +52,7 @@ struct vm_config {
 	bool json;		/* report the end as JSON on stderr */
 	struct disk_config disks[VM_MAX_DISKS];
 	unsigned nr_disks;
+	struct net_config net;
 };
 
 #endif

@@ -1,15 +1,20 @@
 /* Virtio devices on the PCI bus, in a fixed order: disks as given with
- * -d, so that guests see the same slots on every boot. */
+ * -d, then the network device, so that guests see the same slots on
+ * every boot. */
 #include "devices.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 #include "blk.h"
+#include "log.h"
+#include "net.h"
+#include "tap.h"
 #include "virtio_pci.h"
 #include "vm.h"
 
 #define PCI_CLASS_STORAGE_OTHER 0x018000
+#define PCI_CLASS_NETWORK_ETHERNET 0x020000
 
 struct blk_device {
 	struct virtio_blk blk;
@@ -18,9 +23,17 @@ struct blk_device {
 	bool on_bus;
 };
 
+struct net_device {
+	struct virtio_net net;
+	struct virtio_pci pci;
+	bool created;
+	bool on_bus;
+};
+
 struct vm_devices {
 	struct blk_device *blks;
 	unsigned nr_blks;
+	struct net_device *net;
 };
 
 static int add_disk(struct vm *vm, unsigned i)
@@ -41,6 +54,34 @@ static int add_disk(struct vm *vm, unsigned i)
 	return err ?: virtio_device_start(&d->blk.vdev);
 }
 
+static int add_net(struct vm *vm)
+{
+	const struct net_config *nc = &vm->cfg->net;
+	char ifname[IFNAMSIZ];
+	struct net_device *d;
+	int fd, err;
+
+	d = vm->devices->net = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	fd = tap_open(nc->tapif, ifname);
+	if (fd < 0)
+		return fd;
+	err = virtio_net_create(&d->net, fd, nc->mac, &vm->ram);
+	if (err)
+		return err;
+	d->created = true;
+	/* Said by default only when the user cannot know the name. */
+	log_msg(nc->tapif[0] ? LOG_DEBUG : LOG_INFO,
+		"%s: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
+		d->net.vdev.name, ifname, nc->mac[0], nc->mac[1], nc->mac[2],
+		nc->mac[3], nc->mac[4], nc->mac[5]);
+	err = virtio_pci_add(vm, &d->pci, &d->net.vdev,
+			     PCI_CLASS_NETWORK_ETHERNET);
+	d->on_bus = true;
+	return err ?: virtio_device_start(&d->net.vdev);
+}
+
 int devices_create(struct vm *vm)
 {
 	unsigned i;
@@ -55,6 +96,8 @@ int devices_create(struct vm *vm)
 		return -ENOMEM;
 	for (i = 0; i < vm->cfg->nr_disks && !err; i++)
 		err = add_disk(vm, i);
+	if (!err && vm->cfg->net.mode == NET_TAP)
+		err = add_net(vm);
 	return err;
 }
 
@@ -73,6 +116,11 @@ void devices_destroy(struct vm *vm)
 		if (d->on_bus)
 			virtio_pci_destroy(&d->pci);
 	}
+	if (devs->net && devs->net->created)
+		virtio_net_destroy(&devs->net->net);
+	if (devs->net && devs->net->on_bus)
+		virtio_pci_destroy(&devs->net->pci);
+	free(devs->net);
 	free(devs->blks);
 	free(devs);
 	vm->devices = NULL;

@@ -1,10 +1,13 @@
 /* Parsing and checking of `thpvm run` options into a struct vm_config. */
 #include "run_options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "control_path.h"
@@ -31,6 +34,11 @@ const char run_usage[] =
 "                         a virtio-blk disk: raw image file or block device\n"
 "                         (repeatable, up to 16); ro: read-only; direct:\n"
 "                         O_DIRECT, bypassing the host page cache\n"
+"  -n, --network mode=tap[,tapif=NAME][,mac=MAC]\n"
+"                         a virtio-net device on tap NAME (default thpvmN),\n"
+"                         created if missing; its link and addresses are\n"
+"                         left to the user; MAC default 52:54:00:xx:xx:xx\n"
+"                         with random xx; mode=none: no network (default)\n"
 "      --name NAME        name for the control socket (default guest-PID)\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with 4 KiB pages (MADV_NOHUGEPAGE)\n"
@@ -60,6 +68,7 @@ static const struct option long_options[] = {
 	{ "mem", required_argument, NULL, 'm' },
 	{ "cpus", required_argument, NULL, 'c' },
 	{ "disk", required_argument, NULL, 'd' },
+	{ "network", required_argument, NULL, 'n' },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "hugetlbfs", required_argument, NULL, OPT_HUGETLBFS },
 	{ "no-thp", no_argument, NULL, OPT_NO_THP },
@@ -143,6 +152,136 @@ static int parse_disk(const char *arg, struct vm_config *cfg)
 	return 0;
 }
 
+static bool parse_mac(const char *s, uint8_t mac[ETH_ALEN])
+{
+	char byte[3] = "";
+	unsigned i;
+
+	for (i = 0; i < ETH_ALEN; i++, s += 3) {
+		if (!isxdigit((unsigned char)s[0]) ||
+		    !isxdigit((unsigned char)s[1]) ||
+		    s[2] != (i < ETH_ALEN - 1 ? ':' : '\0'))
+			return false;
+		memcpy(byte, s, 2);
+		mac[i] = strtoul(byte, NULL, 16);
+	}
+	return true;
+}
+
+/* As the kernel's dev_valid_name(), for an error before the ioctl. */
+static bool ifname_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (!len || len >= IFNAMSIZ || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || *s == ':' || isspace((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* 52:54:00 and three random bytes: unicast, locally administered. */
+static int random_mac(uint8_t mac[ETH_ALEN])
+{
+	static const uint8_t prefix[] = { 0x52, 0x54, 0x00 };
+
+	memcpy(mac, prefix, sizeof(prefix));
+	if (getrandom(mac + sizeof(prefix), ETH_ALEN - sizeof(prefix), 0) !=
+	    ETH_ALEN - sizeof(prefix)) {
+		pr_err("-n: cannot pick a random MAC: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int parse_net_key(const char *arg, char *key, struct net_config *nc,
+			 bool *have_mode, bool *have_mac)
+{
+	static const uint8_t zero[ETH_ALEN];
+	char *val = strchr(key, '=');
+
+	if (!val) {
+		pr_err("-n %s: expected KEY=VALUE, not \"%s\"", arg, key);
+		return -EINVAL;
+	}
+	*val++ = '\0';
+	if (!strcmp(key, "mode")) {
+		*have_mode = true;
+		if (!strcmp(val, "tap")) {
+			nc->mode = NET_TAP;
+		} else if (!strcmp(val, "none")) {
+			nc->mode = NET_NONE;
+		} else {
+			pr_err("-n %s: mode must be tap or none", arg);
+			return -EINVAL;
+		}
+	} else if (!strcmp(key, "tapif")) {
+		if (!ifname_valid(val)) {
+			pr_err("-n %s: tapif: 1 to %d characters, without "
+			       "'/', ':' or spaces", arg, IFNAMSIZ - 1);
+			return -EINVAL;
+		}
+		snprintf(nc->tapif, sizeof(nc->tapif), "%s", val);
+	} else if (!strcmp(key, "mac")) {
+		*have_mac = true;
+		if (!parse_mac(val, nc->mac) ||
+		    !memcmp(nc->mac, zero, sizeof(zero))) {
+			pr_err("-n %s: mac: expected six hex bytes such as "
+			       "52:54:00:12:34:56, not all zero", arg);
+			return -EINVAL;
+		}
+		if (nc->mac[0] & 1) {
+			pr_err("-n %s: mac: %s is a multicast address", arg,
+			       val);
+			return -EINVAL;
+		}
+	} else {
+		pr_err("-n %s: unknown key \"%s\" (expected mode, tapif or "
+		       "mac)", arg, key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* mode=tap[,tapif=NAME][,mac=MAC] or mode=none. */
+static int parse_net(const char *arg, struct vm_config *cfg)
+{
+	struct net_config nc = { .mode = NET_NONE };
+	bool have_mode = false, have_mac = false;
+	char buf[128], *p = buf, *key;
+	int err;
+
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf)) {
+		pr_err("-n: argument too long");
+		return -EINVAL;
+	}
+	while ((key = strsep(&p, ","))) {
+		err = parse_net_key(arg, key, &nc, &have_mode, &have_mac);
+		if (err)
+			return err;
+	}
+	if (!have_mode) {
+		pr_err("-n %s: missing mode=tap or mode=none", arg);
+		return -EINVAL;
+	}
+	if (nc.mode == NET_NONE && (nc.tapif[0] || have_mac)) {
+		pr_err("-n %s: tapif and mac need mode=tap", arg);
+		return -EINVAL;
+	}
+	if (nc.mode == NET_TAP && cfg->net.mode == NET_TAP) {
+		pr_err("-n %s: only one network device is supported", arg);
+		return -EINVAL;
+	}
+	if (nc.mode == NET_TAP && !have_mac) {
+		err = random_mac(nc.mac);
+		if (err)
+			return err;
+	}
+	cfg->net = nc;
+	return 0;
+}
+
 static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 {
 	unsigned long n;
@@ -169,6 +308,8 @@ static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 		return 0;
 	case 'd':
 		return parse_disk(arg, cfg);
+	case 'n':
+		return parse_net(arg, cfg);
 	case OPT_NAME:
 		if (!control_path_name_valid(arg)) {
 			pr_err("--name %s: use 1 to %d letters, digits, '.', "
@@ -213,7 +354,7 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 
 	optind = 0;	/* full re-initialisation of getopt */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+k:i:p:m:c:d:vh", long_options,
+	while ((opt = getopt_long(argc, argv, "+k:i:p:m:c:d:n:vh", long_options,
 				  NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(run_usage, stdout);

@@ -21,6 +21,7 @@ static void test_defaults(void)
 	CHECK(!cfg.json);
 	CHECK_STR(cfg.cmdline, "");
 	CHECK(!strncmp(cfg.name, "guest-", 6));
+	CHECK_EQ(cfg.net.mode, NET_NONE);
 }
 
 static void test_all_options(void)
@@ -80,6 +81,65 @@ static void test_rejects(void)
 		 RUN_PARSE_ERROR);
 }
 
+static void test_network(void)
+{
+	static const uint8_t want[ETH_ALEN] = { 0x02, 0xab, 0, 0x10, 0xff, 1 };
+	struct vm_config cfg;
+
+	CHECK_EQ(PARSE(&cfg, "-n",
+		       "mode=tap,tapif=tgtap0,mac=02:AB:00:10:ff:01"),
+		 RUN_PARSE_OK);
+	CHECK_EQ(cfg.net.mode, NET_TAP);
+	CHECK_STR(cfg.net.tapif, "tgtap0");
+	CHECK(!memcmp(cfg.net.mac, want, ETH_ALEN));
+
+	/* Default: no name (the kernel picks one), 52:54:00:xx:xx:xx. */
+	CHECK_EQ(PARSE(&cfg, "--network", "mode=tap"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.net.mode, NET_TAP);
+	CHECK_STR(cfg.net.tapif, "");
+	CHECK_EQ(cfg.net.mac[0], 0x52);
+	CHECK_EQ(cfg.net.mac[1], 0x54);
+	CHECK_EQ(cfg.net.mac[2], 0x00);
+
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=none"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.net.mode, NET_NONE);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap", "-n", "mode=none"),
+		 RUN_PARSE_OK);
+	CHECK_EQ(cfg.net.mode, NET_NONE);
+}
+
+static void test_network_rejects(void)
+{
+	struct vm_config cfg;
+
+	CHECK_EQ(PARSE(&cfg, "-n", "tapif=x"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", ""), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=user"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,bogus=1"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,tapif"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,tapif="), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,tapif=a/b"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,tapif=0123456789abcdef"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,mac=52:54:00:12:34"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,mac=52:54:00:12:34:56:78"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,mac=52:54:00:12:34:5g"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,mac=525400123456"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,mac=00:00:00:00:00:00"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,mac=01:00:5e:00:00:01"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=none,tapif=x"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap", "-n", "mode=tap"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n"), RUN_PARSE_ERROR);
+}
+
 static void test_help(void)
 {
 	struct vm_config cfg;
@@ -95,6 +155,8 @@ int main(void)
 	RUN_TEST(test_linux_default_params);
 	RUN_TEST(test_ram_rounding_and_limits);
 	RUN_TEST(test_rejects);
+	RUN_TEST(test_network);
+	RUN_TEST(test_network_rejects);
 	RUN_TEST(test_help);
 	return unit_finish();
 }
