@@ -87,6 +87,7 @@ int disk_image_open(struct disk_image *d, const char *path, bool read_only,
 	int err;
 
 	memset(d, 0, sizeof(*d));
+	pthread_rwlock_init(&d->rmw_lock, NULL);
 	d->path = path;
 	d->read_only = read_only;
 	d->direct = direct;
@@ -120,6 +121,22 @@ void disk_image_close(struct disk_image *d)
 	if (d->fd >= 0)
 		close(d->fd);
 	d->fd = -1;
+	pthread_rwlock_destroy(&d->rmw_lock);
+}
+
+/* See rmw_lock: only O_DIRECT widens writes. */
+static void write_begin(struct disk_image *d, bool widened)
+{
+	if (widened)
+		pthread_rwlock_wrlock(&d->rmw_lock);
+	else if (d->direct)
+		pthread_rwlock_rdlock(&d->rmw_lock);
+}
+
+static void write_end(struct disk_image *d)
+{
+	if (d->direct)
+		pthread_rwlock_unlock(&d->rmw_lock);
 }
 
 static bool direct_aligned(const struct disk_image *d,
@@ -200,6 +217,8 @@ static int bounce(struct disk_image *d, const struct iovec *iov, unsigned nr,
 	b.iov_base = buf;
 	b.iov_len = end - start;
 	need_read = !write || start != offset || end != offset + len;
+	if (write)
+		write_begin(d, need_read);
 	err = need_read ? transfer(d, &b, 1, start, false) : 0;
 	for (i = 0, p = buf + (offset - start); i < nr && !err; i++) {
 		if (write)
@@ -210,6 +229,8 @@ static int bounce(struct disk_image *d, const struct iovec *iov, unsigned nr,
 	}
 	if (write && !err)
 		err = transfer(d, &b, 1, start, true);
+	if (write)
+		write_end(d);
 	free(buf);
 	return err;
 }
@@ -225,11 +246,16 @@ int disk_image_readv(struct disk_image *d, const struct iovec *iov,
 int disk_image_writev(struct disk_image *d, const struct iovec *iov,
 		      unsigned nr, uint64_t offset)
 {
+	int err;
+
 	if (d->read_only)
 		return -EROFS;
 	if (d->direct && !direct_aligned(d, iov, nr, offset))
 		return bounce(d, iov, nr, offset, true);
-	return transfer(d, iov, nr, offset, true);
+	write_begin(d, false);
+	err = transfer(d, iov, nr, offset, true);
+	write_end(d);
+	return err;
 }
 
 int disk_image_flush(struct disk_image *d)
@@ -244,15 +270,17 @@ int disk_image_flush(struct disk_image *d)
 int disk_image_discard(struct disk_image *d, uint64_t offset, uint64_t len)
 {
 	uint64_t range[2] = { offset, len };
+	int err = 0;
 
 	if (d->read_only)
 		return -EROFS;
-	if (d->block_device)
-		return ioctl(d->fd, BLKDISCARD, range) < 0 ? -errno : 0;
-	if (fallocate(d->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	write_begin(d, false);
+	if (d->block_device ? ioctl(d->fd, BLKDISCARD, range) < 0 :
+	    fallocate(d->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 		      offset, len) < 0)
-		return -errno;
-	return 0;
+		err = -errno;
+	write_end(d);
+	return err;
 }
 
 static int write_zero_buffers(struct disk_image *d, uint64_t offset,
@@ -276,21 +304,31 @@ static int write_zero_buffers(struct disk_image *d, uint64_t offset,
 	return err;
 }
 
-int disk_image_write_zeroes(struct disk_image *d, uint64_t offset,
-			    uint64_t len, bool unmap)
+static int zero_range(struct disk_image *d, uint64_t offset, uint64_t len,
+		      bool unmap)
 {
 	uint64_t range[2] = { offset, len };
 	int mode = unmap ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE :
 			   FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
 
+	if (d->block_device)
+		return ioctl(d->fd, BLKZEROOUT, range) < 0 ? -errno : 0;
+	return fallocate(d->fd, mode, offset, len) < 0 ? -errno : 0;
+}
+
+int disk_image_write_zeroes(struct disk_image *d, uint64_t offset,
+			    uint64_t len, bool unmap)
+{
+	int err;
+
 	if (d->read_only)
 		return -EROFS;
-	if (d->block_device && ioctl(d->fd, BLKZEROOUT, range) == 0)
-		return 0;
-	if (!d->block_device && fallocate(d->fd, mode, offset, len) == 0)
-		return 0;
-	/* Filesystems without these modes: write the zeros. */
-	if (errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL)
-		return -errno;
-	return write_zero_buffers(d, offset, len);
+	write_begin(d, false);
+	err = zero_range(d, offset, len, unmap);
+	write_end(d);
+	/* Filesystems and devices without these operations: write zeros
+	 * (outside the lock, which the writes take themselves). */
+	if (err == -EOPNOTSUPP || err == -ENOTTY || err == -EINVAL)
+		err = write_zero_buffers(d, offset, len);
+	return err;
 }

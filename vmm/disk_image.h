@@ -5,6 +5,7 @@
 #ifndef THPVM_DISK_IMAGE_H
 #define THPVM_DISK_IMAGE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -19,6 +20,10 @@ struct disk_image {
 	bool direct;		/* O_DIRECT */
 	bool block_device;
 	unsigned direct_align;	/* buffer and offset alignment for O_DIRECT */
+	/* O_DIRECT writes of partial blocks read, modify and write whole
+	 * blocks: they hold this exclusively, other writes shared, so two
+	 * requests sharing a block never lose each other's bytes. */
+	pthread_rwlock_t rmw_lock;
 };
 
 /* Prints one message and returns -errno on failure: missing, locked by
