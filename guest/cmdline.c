@@ -63,6 +63,29 @@ static bool parse_skip(const char *v, size_t len)
 	return true;
 }
 
+static bool parse_vfeat(const char *v, size_t len)
+{
+	while (len) {
+		size_t n = 0;
+
+		while (n < len && v[n] != ',')
+			n++;
+		if (n == 7 && !memcmp(v, "noevent", 7))
+			params.vfeat_off |= VFEAT_NOEVENT;
+		else if (n == 10 && !memcmp(v, "noindirect", 10))
+			params.vfeat_off |= VFEAT_NOINDIRECT;
+		else
+			return false;
+		v += n;
+		len -= n;
+		if (len) {
+			v++;
+			len--;
+		}
+	}
+	return true;
+}
+
 static bool is_key(const char *tok, size_t klen, const char *key)
 {
 	return strlen(key) == klen && !memcmp(tok, key, klen);
@@ -82,6 +105,14 @@ static bool parse_one(const char *tok, size_t len)
 	if (klen == len) {
 		if (is_key(tok, klen, "serve"))
 			params.serve = true;
+		else if (is_key(tok, klen, "pci"))
+			params.pci = true;
+		else if (is_key(tok, klen, "blk"))
+			params.blk = true;
+		else if (is_key(tok, klen, "blkbench"))
+			params.blkbench = true;
+		else if (is_key(tok, klen, "blk_evil"))
+			params.blk_evil = true;
 		return true;
 	}
 	if (is_key(tok, klen, "ram")) {
@@ -132,12 +163,23 @@ static bool parse_one(const char *tok, size_t len)
 	}
 	if (is_key(tok, klen, "skip"))
 		return parse_skip(v, vlen);
+	if (is_key(tok, klen, "ecam"))
+		return parse_u64(v, vlen, false, &params.ecam) && params.ecam &&
+		       !(params.ecam & 0xfffff);
+	if (is_key(tok, klen, "vfeat"))
+		return parse_vfeat(v, vlen);
+	if (is_key(tok, klen, "blkbench_qd")) {
+		params.blkbench_qd = parse_u64(v, vlen, false, &x) && x >= 1 &&
+				     x <= BLKBENCH_QD_MAX ? x : 0;
+		return params.blkbench_qd;
+	}
 	return true;
 }
 
 void parse_params(const char *cl)
 {
 	params.touch_stride = 4096;
+	params.blkbench_qd = 16;
 	while (*cl) {
 		size_t len = 0;
 

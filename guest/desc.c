@@ -27,6 +27,7 @@ struct idt_desc {
 
 extern uint64_t gdt[];
 extern const uint64_t exception_stubs[32];
+extern const uint64_t virtio_stubs[VEC_VIRTIO_COUNT];
 extern char isr32[], isr33[], isr255[], user_int[];
 void user_return(long result) __attribute__((noreturn));
 
@@ -35,6 +36,7 @@ static uint64_t *idt;
 static struct idt_desc idt_desc;
 static uint8_t *user_stack_top;
 volatile unsigned lapic_ticks, pit_ticks;
+volatile unsigned virtio_irqs[VEC_VIRTIO_COUNT];
 
 #define KSTACK_PAGES 4
 #define USTACK_PAGES 16
@@ -72,6 +74,8 @@ void desc_init(void)
 		set_gate(v, exception_stubs[v], 0);
 	set_gate(VEC_LAPIC_TIMER, (uint64_t)isr32, 0);
 	set_gate(VEC_PIT, (uint64_t)isr33, 0);
+	for (unsigned v = 0; v < VEC_VIRTIO_COUNT; v++)
+		set_gate(VEC_VIRTIO_BASE + v, virtio_stubs[v], 0);
 	set_gate(VEC_SPURIOUS, (uint64_t)isr255, 0);
 	set_gate(VEC_USER_RETURN, (uint64_t)user_return, 3);
 	idt_desc.limit = 4096 - 1;
@@ -99,6 +103,10 @@ void interrupt_dispatch(struct regs *r)
 		lapic_eoi();
 		return;
 	case VEC_SPURIOUS:
+		return;
+	case VEC_VIRTIO_BASE ... VEC_VIRTIO_BASE + VEC_VIRTIO_COUNT - 1:
+		virtio_irqs[r->vector - VEC_VIRTIO_BASE]++;
+		lapic_eoi();
 		return;
 	case 6:
 		/* PVM hosts turn `int n` in ring 3 into #UD; it still means

@@ -19,6 +19,10 @@ isr\vec:
 	.irp v, 0,1,2,3,4,5,6,7,9,15,16,18,19,20,22,23,24,25,26,27,28,31,32,33,255
 	STUB \v, 0
 	.endr
+	/* MSI-X vectors of virtio devices: VEC_VIRTIO_BASE (0x40) on. */
+	.irp v, 64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79
+	STUB \v, 0
+	.endr
 	.irp v, 8,10,11,12,13,14,17,21,29,30
 	STUB \v, 1
 	.endr
@@ -65,6 +69,11 @@ isr_common:
 	.globl exception_stubs
 exception_stubs:
 	.irp v, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	.quad isr\v
+	.endr
+	.globl virtio_stubs
+virtio_stubs:
+	.irp v, 64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79
 	.quad isr\v
 	.endr
 

@@ -39,9 +39,18 @@ void boot_info_init(int entry, uint64_t ptr);
 /* Command line. */
 enum check_id { CHK_E820, CHK_SMP, CHK_LAPIC, CHK_PIT, CHK_INITRD, CHK_COUNT };
 
+/* vfeat= bits: virtio ring features the driver must not accept. */
+#define VFEAT_NOEVENT		1u
+#define VFEAT_NOINDIRECT	2u
+#define BLKBENCH_QD_MAX		64
+
 struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status;
+	bool pci, blk, blkbench, blk_evil;
+	uint64_t ecam;		/* 0: configuration mechanism #1 */
+	unsigned vfeat_off;	/* VFEAT_* */
+	unsigned blkbench_qd;
 	uint64_t ram;
 	unsigned cpus;
 	uint32_t initrd_crc;
@@ -71,18 +80,24 @@ void __attribute__((noreturn)) guest_exit(unsigned status);
 void *alloc_pages(unsigned n);
 void mm_init(void);
 uint64_t kernel_area_end(void);
+void map_mmio(uint64_t addr, uint64_t size);
+uint64_t free_ram(uint64_t size);
 extern uint64_t page_table_root;
 
 /* Descriptors, interrupts, ring 3. */
 #define VEC_LAPIC_TIMER 32
 #define VEC_PIT 33
 #define VEC_SPURIOUS 255
+/* MSI-X: two per virtio device (config change, queue 0). */
+#define VEC_VIRTIO_BASE 0x40
+#define VEC_VIRTIO_COUNT 16
 
 void desc_init(void);
 void desc_load_ap(void);
 long user_call(long (*fn)(long), long arg, void *stack_top);
 long run_user(long (*fn)(long), long arg);
 extern volatile unsigned lapic_ticks, pit_ticks;
+extern volatile unsigned virtio_irqs[VEC_VIRTIO_COUNT];
 
 /* Time. */
 extern uint64_t tsc_hz;
@@ -123,5 +138,6 @@ void check_smp(void);
 void check_timers(void);
 void check_initrd(void);
 void run_touch_rand(void);
+void run_blk(void);
 
 #endif

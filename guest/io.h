@@ -17,14 +17,74 @@ static inline uint8_t inb(uint16_t port)
 	return v;
 }
 
+static inline void outw(uint16_t port, uint16_t v)
+{
+	asm volatile("outw %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint16_t inw(uint16_t port)
+{
+	uint16_t v;
+
+	asm volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline void outl(uint16_t port, uint32_t v)
+{
+	asm volatile("outl %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint32_t inl(uint16_t port)
+{
+	uint32_t v;
+
+	asm volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint8_t mmio_read8(uint64_t addr)
+{
+	return *(volatile uint8_t *)addr;
+}
+
+static inline uint16_t mmio_read16(uint64_t addr)
+{
+	return *(volatile uint16_t *)addr;
+}
+
 static inline uint32_t mmio_read32(uint64_t addr)
 {
 	return *(volatile uint32_t *)addr;
 }
 
+static inline void mmio_write8(uint64_t addr, uint8_t v)
+{
+	*(volatile uint8_t *)addr = v;
+}
+
+static inline void mmio_write16(uint64_t addr, uint16_t v)
+{
+	*(volatile uint16_t *)addr = v;
+}
+
 static inline void mmio_write32(uint64_t addr, uint32_t v)
 {
 	*(volatile uint32_t *)addr = v;
+}
+
+/* Full barrier (store-load ordering too); a locked add, which the
+ * instruction emulator handles, rather than mfence. */
+static inline void mb(void)
+{
+	asm volatile("lock; addl $0, (%%rsp)" : : : "memory", "cc");
+}
+
+/* x86 keeps loads and stores in order otherwise; only the compiler
+ * must be stopped. */
+static inline void barrier(void)
+{
+	asm volatile("" : : : "memory");
 }
 
 static inline uint64_t rdtsc(void)

@@ -3,6 +3,7 @@
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
+#include "pci.h"
 
 extern char __bss_start[], __bss_end[], __image_start[], _end[];
 
@@ -119,6 +120,11 @@ void c_entry(int entry, uint64_t ptr)
 	check_timers();
 	if (!skipped(CHK_INITRD))
 		check_initrd();
+	/* PCI only when asked for: each config access is a VM exit. */
+	if (params.pci || params.blk || params.blkbench || params.blk_evil)
+		pci_scan();
+	if (params.blk || params.blkbench || params.blk_evil)
+		run_blk();
 	run_touch_rand();
 
 	print("tg: done passed=%u failed=%u\n", passed, failed);

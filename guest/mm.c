@@ -1,7 +1,8 @@
 /* Bump allocator over the heap after the image (inside init_size) and the
  * final page tables: 2 MiB identity pages, U/S at every level so ring 3
  * can run the workloads, for the first GiB, every GiB with usable RAM, and
- * 3-4 GiB for the LAPIC/IOAPIC. */
+ * 3-4 GiB for the LAPIC/IOAPIC; device windows elsewhere (ECAM, 64-bit
+ * BARs) are added on demand. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -14,6 +15,8 @@
 #define PTE_PCD 0x10ULL
 #define PTE_PS 0x80ULL
 #define GIB (1ULL << 30)
+#define BIG_PAGE (2ULL << 20)
+#define PTE_ADDR 0x000ffffffffff000ULL
 
 extern char __heap_start[], __heap_end[];
 static uint64_t heap_next;
@@ -95,4 +98,55 @@ void mm_init(void)
 	}
 	page_table_root = (uint64_t)pml4;
 	write_cr3(page_table_root);
+}
+
+static uint64_t *next_table(uint64_t *entry)
+{
+	if (!(*entry & PTE_P)) {
+		uint64_t *t = alloc_pages(1);
+
+		memset(t, 0, PAGE);
+		*entry = (uint64_t)t | PTE_P | PTE_W | PTE_U;
+	}
+	return (uint64_t *)(*entry & PTE_ADDR);
+}
+
+/* Identity-maps [addr, addr + size) uncached; U/S too, as ring 3 writes
+ * virtio notify registers. */
+void map_mmio(uint64_t addr, uint64_t size)
+{
+	uint64_t *pml4 = (uint64_t *)page_table_root;
+
+	for (uint64_t a = ALIGN_DOWN(addr, BIG_PAGE); a < addr + size;
+	     a += BIG_PAGE) {
+		uint64_t *pdpt = next_table(&pml4[a >> 39 & 511]);
+		uint64_t *pd = next_table(&pdpt[a >> 30 & 511]);
+
+		pd[a >> 21 & 511] = a | PTE_P | PTE_W | PTE_U | PTE_PS |
+				    PTE_PCD | PTE_PWT;
+	}
+	write_cr3(page_table_root);
+}
+
+/* size bytes of usable RAM, 2 MiB aligned, above the guest's own area and
+ * clear of the initrd: device buffers, before touch reuses the RAM.
+ * 0 if there is no such run. */
+uint64_t free_ram(uint64_t size)
+{
+	uint64_t ia = boot.initrd_addr, ie = ia + boot.initrd_size;
+
+	for (unsigned i = 0; i < boot.e820_count; i++) {
+		const struct e820_entry *e = &boot.e820[i];
+		uint64_t s = MAX(e->addr, kernel_area_end());
+		uint64_t end = e->addr + e->size;
+
+		if (e->type != E820_RAM)
+			continue;
+		s = ALIGN_UP(s, BIG_PAGE);
+		if (s < ie && s + size > ia)
+			s = ALIGN_UP(ie, BIG_PAGE);
+		if (s + size <= end)
+			return s;
+	}
+	return 0;
 }
