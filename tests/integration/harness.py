@@ -125,7 +125,12 @@ def assert_guest_passed(r, checks=()):
 def start(args, **kw):
     """Starts thpvm in the background; killed at the end of the test.
     Its stdout is read with wait_for_line(), stderr with read_stderr()."""
-    p = subprocess.Popen([THPVM] + args, stdin=subprocess.DEVNULL,
+    return start_cmd([THPVM] + args, **kw)
+
+
+def start_cmd(cmd, **kw):
+    """start() for any command line (thpvm under a wrapper, QEMU)."""
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          bufsize=0, **kw)
     p.out_buf = b""
