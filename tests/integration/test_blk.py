@@ -59,8 +59,9 @@ def test_blk_read_write_ro():
     assert "blk" in r.tg, r
 
 
-def test_blk_without_event_idx_and_indirect():
-    boot_with_disks("vfeat=noevent,noindirect")
+def test_blk_without_event_idx_and_indirect_over_ecam():
+    r = boot_with_disks("vfeat=noevent,noindirect ecam=0xe0000000")
+    assert int(r.tg["blk"]["features"], 16) & (3 << 28) == 0, r
 
 
 def test_blk_direct():

@@ -1,0 +1,157 @@
+/* PCI bus 0: configuration access through 0xCF8/0xCFC and ECAM, BAR
+ * placement and sizing, capability chains, absent functions. */
+#include <string.h>
+
+#include "io_bus.h"
+#include "pci.h"
+#include "unit.h"
+#include "util.h"
+
+#define WINDOW 0xc0000000ULL
+#define ECAM 0xe0000000ULL
+
+static struct io_bus mmio;
+static struct pci_bus bus;
+static struct pci_device dev;
+static unsigned bar_hits;
+
+static void bar_handler(void *opaque, uint64_t off, uint8_t *data,
+			uint32_t len, bool is_write)
+{
+	bar_hits++;
+	if (!is_write)
+		memset(data, 0xab, len);
+}
+
+static uint32_t cf8_read(unsigned slot, unsigned fn, unsigned reg,
+			 unsigned len)
+{
+	uint8_t addr[4], data[4] = { 0 };
+
+	put_le32(addr, 0x80000000u | slot << 11 | fn << 8 | (reg & 0xfc));
+	pci_config_address_access(&bus, 0, addr, 4, true);
+	pci_config_data_access(&bus, reg & 3, data, len, false);
+	return get_le32(data);
+}
+
+static void cf8_write32(unsigned slot, unsigned reg, uint32_t v)
+{
+	uint8_t addr[4], data[4];
+
+	put_le32(addr, 0x80000000u | slot << 11 | reg);
+	pci_config_address_access(&bus, 0, addr, 4, true);
+	put_le32(data, v);
+	pci_config_data_access(&bus, 0, data, 4, true);
+}
+
+static void setup(void)
+{
+	static const uint8_t cap_a[4] = { 0x11 }, cap_b[8] = { 0x09 };
+
+	memset(&mmio, 0, sizeof(mmio));
+	CHECK_EQ(pci_bus_init(&bus, &mmio, WINDOW, 0x100000, ECAM), 0);
+	pci_device_init(&dev, "test", 0x1af4, 0x1042, 0x018000, 1, 0x1af4,
+			0x1100);
+	pci_device_set_bar(&dev, 0, 0x4000, bar_handler, NULL);
+	pci_device_set_bar(&dev, 2, 0x1000, bar_handler, NULL);
+	CHECK_EQ(pci_device_add_cap(&dev, cap_a, sizeof(cap_a)), 0x40);
+	CHECK_EQ(pci_device_add_cap(&dev, cap_b, sizeof(cap_b)), 0x44);
+	CHECK_EQ(pci_bus_add(&bus, &dev), 1);
+}
+
+static void teardown(void)
+{
+	pci_bus_free(&bus);
+	io_bus_free(&mmio);
+}
+
+static void test_ids_and_absent_functions(void)
+{
+	setup();
+	CHECK_EQ(cf8_read(0, 0, 0, 4), 0x29c08086);	/* host bridge */
+	CHECK_EQ(cf8_read(1, 0, 0, 4), 0x10421af4);
+	CHECK_EQ(cf8_read(1, 0, 2, 2), 0x1042);
+	CHECK_EQ(cf8_read(1, 0, 0x0b, 1), 0x01);	/* class: storage */
+	CHECK_EQ(cf8_read(2, 0, 0, 4), 0xffffffff);	/* empty slot */
+	CHECK_EQ(cf8_read(1, 3, 0, 4), 0xffffffff);	/* function 3 */
+	teardown();
+}
+
+static void test_bars(void)
+{
+	uint8_t data[4];
+
+	setup();
+	CHECK_EQ(dev.bars[0].addr, WINDOW);
+	CHECK_EQ(dev.bars[2].addr, WINDOW + 0x4000);
+	CHECK_EQ(cf8_read(1, 0, 0x10, 4), WINDOW);
+	/* Sizing: all ones reads back the size mask, then restore. */
+	cf8_write32(1, 0x10, 0xffffffff);
+	CHECK_EQ(cf8_read(1, 0, 0x10, 4), 0xffffc000);
+	cf8_write32(1, 0x10, WINDOW);
+	CHECK_EQ(cf8_read(1, 0, 0x10, 4), WINDOW);
+	CHECK_EQ(cf8_read(1, 0, 0x14, 4), 0);		/* no BAR1 */
+	/* The BAR is on the MMIO bus at its address. */
+	CHECK(io_bus_dispatch(&mmio, WINDOW + 0x10, data, 4, false));
+	CHECK_EQ(get_le32(data), 0xabababab);
+	CHECK(io_bus_dispatch(&mmio, WINDOW + 0x4000, data, 4, true));
+	CHECK_EQ(bar_hits, 2);
+	/* Read-only header fields stay put. */
+	cf8_write32(1, 0x00, 0x12345678);
+	CHECK_EQ(cf8_read(1, 0, 0, 4), 0x10421af4);
+	teardown();
+}
+
+static void test_capabilities(void)
+{
+	setup();
+	CHECK(cf8_read(1, 0, 0x06, 2) & PCI_STATUS_CAP_LIST);
+	CHECK_EQ(cf8_read(1, 0, 0x34, 1), 0x40);
+	CHECK_EQ(cf8_read(1, 0, 0x40, 2), 0x4411);	/* id 0x11, next 0x44 */
+	CHECK_EQ(cf8_read(1, 0, 0x44, 2), 0x0009);	/* last */
+	teardown();
+}
+
+static void test_ecam(void)
+{
+	uint8_t data[4];
+
+	setup();
+	CHECK(io_bus_dispatch(&mmio, ECAM + (1 << 15), data, 4, false));
+	CHECK_EQ(get_le32(data), 0x10421af4);
+	/* Extended space of a present function reads as zeros. */
+	CHECK(io_bus_dispatch(&mmio, ECAM + (1 << 15) + 0x100, data, 4, false));
+	CHECK_EQ(get_le32(data), 0);
+	CHECK(io_bus_dispatch(&mmio, ECAM + (5 << 15), data, 4, false));
+	CHECK_EQ(get_le32(data), 0xffffffff);
+	/* A dword access may not straddle two registers. */
+	CHECK(io_bus_dispatch(&mmio, ECAM + (1 << 15) + 2, data, 4, false));
+	CHECK_EQ(get_le32(data), 0xffffffff);
+	teardown();
+}
+
+static void test_disabled_config_address(void)
+{
+	uint8_t addr[4] = { 0 }, data[4];
+
+	setup();
+	pci_config_address_access(&bus, 0, addr, 4, true);
+	pci_config_data_access(&bus, 0, data, 4, false);
+	CHECK_EQ(get_le32(data), 0xffffffff);
+	/* Byte accesses near 0xCF8 are not CONFIG_ADDRESS. */
+	data[0] = 0x12;
+	pci_config_address_access(&bus, 1, data, 1, true);
+	pci_config_address_access(&bus, 0, data, 4, false);
+	CHECK_EQ(get_le32(data), 0);
+	teardown();
+}
+
+int main(void)
+{
+	RUN_TEST(test_ids_and_absent_functions);
+	RUN_TEST(test_bars);
+	RUN_TEST(test_capabilities);
+	RUN_TEST(test_ecam);
+	RUN_TEST(test_disabled_config_address);
+	return unit_finish();
+}
