@@ -9,8 +9,8 @@
 #include "util.h"
 
 const struct command *const command_table[] = {
-	&cmd_run, &cmd_list, &cmd_stat, &cmd_pause, &cmd_resume, &cmd_stop,
-	&cmd_version, &cmd_help,
+	&cmd_run, &cmd_list, &cmd_stat, &cmd_balloon, &cmd_pause, &cmd_resume,
+	&cmd_stop, &cmd_version, &cmd_help,
 };
 const size_t command_table_len = ARRAY_SIZE(command_table);
 

@@ -17,6 +17,7 @@ extern const struct command cmd_stop;
 extern const struct command cmd_pause;
 extern const struct command cmd_resume;
 extern const struct command cmd_stat;
+extern const struct command cmd_balloon;
 extern const struct command cmd_version;
 extern const struct command cmd_help;
 

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "balloon_release.h"
 #include "guest_ram.h"
 
 enum boot_mode {
@@ -36,6 +37,19 @@ struct net_config {
 	uint8_t mac[ETH_ALEN];
 };
 
+/* --balloon[=OPTIONS]; defaults and why in docs/balloon.md. */
+struct balloon_config {
+	bool enabled;
+	unsigned stats_interval;	/* seconds; 0: no stats queue */
+	bool deflate_on_oom;
+	bool reporting;			/* free page reporting */
+	bool cont_pages;		/* VIRTIO_BALLOON_F_CONT_PAGES */
+	enum balloon_policy policy;
+};
+
+#define BALLOON_DEFAULT_STATS_INTERVAL 5
+#define BALLOON_MAX_STATS_INTERVAL 3600
+
 #define VM_DEFAULT_RAM (256ULL << 20)
 #define VM_MIN_RAM (16ULL << 20)
 
@@ -53,6 +67,7 @@ struct vm_config {
 	struct disk_config disks[VM_MAX_DISKS];
 	unsigned nr_disks;
 	struct net_config net;
+	struct balloon_config balloon;
 };
 
 #endif

@@ -1,11 +1,12 @@
 /* Virtio devices on the PCI bus, in a fixed order: disks as given with
- * -d, then the network device, so that guests see the same slots on
- * every boot. */
+ * -d, then the network device, then the balloon, so that guests see the
+ * same slots on every boot. */
 #include "devices.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
+#include "balloon.h"
 #include "blk.h"
 #include "log.h"
 #include "net.h"
@@ -15,6 +16,9 @@
 
 #define PCI_CLASS_STORAGE_OTHER 0x018000
 #define PCI_CLASS_NETWORK_ETHERNET 0x020000
+/* As QEMU's virtio-balloon-pci (its PCI_CLASS_OTHERS, 0xff, is a
+ * 16-bit class and subclass): base class 0x00, subclass 0xff. */
+#define PCI_CLASS_OTHERS 0x00ff00
 
 struct blk_device {
 	struct virtio_blk blk;
@@ -30,10 +34,18 @@ struct net_device {
 	bool on_bus;
 };
 
+struct balloon_device {
+	struct virtio_balloon balloon;
+	struct virtio_pci pci;
+	bool created;
+	bool on_bus;
+};
+
 struct vm_devices {
 	struct blk_device *blks;
 	unsigned nr_blks;
 	struct net_device *net;
+	struct balloon_device *balloon;
 };
 
 static int add_disk(struct vm *vm, unsigned i)
@@ -82,6 +94,28 @@ static int add_net(struct vm *vm)
 	return err ?: virtio_device_start(&d->net.vdev);
 }
 
+static int add_balloon(struct vm *vm)
+{
+	const struct balloon_config *bc = &vm->cfg->balloon;
+	struct balloon_device *d;
+	int err;
+
+	d = vm->devices->balloon = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	err = virtio_balloon_create(&d->balloon, bc, &vm->ram, NULL, NULL);
+	if (err)
+		return err;
+	d->created = true;
+	if (d->balloon.release.policy != bc->policy)
+		pr_info("%s: hugetlbfs RAM: only whole huge pages can be "
+			"released, so the policy is preserve",
+			d->balloon.vdev.name);
+	err = virtio_pci_add(vm, &d->pci, &d->balloon.vdev, PCI_CLASS_OTHERS);
+	d->on_bus = true;
+	return err ?: virtio_device_start(&d->balloon.vdev);
+}
+
 int devices_create(struct vm *vm)
 {
 	unsigned i;
@@ -98,6 +132,8 @@ int devices_create(struct vm *vm)
 		err = add_disk(vm, i);
 	if (!err && vm->cfg->net.mode == NET_TAP)
 		err = add_net(vm);
+	if (!err && vm->cfg->balloon.enabled)
+		err = add_balloon(vm);
 	return err;
 }
 
@@ -120,8 +156,21 @@ void devices_destroy(struct vm *vm)
 		virtio_net_destroy(&devs->net->net);
 	if (devs->net && devs->net->on_bus)
 		virtio_pci_destroy(&devs->net->pci);
+	if (devs->balloon && devs->balloon->created)
+		virtio_balloon_destroy(&devs->balloon->balloon);
+	if (devs->balloon && devs->balloon->on_bus)
+		virtio_pci_destroy(&devs->balloon->pci);
+	free(devs->balloon);
 	free(devs->net);
 	free(devs->blks);
 	free(devs);
 	vm->devices = NULL;
+}
+
+struct virtio_balloon *devices_balloon(struct vm *vm)
+{
+	struct vm_devices *devs = vm->devices;
+
+	return devs && devs->balloon && devs->balloon->on_bus ?
+		       &devs->balloon->balloon : NULL;
 }

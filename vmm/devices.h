@@ -3,9 +3,12 @@
 #ifndef THPVM_DEVICES_H
 #define THPVM_DEVICES_H
 
+struct virtio_balloon;
 struct vm;
 
 int devices_create(struct vm *vm);
 void devices_destroy(struct vm *vm);
+/* The balloon, or NULL when the VM has none. */
+struct virtio_balloon *devices_balloon(struct vm *vm);
 
 #endif

@@ -39,6 +39,15 @@ const char run_usage[] =
 "                         created if missing; its link and addresses are\n"
 "                         left to the user; MAC default 52:54:00:xx:xx:xx\n"
 "                         with random xx; mode=none: no network (default)\n"
+"      --balloon[=OPTIONS]\n"
+"                         a virtio-balloon device; OPTIONS, comma-separated:\n"
+"                         stats=SECONDS (guest statistics interval, default\n"
+"                         5, 0: none), deflate_on_oom=on|off (default on),\n"
+"                         reporting=on|off (free page reporting, default\n"
+"                         off), cont_pages=on|off (continuous pages, default\n"
+"                         on), policy=eager|preserve (release ballooned\n"
+"                         pages at once, or only whole 2 MiB blocks;\n"
+"                         default eager); see docs/balloon.md\n"
 "      --name NAME        name for the control socket (default guest-PID)\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with 4 KiB pages (MADV_NOHUGEPAGE)\n"
@@ -59,6 +68,7 @@ enum {
 	OPT_NO_THP,
 	OPT_BOOT,
 	OPT_JSON,
+	OPT_BALLOON,
 };
 
 static const struct option long_options[] = {
@@ -69,6 +79,7 @@ static const struct option long_options[] = {
 	{ "cpus", required_argument, NULL, 'c' },
 	{ "disk", required_argument, NULL, 'd' },
 	{ "network", required_argument, NULL, 'n' },
+	{ "balloon", optional_argument, NULL, OPT_BALLOON },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "hugetlbfs", required_argument, NULL, OPT_HUGETLBFS },
 	{ "no-thp", no_argument, NULL, OPT_NO_THP },
@@ -282,6 +293,98 @@ static int parse_net(const char *arg, struct vm_config *cfg)
 	return 0;
 }
 
+static int parse_on_off(const char *arg, const char *key, const char *val,
+			bool *out)
+{
+	if (!strcmp(val, "on")) {
+		*out = true;
+	} else if (!strcmp(val, "off")) {
+		*out = false;
+	} else {
+		pr_err("--balloon=%s: %s must be on or off", arg, key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_balloon_key(const char *arg, char *key,
+			     struct balloon_config *bc)
+{
+	char *val = strchr(key, '=');
+	unsigned long n;
+
+	if (!val) {
+		pr_err("--balloon=%s: expected KEY=VALUE, not \"%s\"", arg,
+		       key);
+		return -EINVAL;
+	}
+	*val++ = '\0';
+	if (!strcmp(key, "stats")) {
+		if (uint_parse(val, BALLOON_MAX_STATS_INTERVAL, &n)) {
+			pr_err("--balloon=%s: stats: expected seconds from 0 "
+			       "to %d", arg, BALLOON_MAX_STATS_INTERVAL);
+			return -EINVAL;
+		}
+		bc->stats_interval = n;
+		return 0;
+	}
+	if (!strcmp(key, "deflate_on_oom"))
+		return parse_on_off(arg, key, val, &bc->deflate_on_oom);
+	if (!strcmp(key, "reporting"))
+		return parse_on_off(arg, key, val, &bc->reporting);
+	if (!strcmp(key, "cont_pages"))
+		return parse_on_off(arg, key, val, &bc->cont_pages);
+	if (!strcmp(key, "policy")) {
+		if (!strcmp(val, "eager")) {
+			bc->policy = BALLOON_EAGER;
+		} else if (!strcmp(val, "preserve")) {
+			bc->policy = BALLOON_PRESERVE;
+		} else {
+			pr_err("--balloon=%s: policy must be eager or preserve",
+			       arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	pr_err("--balloon=%s: unknown key \"%s\" (expected stats, "
+	       "deflate_on_oom, reporting, cont_pages or policy)", arg, key);
+	return -EINVAL;
+}
+
+/* [stats=N][,deflate_on_oom=on|off][,reporting=on|off]
+ * [,cont_pages=on|off][,policy=eager|preserve]; arg NULL: defaults. */
+static int parse_balloon(const char *arg, struct vm_config *cfg)
+{
+	struct balloon_config bc = {
+		.enabled = true,
+		.stats_interval = BALLOON_DEFAULT_STATS_INTERVAL,
+		.deflate_on_oom = true,
+		.cont_pages = true,
+		.policy = BALLOON_EAGER,
+	};
+	char buf[128], *p = buf, *key;
+	int err;
+
+	if (cfg->balloon.enabled) {
+		pr_err("--balloon: given twice (one balloon per VM)");
+		return -EINVAL;
+	}
+	if (arg) {
+		if (snprintf(buf, sizeof(buf), "%s", arg) >=
+		    (int)sizeof(buf)) {
+			pr_err("--balloon: argument too long");
+			return -EINVAL;
+		}
+		while ((key = strsep(&p, ","))) {
+			err = parse_balloon_key(arg, key, &bc);
+			if (err)
+				return err;
+		}
+	}
+	cfg->balloon = bc;
+	return 0;
+}
+
 static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 {
 	unsigned long n;
@@ -310,6 +413,8 @@ static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 		return parse_disk(arg, cfg);
 	case 'n':
 		return parse_net(arg, cfg);
+	case OPT_BALLOON:
+		return parse_balloon(arg, cfg);
 	case OPT_NAME:
 		if (!control_path_name_valid(arg)) {
 			pr_err("--name %s: use 1 to %d letters, digits, '.', "

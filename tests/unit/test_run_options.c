@@ -22,6 +22,7 @@ static void test_defaults(void)
 	CHECK_STR(cfg.cmdline, "");
 	CHECK(!strncmp(cfg.name, "guest-", 6));
 	CHECK_EQ(cfg.net.mode, NET_NONE);
+	CHECK(!cfg.balloon.enabled);
 }
 
 static void test_all_options(void)
@@ -140,6 +141,51 @@ static void test_network_rejects(void)
 	CHECK_EQ(PARSE(&cfg, "-n"), RUN_PARSE_ERROR);
 }
 
+static void test_balloon(void)
+{
+	struct vm_config cfg;
+
+	CHECK_EQ(PARSE(&cfg, "--balloon"), RUN_PARSE_OK);
+	CHECK(cfg.balloon.enabled);
+	CHECK_EQ(cfg.balloon.stats_interval, BALLOON_DEFAULT_STATS_INTERVAL);
+	CHECK(cfg.balloon.deflate_on_oom);
+	CHECK(!cfg.balloon.reporting);
+	CHECK(cfg.balloon.cont_pages);
+	CHECK_EQ(cfg.balloon.policy, BALLOON_EAGER);
+
+	CHECK_EQ(PARSE(&cfg, "--balloon=stats=0,deflate_on_oom=off,"
+		       "reporting=on,cont_pages=off,policy=preserve"),
+		 RUN_PARSE_OK);
+	CHECK(cfg.balloon.enabled);
+	CHECK_EQ(cfg.balloon.stats_interval, 0);
+	CHECK(!cfg.balloon.deflate_on_oom);
+	CHECK(cfg.balloon.reporting);
+	CHECK(!cfg.balloon.cont_pages);
+	CHECK_EQ(cfg.balloon.policy, BALLOON_PRESERVE);
+
+	CHECK_EQ(PARSE(&cfg, "--balloon=stats=3600"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.balloon.stats_interval, 3600);
+	CHECK_EQ(cfg.balloon.policy, BALLOON_EAGER);
+}
+
+static void test_balloon_rejects(void)
+{
+	struct vm_config cfg;
+
+	CHECK_EQ(PARSE(&cfg, "--balloon=stats=3601"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon=stats=-1"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon=stats=5s"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon=reporting=yes"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon=policy=lazy"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon=size=1G"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon=reporting"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon="), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon=stats=1,"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon", "--balloon"), RUN_PARSE_ERROR);
+	/* An optional argument only attaches with '='. */
+	CHECK_EQ(PARSE(&cfg, "--balloon", "stats=1"), RUN_PARSE_ERROR);
+}
+
 static void test_help(void)
 {
 	struct vm_config cfg;
@@ -157,6 +203,8 @@ int main(void)
 	RUN_TEST(test_rejects);
 	RUN_TEST(test_network);
 	RUN_TEST(test_network_rejects);
+	RUN_TEST(test_balloon);
+	RUN_TEST(test_balloon_rejects);
 	RUN_TEST(test_help);
 	return unit_finish();
 }

@@ -1,0 +1,450 @@
+/* Balloon host release: most cases run on a guest RAM layout built by
+ * hand (no mapping) with the release call replaced by a recorder, so
+ * they check the exact ranges released; the last one releases a real
+ * mapping with madvise and watches its resident size fall. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "balloon_release.h"
+#include "guest_ram.h"
+#include "unit.h"
+#include "util.h"
+
+#define PAGE BALLOON_PAGE_SIZE
+#define BLOCK BALLOON_BLOCK_SIZE
+#define PPB (BLOCK / PAGE)
+#define MAX_CALLS 64
+
+struct call {
+	uint64_t gpa, len;
+};
+
+static struct call calls[MAX_CALLS];
+static unsigned nr_calls;
+static int fail_with;
+
+static int record(void *opaque, const struct guest_ram *ram, uint64_t gpa,
+		  uint64_t len)
+{
+	if (nr_calls < MAX_CALLS)
+		calls[nr_calls] = (struct call){ gpa, len };
+	nr_calls++;
+	return fail_with;
+}
+
+static struct guest_ram ram;
+static struct balloon_release br;
+
+/* Region 0: [0, 8 MiB); region 1: [16 MiB, 20 MiB). With adjacent set,
+ * region 1 starts right at 8 MiB instead. */
+static void setup_layout(enum balloon_policy policy, bool adjacent)
+{
+	memset(&ram, 0, sizeof(ram));
+	ram.hugetlb_fd = -1;
+	ram.backing = RAM_BACKING_THP;
+	ram.nr_regions = 2;
+	ram.regions[0] = (struct ram_region){ .gpa = 0, .size = 8 * MiB };
+	ram.regions[1] = (struct ram_region){
+		.gpa = adjacent ? 8 * MiB : 16 * MiB, .size = 4 * MiB };
+	ram.total = 12 * MiB;
+	nr_calls = 0;
+	fail_with = 0;
+	CHECK_EQ(balloon_release_init(&br, "test", &ram, policy, record, NULL),
+		 0);
+}
+
+static void setup(enum balloon_policy policy)
+{
+	setup_layout(policy, false);
+}
+
+static bool called(unsigned i, uint64_t gpa, uint64_t len)
+{
+	return i < nr_calls && calls[i].gpa == gpa && calls[i].len == len;
+}
+
+#define R(pfn, n) ((struct balloon_range){ (pfn), (n) })
+
+static void test_eager_sorts_and_merges(void)
+{
+	struct balloon_range r[] = { R(5, 1), R(3, 1), R(4, 1), R(10, 1),
+				     R(11, 1), R(6, 1) };
+
+	setup(BALLOON_EAGER);
+	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), 6);
+	CHECK_EQ(nr_calls, 2);
+	CHECK(called(0, 3 * PAGE, 4 * PAGE));
+	CHECK(called(1, 10 * PAGE, 2 * PAGE));
+	CHECK_EQ(br.stats.ballooned_pages, 6);
+	CHECK_EQ(br.stats.release_calls, 2);
+	CHECK_EQ(br.stats.released_bytes, 6 * PAGE);
+	CHECK_EQ(br.stats.partial_blocks, 0);
+	CHECK_EQ(br.stats.held_pages, 0);
+	CHECK_EQ(br.stats.ignored, 0);
+	balloon_release_destroy(&br);
+}
+
+/* Ranges that touch become one call; each batch is released on its own. */
+static void test_eager_adjacent_ranges(void)
+{
+	struct balloon_range a[] = { R(2, 3), R(0, 2) };
+	struct balloon_range b[] = { R(5, 1) };
+
+	setup(BALLOON_EAGER);
+	CHECK_EQ(balloon_inflate(&br, a, ARRAY_SIZE(a)), 5);
+	CHECK_EQ(balloon_inflate(&br, b, 1), 1);
+	CHECK_EQ(nr_calls, 2);
+	CHECK(called(0, 0, 5 * PAGE));
+	CHECK(called(1, 5 * PAGE, PAGE));
+	balloon_release_destroy(&br);
+}
+
+static void test_repeated_and_overlapping(void)
+{
+	struct balloon_range a[] = { R(3, 1), R(3, 1), R(4, 1) };
+	struct balloon_range b[] = { R(3, 2) };
+	struct balloon_range c[] = { R(100, 4), R(102, 4) };
+	struct balloon_range d[] = { R(4, 1), R(2, 4) };
+
+	setup(BALLOON_EAGER);
+	CHECK_EQ(balloon_inflate(&br, a, ARRAY_SIZE(a)), 2);
+	CHECK_EQ(br.stats.ignored, 1);
+	CHECK_EQ(nr_calls, 1);
+	CHECK(called(0, 3 * PAGE, 2 * PAGE));
+	/* Already ballooned: nothing is released twice. */
+	CHECK_EQ(balloon_inflate(&br, b, 1), 0);
+	CHECK_EQ(nr_calls, 1);
+	CHECK_EQ(br.stats.ignored, 3);
+	CHECK_EQ(balloon_inflate(&br, c, ARRAY_SIZE(c)), 6);
+	CHECK_EQ(nr_calls, 2);
+	CHECK(called(1, 100 * PAGE, 6 * PAGE));
+	CHECK_EQ(br.stats.ignored, 5);
+	/* Pages 3 and 4 are ballooned: 2 and 5 around them are released
+	 * in two calls. */
+	CHECK_EQ(balloon_inflate(&br, d, ARRAY_SIZE(d)), 2);
+	CHECK_EQ(nr_calls, 4);
+	CHECK(called(2, 2 * PAGE, PAGE));
+	CHECK(called(3, 5 * PAGE, PAGE));
+	CHECK_EQ(br.stats.ballooned_pages, 10);
+	CHECK_EQ(br.stats.released_bytes, 10 * PAGE);
+	balloon_release_destroy(&br);
+}
+
+static void test_hostile_ranges(void)
+{
+	static const struct balloon_range bad[] = {
+		R(8 * MiB / PAGE, 1),		/* in the hole */
+		R(8 * MiB / PAGE - 1, 2),	/* runs past region 0 */
+		R(20 * MiB / PAGE, 1),		/* past the end of RAM */
+		R(20 * MiB / PAGE - 1, 2),
+		R(7, 0),			/* empty */
+		R(UINT64_MAX - 1, 5),		/* wraps */
+		R(1ULL << 60, 1),		/* no such address */
+		R(1, UINT64_MAX),
+		R(16 * MiB / PAGE, 1),		/* the one valid range */
+	};
+	struct balloon_range r[ARRAY_SIZE(bad)];
+
+	setup(BALLOON_EAGER);
+	memcpy(r, bad, sizeof(bad));
+	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), 1);
+	CHECK_EQ(br.stats.ignored, ARRAY_SIZE(r) - 1);
+	CHECK_EQ(nr_calls, 1);
+	CHECK(called(0, 16 * MiB, PAGE));
+	CHECK_EQ(br.stats.ballooned_pages, 1);
+	/* The array was compacted and sorted in place: rebuild it. Nothing
+	 * was inflated there, so deflating is ignored as well. */
+	memcpy(r, bad, sizeof(bad));
+	CHECK_EQ(balloon_deflate(&br, r, ARRAY_SIZE(r) - 1), 0);
+	CHECK_EQ(br.stats.ballooned_pages, 1);
+	balloon_release_destroy(&br);
+}
+
+/* Regions that touch in guest-physical space are still released one
+ * call each: each call must stay inside one host mapping. */
+static void test_adjacent_regions(void)
+{
+	struct balloon_range r[] = { R(8 * MiB / PAGE - 2, 2),
+				     R(8 * MiB / PAGE, 2) };
+
+	setup_layout(BALLOON_EAGER, true);
+	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), 4);
+	CHECK_EQ(nr_calls, 2);
+	CHECK(called(0, 8 * MiB - 2 * PAGE, 2 * PAGE));
+	CHECK(called(1, 8 * MiB, 2 * PAGE));
+	balloon_release_destroy(&br);
+}
+
+static void test_preserve_partial_then_complete(void)
+{
+	struct balloon_range a[] = { R(0, PPB - 1) };
+	struct balloon_range b[] = { R(PPB - 1, 1) };
+
+	setup(BALLOON_PRESERVE);
+	CHECK_EQ(balloon_inflate(&br, a, 1), PPB - 1);
+	CHECK_EQ(nr_calls, 0);
+	CHECK_EQ(br.stats.partial_blocks, 1);
+	CHECK_EQ(br.stats.held_pages, PPB - 1);
+	/* The block completes in a later batch: one 2 MiB release. */
+	CHECK_EQ(balloon_inflate(&br, b, 1), 1);
+	CHECK_EQ(nr_calls, 1);
+	CHECK(called(0, 0, BLOCK));
+	CHECK_EQ(br.stats.partial_blocks, 0);
+	CHECK_EQ(br.stats.held_pages, 0);
+	CHECK_EQ(br.stats.ballooned_pages, PPB);
+	CHECK_EQ(br.stats.released_bytes, BLOCK);
+	balloon_release_destroy(&br);
+}
+
+static void test_preserve_merges_blocks(void)
+{
+	/* Blocks 1 and 2 of region 0, in pieces and out of order; a few
+	 * pages of block 3; block 0 of region 1. */
+	struct balloon_range r[] = {
+		R(2 * PPB, PPB), R(PPB + 10, PPB - 10), R(PPB, 10),
+		R(3 * PPB + 5, 3),
+		R(16 * MiB / PAGE, PPB),
+	};
+
+	setup(BALLOON_PRESERVE);
+	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), 3 * PPB + 3);
+	CHECK_EQ(nr_calls, 2);
+	CHECK(called(0, BLOCK, 2 * BLOCK));
+	CHECK(called(1, 16 * MiB, BLOCK));
+	CHECK_EQ(br.stats.partial_blocks, 1);
+	CHECK_EQ(br.stats.held_pages, 3);
+	CHECK_EQ(br.stats.ballooned_pages, 3 * PPB + 3);
+	balloon_release_destroy(&br);
+}
+
+static void test_deflate(void)
+{
+	struct balloon_range in[] = { R(0, 10) };
+	struct balloon_range out[] = { R(2, 4), R(50, 1) };
+	struct balloon_range block[] = { R(PPB, PPB) };
+	struct balloon_range one[] = { R(PPB + 7, 1) };
+
+	setup(BALLOON_EAGER);
+	CHECK_EQ(balloon_inflate(&br, in, 1), 10);
+	CHECK_EQ(balloon_deflate(&br, out, ARRAY_SIZE(out)), 4);
+	CHECK_EQ(nr_calls, 1);		/* deflating releases nothing */
+	CHECK_EQ(br.stats.ballooned_pages, 6);
+	CHECK_EQ(br.stats.ignored, 1);	/* page 50 was never inflated */
+	/* Deflated pages can be ballooned again. */
+	CHECK_EQ(balloon_inflate(&br, out, 1), 4);
+	CHECK(called(1, 2 * PAGE, 4 * PAGE));
+	balloon_release_destroy(&br);
+
+	setup(BALLOON_PRESERVE);
+	CHECK_EQ(balloon_inflate(&br, block, 1), PPB);
+	CHECK_EQ(balloon_deflate(&br, one, 1), 1);
+	CHECK_EQ(br.stats.partial_blocks, 1);
+	CHECK_EQ(br.stats.held_pages, PPB - 1);
+	CHECK_EQ(br.stats.ballooned_pages, PPB - 1);
+	/* Whole again: released whole again. */
+	CHECK_EQ(balloon_inflate(&br, one, 1), 1);
+	CHECK_EQ(nr_calls, 2);
+	CHECK(called(1, BLOCK, BLOCK));
+	CHECK_EQ(br.stats.partial_blocks, 0);
+	CHECK_EQ(balloon_deflate(&br, block, 1), PPB);
+	CHECK_EQ(br.stats.ballooned_pages, 0);
+	CHECK_EQ(br.stats.partial_blocks, 0);
+	CHECK_EQ(br.stats.held_pages, 0);
+	balloon_release_destroy(&br);
+}
+
+static void test_reset(void)
+{
+	struct balloon_range a[] = { R(0, 5), R(PPB, 3) };
+
+	setup(BALLOON_PRESERVE);
+	CHECK_EQ(balloon_inflate(&br, a, ARRAY_SIZE(a)), 8);
+	CHECK_EQ(br.stats.partial_blocks, 2);
+	balloon_release_reset(&br);
+	CHECK_EQ(br.stats.ballooned_pages, 0);
+	CHECK_EQ(br.stats.partial_blocks, 0);
+	CHECK_EQ(br.stats.held_pages, 0);
+	CHECK_EQ(balloon_deflate(&br, a, ARRAY_SIZE(a)), 0);
+	CHECK_EQ(balloon_inflate(&br, a, ARRAY_SIZE(a)), 8);
+	CHECK_EQ(br.stats.held_pages, 8);
+	balloon_release_destroy(&br);
+}
+
+static void test_report(void)
+{
+	struct balloon_range a[] = { R(1, 3), R(4, 2) };
+	/* [1 MiB, 5 MiB): only block [2 MiB, 4 MiB) lies wholly inside. */
+	struct balloon_range b[] = { R(MiB / PAGE, 4 * MiB / PAGE) };
+	struct balloon_range c[] = { R(5, 100) };
+
+	setup(BALLOON_EAGER);
+	CHECK_EQ(balloon_report(&br, a, ARRAY_SIZE(a)), 5 * PAGE);
+	CHECK_EQ(nr_calls, 1);
+	CHECK(called(0, PAGE, 5 * PAGE));
+	CHECK_EQ(br.stats.ballooned_pages, 0);
+	/* Reported pages are not ballooned: deflating them is ignored. */
+	CHECK_EQ(balloon_deflate(&br, a, 1), 0);
+	balloon_release_destroy(&br);
+
+	setup(BALLOON_PRESERVE);
+	CHECK_EQ(balloon_report(&br, b, 1), BLOCK);
+	CHECK(called(0, 2 * MiB, BLOCK));
+	CHECK_EQ(balloon_report(&br, c, 1), 0);
+	CHECK_EQ(nr_calls, 1);
+	CHECK_EQ(br.stats.ballooned_pages, 0);
+	CHECK_EQ(br.stats.partial_blocks, 0);
+	balloon_release_destroy(&br);
+}
+
+static void test_release_error(void)
+{
+	struct balloon_range a[] = { R(0, 4) };
+
+	setup(BALLOON_EAGER);
+	fail_with = -EINVAL;
+	CHECK_EQ(balloon_inflate(&br, a, 1), 4);
+	CHECK_EQ(br.stats.release_calls, 1);
+	CHECK_EQ(br.stats.release_errors, 1);
+	CHECK_EQ(br.stats.released_bytes, 0);
+	CHECK_EQ(br.stats.ballooned_pages, 4);
+	balloon_release_destroy(&br);
+}
+
+/* hugetlbfs: only whole huge pages go back, whatever the policy asked. */
+static void test_hugetlbfs(void)
+{
+	struct balloon_range a[] = { R(3, 1) };
+	struct balloon_range b[] = { R(0, PPB) };
+	struct balloon_range gib[] = { R(0, GiB / PAGE - 1) };
+	struct balloon_range last[] = { R(GiB / PAGE - 1, 1) };
+
+	memset(&ram, 0, sizeof(ram));
+	ram.backing = RAM_BACKING_HUGETLBFS;
+	ram.hugetlb_fd = -1;
+	ram.hugetlb_page_size = 2 * MiB;
+	ram.nr_regions = 1;
+	ram.regions[0] = (struct ram_region){ .gpa = 0, .size = 4 * MiB };
+	nr_calls = 0;
+	fail_with = 0;
+	CHECK_EQ(balloon_release_init(&br, "test", &ram, BALLOON_EAGER, record,
+				      NULL), 0);
+	CHECK_EQ(br.policy, BALLOON_PRESERVE);
+	CHECK_EQ(balloon_inflate(&br, a, 1), 1);
+	CHECK_EQ(nr_calls, 0);
+	CHECK_EQ(balloon_inflate(&br, b, 1), PPB - 1);
+	CHECK_EQ(nr_calls, 1);
+	CHECK(called(0, 0, 2 * MiB));
+	balloon_release_destroy(&br);
+
+	/* 1 GiB huge pages: a block is 262144 pages. */
+	ram.hugetlb_page_size = GiB;
+	ram.regions[0].size = GiB;
+	nr_calls = 0;
+	CHECK_EQ(balloon_release_init(&br, "test", &ram, BALLOON_PRESERVE,
+				      record, NULL), 0);
+	CHECK_EQ(balloon_inflate(&br, gib, 1), GiB / PAGE - 1);
+	CHECK_EQ(nr_calls, 0);
+	CHECK_EQ(br.stats.held_pages, GiB / PAGE - 1);
+	CHECK_EQ(balloon_inflate(&br, last, 1), 1);
+	CHECK_EQ(nr_calls, 1);
+	CHECK(called(0, 0, GiB));
+	balloon_release_destroy(&br);
+}
+
+/* The real call on anonymous RAM: the host's resident size falls by what
+ * was released, and the pages read back as zeros. */
+static void test_real_madvise(void)
+{
+	const struct ram_range rr[] = { { 0, 8 * MiB } };
+	struct balloon_range r[] = { R(PPB, PPB), R(3 * PPB, 16) };
+	struct guest_ram_usage before, after;
+	struct guest_ram real;
+	uint8_t *p;
+
+	if (guest_ram_map(&real, rr, 1, RAM_BACKING_NO_THP, NULL)) {
+		CHECK(!"guest_ram_map");
+		return;
+	}
+	p = guest_ram_ptr(&real, 0, 8 * MiB);
+	memset(p, 0x5a, 8 * MiB);
+	CHECK_EQ(guest_ram_usage(&real, &before), 0);
+	CHECK_EQ(balloon_release_init(&br, "test", &real, BALLOON_EAGER, NULL,
+				      NULL), 0);
+	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), PPB + 16);
+	CHECK_EQ(br.stats.release_calls, 2);
+	CHECK_EQ(br.stats.release_errors, 0);
+	CHECK_EQ(guest_ram_usage(&real, &after), 0);
+	CHECK_EQ(before.resident - after.resident, BLOCK + 16 * PAGE);
+	CHECK_EQ(p[BLOCK], 0);
+	CHECK_EQ(p[3 * BLOCK + 16 * PAGE - 1], 0);
+	CHECK_EQ(p[3 * BLOCK + 16 * PAGE], 0x5a);
+	balloon_release_destroy(&br);
+	guest_ram_unmap(&real);
+}
+
+/* THP-backed RAM: eager splits a huge page for one 4 KiB page; preserve
+ * keeps it until its block is whole, then frees it without a split.
+ * Skipped when the host gives the mapping no huge pages. */
+static void test_real_thp(void)
+{
+	const struct ram_range rr[] = { { 0, 8 * MiB } };
+	struct balloon_range one[] = { R(5, 1) };
+	struct balloon_range rest[] = { R(PPB + 6, PPB - 6), R(PPB, 6) };
+	struct balloon_range first[] = { R(PPB + 1, 1) };
+	struct guest_ram_usage u0, u1, u2;
+	struct guest_ram real;
+	uint8_t *p;
+
+	if (guest_ram_map(&real, rr, 1, RAM_BACKING_THP, NULL)) {
+		CHECK(!"guest_ram_map");
+		return;
+	}
+	p = guest_ram_ptr(&real, 0, 8 * MiB);
+	memset(p, 0x5a, 8 * MiB);
+	CHECK_EQ(guest_ram_usage(&real, &u0), 0);
+	if (u0.huge < 4 * MiB) {
+		SKIP("no transparent huge pages for the mapping");
+		guest_ram_unmap(&real);
+		return;
+	}
+	CHECK_EQ(balloon_release_init(&br, "test", &real, BALLOON_EAGER, NULL,
+				      NULL), 0);
+	CHECK_EQ(balloon_inflate(&br, one, 1), 1);
+	CHECK_EQ(guest_ram_usage(&real, &u1), 0);
+	CHECK_EQ(u0.resident - u1.resident, PAGE);
+	CHECK_EQ(u0.huge - u1.huge, BLOCK);	/* split */
+	balloon_release_destroy(&br);
+
+	CHECK_EQ(balloon_release_init(&br, "test", &real, BALLOON_PRESERVE,
+				      NULL, NULL), 0);
+	CHECK_EQ(balloon_inflate(&br, first, 1), 1);
+	CHECK_EQ(guest_ram_usage(&real, &u2), 0);
+	CHECK_EQ(u2.huge, u1.huge);		/* held, not split */
+	CHECK_EQ(balloon_inflate(&br, rest, ARRAY_SIZE(rest)), PPB - 1);
+	CHECK_EQ(br.stats.release_calls, 1);
+	CHECK_EQ(guest_ram_usage(&real, &u2), 0);
+	CHECK_EQ(u1.huge - u2.huge, BLOCK);
+	CHECK_EQ(u1.resident - u2.resident, BLOCK);
+	balloon_release_destroy(&br);
+	guest_ram_unmap(&real);
+}
+
+int main(void)
+{
+	RUN_TEST(test_eager_sorts_and_merges);
+	RUN_TEST(test_eager_adjacent_ranges);
+	RUN_TEST(test_repeated_and_overlapping);
+	RUN_TEST(test_hostile_ranges);
+	RUN_TEST(test_adjacent_regions);
+	RUN_TEST(test_preserve_partial_then_complete);
+	RUN_TEST(test_preserve_merges_blocks);
+	RUN_TEST(test_deflate);
+	RUN_TEST(test_reset);
+	RUN_TEST(test_report);
+	RUN_TEST(test_release_error);
+	RUN_TEST(test_hugetlbfs);
+	RUN_TEST(test_real_madvise);
+	RUN_TEST(test_real_thp);
+	return unit_finish();
+}

@@ -1,0 +1,94 @@
+/* virtio-balloon (virtio 1.x, 5.5) with the continuous-pages extension.
+ * The guest gives pages up on the inflate queues and takes them back on
+ * the deflate queues; vmm/balloon_release.c decides when their host
+ * memory is released. Also: free page reporting, memory statistics
+ * polled on a host timer, deflate on OOM (a guest-side promise only).
+ * See docs/balloon.md. */
+#ifndef THPVM_VIRTIO_BALLOON_H
+#define THPVM_VIRTIO_BALLOON_H
+
+#include <linux/virtio_balloon.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "balloon_release.h"
+#include "config.h"
+#include "virtio.h"
+
+/* Not upstream: the continuous-pages series (feature bit 6) adds
+ * inflate_cont_vq and deflate_cont_vq after the upstream queues; their
+ * elements are { le32 pfn; le32 size in bytes }. */
+#define VIRTIO_BALLOON_F_CONT_PAGES 6
+
+/* inflate, deflate, stats, reporting, inflate_cont, deflate_cont: the
+ * most any feature set uses (free page hints are not offered). */
+#define BALLOON_NR_QUEUES 6
+#define BALLOON_QUEUE_SIZE 256
+
+/* What a queue index means; it depends on the negotiated features,
+ * since Linux numbers only the queues that exist. */
+enum balloon_vq_role {
+	BVQ_INFLATE,
+	BVQ_DEFLATE,
+	BVQ_STATS,
+	BVQ_REPORTING,
+	BVQ_INFLATE_CONT,
+	BVQ_DEFLATE_CONT,
+	BVQ_NONE,
+};
+
+struct virtio_balloon {
+	struct virtio_device vdev;
+	struct virtio_balloon_config config;
+	struct balloon_config opts;
+	struct balloon_release release;	/* under vdev.lock */
+	enum balloon_vq_role roles[BALLOON_NR_QUEUES];
+	uint32_t target_pages;		/* num_pages as the host set it */
+	int timer_fd;			/* stats requests; -1 without */
+	struct balloon_range *scratch;	/* one batch of ranges */
+
+	/* The stats buffer the driver posted, held until the next request,
+	 * and the last statistics it carried. */
+	uint16_t stats_head;
+	bool stats_held;
+	uint64_t stats[VIRTIO_BALLOON_S_NR];
+	uint32_t stats_mask;		/* which tags were present */
+	struct timespec stats_time;	/* CLOCK_MONOTONIC */
+};
+
+struct virtio_balloon_info {
+	uint64_t ram;			/* guest RAM, bytes */
+	uint64_t target;		/* bytes the balloon should hold */
+	uint64_t actual;		/* bytes the driver says it holds */
+	uint64_t ballooned;		/* bytes the host saw inflated */
+	uint64_t held;			/* of which in partial blocks */
+	uint64_t partial_blocks;
+	uint64_t released;		/* bytes given back so far */
+	uint64_t release_calls;
+	uint64_t release_errors;	/* calls that failed */
+	uint64_t ignored;		/* refused pages or ranges */
+	uint64_t features;		/* negotiated */
+	bool driver_ok;
+	enum balloon_policy policy;
+	uint64_t stats[VIRTIO_BALLOON_S_NR];
+	uint32_t stats_mask;
+	double stats_age;		/* seconds; negative: none yet */
+};
+
+/* opts->enabled is not looked at. release NULL: the real release calls
+ * (tests pass a recorder). */
+int virtio_balloon_create(struct virtio_balloon *b,
+			  const struct balloon_config *opts,
+			  const struct guest_ram *ram,
+			  balloon_release_fn release, void *release_opaque);
+void virtio_balloon_destroy(struct virtio_balloon *b);
+
+/* The host wants the balloon to hold bytes (rounded down to pages):
+ * num_pages changes and the driver gets a configuration interrupt.
+ * -ERANGE beyond guest RAM. */
+int virtio_balloon_set_target(struct virtio_balloon *b, uint64_t bytes);
+void virtio_balloon_info(struct virtio_balloon *b,
+			 struct virtio_balloon_info *info);
+
+#endif

@@ -1,0 +1,343 @@
+/* Host release of ballooned guest memory (see balloon_release.h). */
+#include "balloon_release.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "util.h"
+
+#define BITS_PER_WORD 64
+/* pfns above this would not fit a 64-bit guest-physical address. */
+#define MAX_PFN (UINT64_MAX >> BALLOON_PAGE_SHIFT)
+
+/* What one batch did wrong, for its single log line. */
+struct batch_errors {
+	uint64_t count;
+	const char *first;
+	uint64_t first_pfn;
+};
+
+static void batch_error(struct balloon_release *br, struct batch_errors *be,
+			const char *why, uint64_t pfn, uint64_t n)
+{
+	if (!be->count) {
+		be->first = why;
+		be->first_pfn = pfn;
+	}
+	be->count += n;
+	br->stats.ignored += n;
+}
+
+static void batch_report(struct balloon_release *br, const char *what,
+			 const struct batch_errors *be)
+{
+	if (be->count && log_ratelimit_ok(&br->rl))
+		pr_warn("%s: %s: ignored %llu pages or ranges, the first "
+			"at pfn 0x%llx: %s", br->name, what,
+			(unsigned long long)be->count,
+			(unsigned long long)be->first_pfn, be->first);
+}
+
+static int default_release(void *opaque, const struct guest_ram *ram,
+			   uint64_t gpa, uint64_t len)
+{
+	const struct ram_region *r = NULL;
+	unsigned i;
+
+	for (i = 0; i < ram->nr_regions; i++)
+		if (gpa >= ram->regions[i].gpa &&
+		    gpa - ram->regions[i].gpa < ram->regions[i].size)
+			r = &ram->regions[i];
+	if (!r)
+		return -EINVAL;
+	if (ram->hugetlb_fd >= 0) {
+		/* A shared hugetlbfs mapping keeps its pages in the file:
+		 * only punching the file gives them back. */
+		if (fallocate(ram->hugetlb_fd,
+			      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      r->file_offset + (gpa - r->gpa), len) < 0)
+			return -errno;
+		return 0;
+	}
+	if (madvise(r->host + (gpa - r->gpa), len, MADV_DONTNEED) < 0)
+		return -errno;
+	return 0;
+}
+
+int balloon_release_init(struct balloon_release *br, const char *name,
+			 const struct guest_ram *ram,
+			 enum balloon_policy policy, balloon_release_fn release,
+			 void *opaque)
+{
+	unsigned i;
+
+	memset(br, 0, sizeof(*br));
+	br->name = name;
+	br->ram = ram;
+	br->policy = policy;
+	br->block_size = BALLOON_BLOCK_SIZE;
+	if (ram->backing == RAM_BACKING_HUGETLBFS) {
+		br->policy = BALLOON_PRESERVE;
+		br->block_size = ram->hugetlb_page_size;
+	}
+	br->pages_per_block = br->block_size >> BALLOON_PAGE_SHIFT;
+	br->release = release ?: default_release;
+	br->opaque = opaque;
+	for (i = 0; i < ram->nr_regions; i++) {
+		uint64_t pages = ram->regions[i].size >> BALLOON_PAGE_SHIFT;
+		struct balloon_region_track *t = &br->track[i];
+
+		t->bitmap = calloc((pages + BITS_PER_WORD - 1) / BITS_PER_WORD,
+				   sizeof(*t->bitmap));
+		t->block_pages = calloc(ram->regions[i].size / br->block_size,
+					sizeof(*t->block_pages));
+		if (!t->bitmap || !t->block_pages) {
+			balloon_release_destroy(br);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void balloon_release_destroy(struct balloon_release *br)
+{
+	unsigned i;
+
+	for (i = 0; i < GUEST_RAM_MAX_REGIONS; i++) {
+		free(br->track[i].bitmap);
+		free(br->track[i].block_pages);
+	}
+	/* What reset looks at: a device torn down half made is safe. */
+	memset(br, 0, sizeof(*br));
+}
+
+void balloon_release_reset(struct balloon_release *br)
+{
+	unsigned i;
+
+	if (!br->ram)
+		return;
+	for (i = 0; i < br->ram->nr_regions; i++) {
+		uint64_t size = br->ram->regions[i].size;
+		uint64_t pages = size >> BALLOON_PAGE_SHIFT;
+
+		memset(br->track[i].bitmap, 0,
+		       (pages + BITS_PER_WORD - 1) / BITS_PER_WORD *
+			       sizeof(uint64_t));
+		memset(br->track[i].block_pages, 0,
+		       size / br->block_size * sizeof(uint32_t));
+	}
+	br->stats.ballooned_pages = 0;
+	br->stats.held_pages = 0;
+	br->stats.partial_blocks = 0;
+}
+
+const char *balloon_policy_name(enum balloon_policy policy)
+{
+	return policy == BALLOON_EAGER ? "eager" : "preserve";
+}
+
+static int region_of(const struct guest_ram *ram, uint64_t gpa)
+{
+	unsigned i;
+
+	for (i = 0; i < ram->nr_regions; i++)
+		if (gpa >= ram->regions[i].gpa &&
+		    gpa - ram->regions[i].gpa < ram->regions[i].size)
+			return i;
+	return -1;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct balloon_range *x = a, *y = b;
+
+	return x->pfn < y->pfn ? -1 : x->pfn > y->pfn;
+}
+
+/* Drops the ranges that are not wholly inside one RAM region, moves the
+ * others to the front and sorts them. Returns how many are left. */
+static unsigned batch_prepare(struct balloon_release *br,
+			      struct balloon_range *ranges, unsigned nr,
+			      struct batch_errors *be)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < nr; i++) {
+		const struct balloon_range *r = &ranges[i];
+		uint64_t gpa = r->pfn << BALLOON_PAGE_SHIFT;
+
+		if (!r->nr_pages)
+			batch_error(br, be, "empty range", r->pfn, 1);
+		else if (r->pfn > MAX_PFN || r->nr_pages > MAX_PFN - r->pfn)
+			batch_error(br, be, "range wraps", r->pfn, 1);
+		else if (guest_ram_contig(br->ram, gpa) <
+			 r->nr_pages << BALLOON_PAGE_SHIFT)
+			batch_error(br, be, "outside guest RAM", r->pfn, 1);
+		else
+			ranges[n++] = *r;
+	}
+	qsort(ranges, n, sizeof(*ranges), range_cmp);
+	return n;
+}
+
+static void flush(struct balloon_release *br)
+{
+	int err;
+
+	if (!br->pending_len)
+		return;
+	br->stats.release_calls++;
+	err = br->release(br->opaque, br->ram, br->pending_gpa,
+			  br->pending_len);
+	if (err) {
+		br->stats.release_errors++;
+		if (log_ratelimit_ok(&br->rl))
+			pr_warn("%s: cannot release %llu KiB at 0x%llx: %s",
+				br->name,
+				(unsigned long long)(br->pending_len >> 10),
+				(unsigned long long)br->pending_gpa,
+				strerror(-err));
+	} else {
+		br->stats.released_bytes += br->pending_len;
+	}
+	br->pending_len = 0;
+}
+
+/* Adds a range to the release being built; one that does not touch or
+ * overlap it, or lies in another region, sends that one first. */
+static void release_add(struct balloon_release *br, uint64_t gpa,
+			uint64_t len)
+{
+	uint64_t end = br->pending_gpa + br->pending_len;
+
+	if (br->pending_len && gpa >= br->pending_gpa && gpa <= end &&
+	    region_of(br->ram, gpa) == region_of(br->ram, br->pending_gpa)) {
+		br->pending_len = MAX(end, gpa + len) - br->pending_gpa;
+		return;
+	}
+	flush(br);
+	br->pending_gpa = gpa;
+	br->pending_len = len;
+}
+
+/* Partial-block accounting when a block goes from old to new pages. */
+static void block_changed(struct balloon_release *br, uint64_t old,
+			  uint64_t new)
+{
+	bool was = old && old < br->pages_per_block;
+	bool is = new && new < br->pages_per_block;
+
+	if (br->policy != BALLOON_PRESERVE)
+		return;
+	br->stats.partial_blocks += is - was;
+	br->stats.held_pages += (is ? new : 0) - (was ? old : 0);
+}
+
+/* Sets (inflate) or clears one page's bit; false if it already was so. */
+static bool page_flip(struct balloon_region_track *t, uint64_t page,
+		      bool set)
+{
+	uint64_t mask = 1ULL << (page % BITS_PER_WORD);
+	uint64_t *w = &t->bitmap[page / BITS_PER_WORD];
+
+	if (!!(*w & mask) == set)
+		return false;
+	*w ^= mask;
+	return true;
+}
+
+static uint64_t update(struct balloon_release *br, struct balloon_range *ranges,
+		       unsigned nr, bool inflate)
+{
+	struct batch_errors be = { 0 };
+	uint64_t changed = 0;
+	unsigned i;
+
+	nr = batch_prepare(br, ranges, nr, &be);
+	for (i = 0; i < nr; i++) {
+		uint64_t gpa = ranges[i].pfn << BALLOON_PAGE_SHIFT;
+		int ri = region_of(br->ram, gpa);
+		const struct ram_region *r = &br->ram->regions[ri];
+		struct balloon_region_track *t = &br->track[ri];
+		uint64_t first = (gpa - r->gpa) >> BALLOON_PAGE_SHIFT;
+		uint64_t p;
+
+		for (p = first; p < first + ranges[i].nr_pages; p++) {
+			uint64_t b = p / br->pages_per_block;
+			uint32_t old = t->block_pages[b];
+			uint64_t page_gpa = r->gpa + (p << BALLOON_PAGE_SHIFT);
+
+			if (!page_flip(t, p, inflate)) {
+				batch_error(br, &be, inflate ?
+					    "page already ballooned" :
+					    "page not ballooned",
+					    page_gpa >> BALLOON_PAGE_SHIFT, 1);
+				continue;
+			}
+			changed++;
+			t->block_pages[b] = inflate ? old + 1 : old - 1;
+			block_changed(br, old, t->block_pages[b]);
+			if (!inflate)
+				continue;
+			if (br->policy == BALLOON_EAGER)
+				release_add(br, page_gpa, BALLOON_PAGE_SIZE);
+			else if (t->block_pages[b] == br->pages_per_block)
+				release_add(br, r->gpa + b * br->block_size,
+					    br->block_size);
+		}
+	}
+	flush(br);
+	if (inflate)
+		br->stats.ballooned_pages += changed;
+	else
+		br->stats.ballooned_pages -= changed;
+	batch_report(br, inflate ? "inflate" : "deflate", &be);
+	return changed;
+}
+
+uint64_t balloon_inflate(struct balloon_release *br,
+			 struct balloon_range *ranges, unsigned nr)
+{
+	return update(br, ranges, nr, true);
+}
+
+/* Under both policies a deflated page needs nothing from the host: it
+ * was released (EAGER, or its block was complete) and faults in fresh
+ * memory when the guest touches it, or it was never released. */
+uint64_t balloon_deflate(struct balloon_release *br,
+			 struct balloon_range *ranges, unsigned nr)
+{
+	return update(br, ranges, nr, false);
+}
+
+uint64_t balloon_report(struct balloon_release *br,
+			struct balloon_range *ranges, unsigned nr)
+{
+	struct batch_errors be = { 0 };
+	uint64_t before = br->stats.released_bytes;
+	unsigned i;
+
+	nr = batch_prepare(br, ranges, nr, &be);
+	for (i = 0; i < nr; i++) {
+		uint64_t gpa = ranges[i].pfn << BALLOON_PAGE_SHIFT;
+		uint64_t end = gpa + (ranges[i].nr_pages << BALLOON_PAGE_SHIFT);
+		const struct ram_region *r =
+			&br->ram->regions[region_of(br->ram, gpa)];
+
+		/* Under PRESERVE, only the whole blocks inside: a report
+		 * must not split a huge page either. */
+		if (br->policy == BALLOON_PRESERVE) {
+			gpa = r->gpa + ALIGN_UP(gpa - r->gpa, br->block_size);
+			end = r->gpa + ALIGN_DOWN(end - r->gpa, br->block_size);
+		}
+		if (gpa < end)
+			release_add(br, gpa, end - gpa);
+	}
+	flush(br);
+	batch_report(br, "report", &be);
+	return br->stats.released_bytes - before;
+}

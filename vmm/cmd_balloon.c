@@ -1,0 +1,274 @@
+/* thpvm balloon NAME [--inflate SIZE|--deflate SIZE|--set SIZE] [--wait]:
+ * shows a VM's balloon, after changing its target if asked to. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd_util.h"
+#include "control_client.h"
+#include "log.h"
+#include "util.h"
+
+static const char *fmt_size(uint64_t bytes, char *buf)
+{
+	return size_format(bytes, buf, 32);
+}
+
+static uint64_t get_u64(const struct json_value *reply, const char *key)
+{
+	uint64_t v = 0;
+
+	json_get_u64(reply, key, &v);
+	return v;
+}
+
+static int balloon_print(const char *name, const struct json_value *reply)
+{
+	const struct json_value *stats = json_object_get(reply, "stats");
+	char a[32], b[32];
+	const char *policy = json_get_string(reply, "policy");
+	uint64_t ram;
+	bool driver_ok = false;
+	double age = 0, percent = 0;
+	size_t i;
+
+	if (!policy || !json_get_u64(reply, "ram", &ram) ||
+	    !json_get_bool(reply, "driver_ok", &driver_ok) ||
+	    !json_get_double(reply, "huge_percent", &percent)) {
+		pr_err("VM \"%s\" sent an incomplete balloon reply", name);
+		return 1;
+	}
+	printf("Name: %s\n", name);
+	printf("Driver: %s\n", driver_ok ? "ready" : "not started");
+	printf("RAM: %s\n", fmt_size(ram, a));
+	printf("Target: %s in the balloon, %s for the guest\n",
+	       fmt_size(get_u64(reply, "target"), a),
+	       fmt_size(get_u64(reply, "guest_target"), b));
+	printf("Actual: %s in the balloon\n",
+	       fmt_size(get_u64(reply, "actual"), a));
+	printf("Policy: %s\n", policy);
+	printf("Released to the host: %s in %llu calls\n",
+	       fmt_size(get_u64(reply, "released"), a),
+	       (unsigned long long)get_u64(reply, "release_calls"));
+	printf("Partial blocks: %llu, holding %s\n",
+	       (unsigned long long)get_u64(reply, "partial_blocks"),
+	       fmt_size(get_u64(reply, "held"), a));
+	printf("Host resident: %s\n", fmt_size(get_u64(reply, "resident"), a));
+	printf("Huge pages: %s (%.1f%% of RAM)\n",
+	       fmt_size(get_u64(reply, "huge"), a), percent);
+	if (!stats || stats->type != JSON_OBJECT ||
+	    !json_get_double(reply, "stats_age", &age)) {
+		printf("Guest stats: none yet\n");
+		return 0;
+	}
+	printf("Guest stats (%.1f s old):\n", age);
+	for (i = 0; i < stats->object.len; i++) {
+		const struct json_member *m = &stats->object.members[i];
+		uint64_t v = get_u64(stats, m->key);
+
+		/* Counters are counts; the rest are sizes in bytes. */
+		if (strstr(m->key, "faults") || strstr(m->key, "hugetlb"))
+			printf("  %s: %llu\n", m->key, (unsigned long long)v);
+		else
+			printf("  %s: %s\n", m->key, fmt_size(v, a));
+	}
+	return 0;
+}
+
+#define WAIT_DEFAULT_S 60
+#define WAIT_MAX_S 86400
+#define WAIT_POLL_MS 100
+
+/* Asks again until the driver's actual equals the target or timeout_s
+ * pass; res holds the last reply. On a terminal, a progress line on
+ * stderr. Returns 0, or 1 after reporting why. */
+static int wait_target(const char *name, unsigned timeout_s,
+		       struct control_result *res)
+{
+	bool tty = isatty(STDERR_FILENO), shown = false;
+	uint64_t target, actual;
+	struct timespec t0;
+	char a[32], b[32];
+	int rc = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		target = get_u64(res->reply, "target");
+		actual = get_u64(res->reply, "actual");
+		if (actual == target)
+			break;
+		if (time_ms_since(&t0) >= timeout_s * 1e3) {
+			if (shown)
+				fputc('\n', stderr);
+			pr_err("balloon: VM \"%s\" did not reach the target of "
+			       "%s within %u s (actual %s)", name,
+			       fmt_size(target, a), timeout_s,
+			       fmt_size(actual, b));
+			return 1;
+		}
+		if (tty)
+			shown = fprintf(stderr, "\rballoon: actual %s, target "
+					"%s ", fmt_size(actual, a),
+					fmt_size(target, b)) > 0;
+		usleep(WAIT_POLL_MS * 1000);
+		control_result_free(res);
+		rc = control_client_command(name, "balloon", 0, res);
+		if (rc) {
+			if (shown)
+				fputc('\n', stderr);
+			pr_err("%s", res->error);
+			return 1;
+		}
+	}
+	if (shown)
+		fputc('\n', stderr);
+	return 0;
+}
+
+/* A bare number is MiB, as for lkvm's --inflate and QEMU's balloon. */
+static int parse_size(const char *opt, const char *arg, uint64_t *out)
+{
+	const char *p = arg;
+	uint64_t v;
+
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (size_parse(arg, &v) || (!*p && v > (UINT64_MAX >> 20))) {
+		pr_err("balloon: --%s %s: not a size above 0 (examples: 600, "
+		       "512M, 1G; a bare number is MiB)", opt, arg);
+		return -EINVAL;
+	}
+	*out = *p ? v : v << 20;
+	return 0;
+}
+
+static int balloon_main(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_INFLATE, OPT_DEFLATE, OPT_SET, OPT_WAIT };
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ "inflate", required_argument, NULL, OPT_INFLATE },
+		{ "deflate", required_argument, NULL, OPT_DEFLATE },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "wait", optional_argument, NULL, OPT_WAIT },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *key = NULL, *name;
+	struct control_result res;
+	struct json_writer w;
+	unsigned long wait_s = 0;
+	bool json = false;
+	uint64_t size = 0;
+	int c, rc;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case 'h':
+			fputs(cmd_balloon.usage, stdout);
+			return 0;
+		case OPT_WAIT:
+			wait_s = WAIT_DEFAULT_S;
+			if (optarg && (uint_parse(optarg, WAIT_MAX_S, &wait_s) ||
+				       !wait_s)) {
+				pr_err("balloon: --wait=%s: expected seconds "
+				       "from 1 to %d", optarg, WAIT_MAX_S);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_INFLATE:
+		case OPT_DEFLATE:
+		case OPT_SET:
+			if (key) {
+				pr_err("balloon: --inflate, --deflate and "
+				       "--set exclude each other");
+				return EXIT_USAGE;
+			}
+			key = c == OPT_INFLATE ? "inflate" :
+			      c == OPT_DEFLATE ? "deflate" : "set";
+			if (parse_size(key, optarg, &size))
+				return EXIT_USAGE;
+			break;
+		default:
+			pr_err("balloon: unknown option or missing argument "
+			       "\"%s\" (see thpvm balloon --help)",
+			       argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		pr_err("balloon: expected one VM name (see thpvm balloon "
+		       "--help)");
+		return EXIT_USAGE;
+	}
+	name = argv[optind];
+	if (!cmd_name_check(name))
+		return EXIT_USAGE;
+	json_writer_init(&w);
+	json_write_object_begin(&w);
+	json_field_string(&w, "cmd", "balloon");
+	if (key)
+		json_field_uint(&w, key, size);
+	json_write_object_end(&w);
+	if (w.err) {
+		pr_err("balloon: cannot build the request: %s",
+		       strerror(-w.err));
+		json_writer_free(&w);
+		return 1;
+	}
+	rc = control_client_request(name, json_writer_str(&w), 0, &res);
+	json_writer_free(&w);
+	if (rc) {
+		pr_err("%s", res.error);
+		control_result_free(&res);
+		return 1;
+	}
+	if (wait_s && wait_target(name, wait_s, &res)) {
+		control_result_free(&res);
+		return 1;
+	}
+	if (json) {
+		json_writer_init(&w);
+		cmd_write_reply(&w, res.reply);
+		rc = cmd_print_json(&w);
+		json_writer_free(&w);
+	} else {
+		rc = balloon_print(name, res.reply);
+	}
+	control_result_free(&res);
+	return rc;
+}
+
+const struct command cmd_balloon = {
+	.name = "balloon",
+	.summary = "Show or change a VM's memory balloon",
+	.usage = "usage: thpvm balloon [--inflate|--deflate|--set SIZE] "
+		 "[--wait] [--json] NAME\n"
+		 "\n"
+		 "Shows the balloon of the VM called NAME (started with "
+		 "--balloon): its\ntarget, what the guest gave up, what went "
+		 "back to the host, and the\nguest's latest statistics. "
+		 "SIZE: 600 (MiB), 512M, 1G.\n"
+		 "\n"
+		 "  --inflate SIZE  take SIZE more from the guest\n"
+		 "  --deflate SIZE  give SIZE back to the guest\n"
+		 "  --set SIZE      leave the guest SIZE of memory\n"
+		 "  --wait[=SECONDS]\n"
+		 "                  then wait until the guest's balloon holds "
+		 "the target\n"
+		 "                  (at most SECONDS, default 60; exit status 1 "
+		 "after)\n"
+		 "  --json          print the VM's reply (sizes in bytes; see\n"
+		 "                  docs/control-protocol.md)\n"
+		 "  -h, --help      print this help\n",
+	.main = balloon_main,
+};
