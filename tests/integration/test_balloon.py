@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""thpvm balloon against a running VM: the status a VM with a balloon
+reports, targets set through the control socket, and the errors for a VM
+without a balloon and for bad sizes, after which the VM still runs.
+(The test guest has no balloon driver yet, so `actual` stays 0.)"""
+import harness
+from harness import run, start, wait_for_line
+
+SERVE = "serve skip=smp,lapic,pit"
+
+
+def serving(name, args=()):
+    harness.require_kvm()
+    p = start(["run", "--name", name, "-m", "256M"] + list(args) +
+              ["-p", SERVE])
+    wait_for_line(p, "tg: serving")
+    return p
+
+
+def one_error(r, text):
+    assert r.rc != 0, r
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("thpvm: error:"), r
+    assert text in lines[0], r
+
+
+def test_balloon_status_and_target():
+    p = serving("bal", ["--balloon"])
+    st = harness.ctl_json(["balloon", "bal"])
+    assert st["ram"] == 256 << 20, st
+    assert st["target"] == 0 and st["actual"] == 0, st
+    assert st["policy"] == "eager", st
+    assert st["driver_ok"] is False, st
+    st = harness.ctl_json(["balloon", "bal", "--set", "200M"])
+    assert st["target"] == 56 << 20, st
+    st = harness.ctl_json(["balloon", "bal", "--inflate", "8"])
+    assert st["target"] == 64 << 20, st
+    st = harness.ctl_json(["balloon", "bal", "--deflate", "64M"])
+    assert st["target"] == 0, st
+    r = run(["balloon", "bal"])
+    assert r.rc == 0 and "Target:" in r.out, r
+    assert harness.stop_and_wait(p, "bal") == 0
+
+
+def test_balloon_errors_leave_the_vm_running():
+    p = serving("plain")
+    one_error(run(["balloon", "plain"]), "has no balloon")
+    q = serving("withb", ["--balloon"])
+    for bad in ("--set=lots", "--inflate=-5", "--set=1T", "--deflate=1M"):
+        opt, size = bad.split("=")
+        r = run(["balloon", "withb", opt, size])
+        assert r.rc != 0 and "thpvm: error:" in r.err, r
+    r = run(["balloon", "nosuchvm"])
+    assert r.rc != 0 and "thpvm: error:" in r.err, r
+    assert p.poll() is None and q.poll() is None
+    assert harness.ctl_json(["balloon", "withb"])["target"] == 0
+    assert harness.stop_and_wait(p, "plain") == 0
+    assert harness.stop_and_wait(q, "withb") == 0
+
+
+def test_balloon_option_errors():
+    harness.require_kvm()
+    for bad in ("--balloon=policy=lazy", "--balloon=stats=x",
+                "--balloon=nosuch=1"):
+        r = run(["run", bad])
+        assert r.rc != 0 and "thpvm: error:" in r.err, r
+        assert len(r.err.strip().splitlines()) == 1, r
+
+
+if __name__ == "__main__":
+    harness.main(globals())
