@@ -122,7 +122,7 @@ int blk_queue(struct blk_dev *b, struct blk_req *r, uint32_t type,
 		len -= l;
 	}
 	v[n++] = (struct vq_buf){ (uint64_t)&r->status, 1, true };
-	if (vq_add(&b->vd.vq, v, n, indirect ? r->table : 0, r) < 0)
+	if (vq_add(&b->vd.vq[0], v, n, indirect ? r->table : 0, r) < 0)
 		return BLK_ERR_FULL;
 	b->inflight++;
 	return 0;
@@ -135,7 +135,7 @@ int blk_reap(struct blk_dev *b)
 	uint32_t len;
 	int rc, n = 0;
 
-	while ((rc = vq_get_used(&b->vd.vq, &token, &len)) > 0) {
+	while ((rc = vq_get_used(&b->vd.vq[0], &token, &len)) > 0) {
 		struct blk_req *r = token;
 
 		r->written = len;
@@ -154,7 +154,7 @@ int blk_wait(struct blk_dev *b, uint64_t ms)
 	unsigned cfg_irqs = virtio_config_irqs(&b->vd);
 	int rc;
 
-	vq_kick(&b->vd.vq);
+	vq_kick(&b->vd.vq[0]);
 	for (;;) {
 		rc = blk_reap(b);
 		if (rc < 0)

@@ -46,7 +46,7 @@ static int submit(struct bench *j, struct blk_req *r, uint64_t k,
 static long u_bench(long arg)
 {
 	struct bench *j = (struct bench *)arg;
-	struct virtq *vq = &j->b->vd.vq;
+	struct virtq *vq = &j->b->vd.vq[0];
 	uint64_t issued = 0, done = 0, x = 0x9e3779b97f4a7c15ULL, idle;
 
 	vq_disarm(vq);
@@ -109,7 +109,7 @@ void blk_bench(struct blk_dev *b)
 	uint64_t ns;
 
 	/* Direct chains of three descriptors, and one 64 KiB buffer each. */
-	j.qd = MIN(params.blkbench_qd, b->vd.vq.size / 3);
+	j.qd = MIN(params.blkbench_qd, b->vd.vq[0].size / 3);
 	j.qd = MIN(j.qd, BLK_BUF_SIZE / (64 * 1024));
 
 	j.len = 64 * 1024;

@@ -232,7 +232,7 @@ static void run_case(struct blk_dev *b, unsigned i)
 {
 	struct blk_req *r = &blk_reqs[0];
 	struct ctx c = {
-		.vq = &b->vd.vq, .d = b->vd.vq.desc,
+		.vq = &b->vd.vq[0], .d = b->vd.vq[0].desc,
 		.t1 = blk_reqs[0].table, .t2 = blk_reqs[1].table,
 		.hdr = (uint64_t)&r->hdr, .data = blk_buf + 64 * 1024,
 		.status = (uint64_t)&r->status, .result = (uint64_t)&r->status,

@@ -161,7 +161,7 @@ static void print_info(struct blk_dev *b)
 	print("tg: blk dev=%u bdf=00:%02x.%x capacity=%lu ro=%u features=0x%lx "
 	      "seg_max=%u size_max=%u queue_size=%u serial=%s\n", b->num,
 	      b->vd.pci->dev, b->vd.pci->fn, b->capacity, b->ro,
-	      b->vd.features, b->seg_max, b->size_max, b->vd.vq.size, id);
+	      b->vd.features, b->seg_max, b->size_max, b->vd.vq[0].size, id);
 	if (rc != VIRTIO_BLK_S_OK && rc != VIRTIO_BLK_S_UNSUPP)
 		result(b, false, "id", "got=%s", blk_rc_name(rc));
 	recover(b, rc);
@@ -449,7 +449,7 @@ static void check_msix(struct blk_dev *b)
 
 	asm volatile("sti; hlt; cli");
 	before = virtio_queue_irqs(&b->vd);
-	vq_arm(&b->vd.vq);
+	vq_arm(&b->vd.vq[0]);
 	rc = blk_queue(b, &blk_reqs[0], VIRTIO_BLK_T_IN, 0, blk_buf, SECTOR,
 		       1, 0);
 	if (!rc)
@@ -532,7 +532,7 @@ void run_blk(void)
 		}
 		memset(b, 0, sizeof(*b));
 		b->num = n++;
-		if (!virtio_probe(&b->vd, f, b->num, &why) ||
+		if (!virtio_probe(&b->vd, f, 1, &why) ||
 		    !blk_start(b, &why)) {
 			result(b, false, "init", "bdf=00:%02x.%x reason=%s",
 			       f->dev, f->fn, why);

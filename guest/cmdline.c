@@ -74,6 +74,8 @@ static bool parse_vfeat(const char *v, size_t len)
 			params.vfeat_off |= VFEAT_NOEVENT;
 		else if (n == 10 && !memcmp(v, "noindirect", 10))
 			params.vfeat_off |= VFEAT_NOINDIRECT;
+		else if (n == 5 && !memcmp(v, "nomrg", 5))
+			params.vfeat_off |= VFEAT_NOMRG;
 		else
 			return false;
 		v += n;
@@ -83,6 +85,30 @@ static bool parse_vfeat(const char *v, size_t len)
 			len--;
 		}
 	}
+	return true;
+}
+
+/* A dotted quad, into host byte order. */
+static bool parse_ipv4(const char *v, size_t len, uint32_t *out)
+{
+	uint32_t ip = 0;
+
+	for (int i = 0; i < 4; i++) {
+		bool last = i == 3;
+		size_t n = 0;
+		uint64_t x;
+
+		while (n < len && v[n] != '.')
+			n++;
+		/* Three numbers end in a dot, the last one at the end. */
+		if (!n || n > 3 || !parse_u64(v, n, false, &x) || x > 255 ||
+		    last != (n == len))
+			return false;
+		ip = ip << 8 | x;
+		v += n + !last;
+		len -= n + !last;
+	}
+	*out = ip;
 	return true;
 }
 
@@ -113,6 +139,10 @@ static bool parse_one(const char *tok, size_t len)
 			params.blkbench = true;
 		else if (is_key(tok, klen, "blk_evil"))
 			params.blk_evil = true;
+		else if (is_key(tok, klen, "net"))
+			params.net = true;
+		else if (is_key(tok, klen, "netbench"))
+			params.netbench = true;
 		return true;
 	}
 	if (is_key(tok, klen, "ram")) {
@@ -173,6 +203,25 @@ static bool parse_one(const char *tok, size_t len)
 				     x <= BLKBENCH_QD_MAX ? x : 0;
 		return params.blkbench_qd;
 	}
+	if (is_key(tok, klen, "ip"))
+		return parse_ipv4(v, vlen, &params.ip);
+	if (is_key(tok, klen, "hostip"))
+		return parse_ipv4(v, vlen, &params.hostip);
+	/* netbench uses the next two ports as well. */
+	if (is_key(tok, klen, "udp_port")) {
+		params.udp_port = parse_u64(v, vlen, false, &x) && x >= 1 &&
+				  x <= 65533 ? x : 0;
+		return params.udp_port;
+	}
+	if (is_key(tok, klen, "net_ping_in")) {
+		if (!parse_u64(v, vlen, false, &x) || x > 1000000)
+			return false;
+		params.net_ping_in = x;
+		return true;
+	}
+	if (is_key(tok, klen, "netbench_packets"))
+		return parse_u64(v, vlen, false, &params.netbench_packets) &&
+		       params.netbench_packets;
 	return true;
 }
 
@@ -180,6 +229,10 @@ void parse_params(const char *cl)
 {
 	params.touch_stride = 4096;
 	params.blkbench_qd = 16;
+	params.ip = 0x0a00020f;		/* 10.0.2.15 */
+	params.hostip = 0x0a000202;	/* 10.0.2.2 */
+	params.udp_port = 7777;
+	params.netbench_packets = 100000;
 	while (*cl) {
 		size_t len = 0;
 

@@ -39,18 +39,22 @@ void boot_info_init(int entry, uint64_t ptr);
 /* Command line. */
 enum check_id { CHK_E820, CHK_SMP, CHK_LAPIC, CHK_PIT, CHK_INITRD, CHK_COUNT };
 
-/* vfeat= bits: virtio ring features the driver must not accept. */
+/* vfeat= bits: virtio features the driver must not accept. */
 #define VFEAT_NOEVENT		1u
 #define VFEAT_NOINDIRECT	2u
+#define VFEAT_NOMRG		4u	/* VIRTIO_NET_F_MRG_RXBUF */
 #define BLKBENCH_QD_MAX		64
 
 struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status;
-	bool pci, blk, blkbench, blk_evil;
+	bool pci, blk, blkbench, blk_evil, net, netbench;
 	uint64_t ecam;		/* 0: configuration mechanism #1 */
 	unsigned vfeat_off;	/* VFEAT_* */
 	unsigned blkbench_qd;
+	uint32_t ip, hostip;	/* IPv4, host byte order */
+	unsigned udp_port, net_ping_in;
+	uint64_t netbench_packets;
 	uint64_t ram;
 	unsigned cpus;
 	uint32_t initrd_crc;
@@ -139,5 +143,6 @@ void check_timers(void);
 void check_initrd(void);
 void run_touch_rand(void);
 void run_blk(void);
+void run_net(void);
 
 #endif

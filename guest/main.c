@@ -121,10 +121,13 @@ void c_entry(int entry, uint64_t ptr)
 	if (!skipped(CHK_INITRD))
 		check_initrd();
 	/* PCI only when asked for: each config access is a VM exit. */
-	if (params.pci || params.blk || params.blkbench || params.blk_evil)
+	if (params.pci || params.blk || params.blkbench || params.blk_evil ||
+	    params.net || params.netbench)
 		pci_scan();
 	if (params.blk || params.blkbench || params.blk_evil)
 		run_blk();
+	if (params.net || params.netbench)
+		run_net();
 	run_touch_rand();
 
 	print("tg: done passed=%u failed=%u\n", passed, failed);

@@ -97,23 +97,27 @@ static inline volatile uint16_t *vq_avail_event(struct virtq *vq)
 	return (volatile uint16_t *)&vq->used->ring[vq->size];
 }
 
-/* A virtio device on the modern PCI transport with one virtqueue (enough
- * for virtio-blk without VIRTIO_BLK_F_MQ). MSI-X entry 0 signals config
- * changes, entry 1 the queue; IDT vectors VEC_VIRTIO_BASE + 2 * slot and
- * the next one. */
+/* A virtio device on the modern PCI transport with its first nvq
+ * virtqueues (one for virtio-blk without VIRTIO_BLK_F_MQ, receive and
+ * transmit for virtio-net). MSI-X entry 0 signals config changes, entry 1
+ * every queue; IDT vectors VEC_VIRTIO_BASE + 2 * slot and the next one,
+ * slots taken in probe order. */
+#define VIRTIO_MAX_QUEUES	2
+
 struct virtio_dev {
 	const struct pci_func *pci;
 	unsigned slot;
 	uint64_t common, isr, device, notify_base;
 	uint32_t notify_mult, notify_len;
 	uint64_t features;	/* negotiated */
-	struct virtq vq;
+	unsigned nvq;
+	struct virtq vq[VIRTIO_MAX_QUEUES];
 };
 
 #define VIRTIO_MAX_DEVS		(VEC_VIRTIO_COUNT / 2)
 
 bool virtio_probe(struct virtio_dev *d, const struct pci_func *f,
-		  unsigned slot, const char **why);
+		  unsigned nvq, const char **why);
 bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why);
 bool virtio_reset(struct virtio_dev *d);
 uint8_t virtio_status(struct virtio_dev *d);

@@ -1,5 +1,5 @@
 /* virtio 1.x modern PCI transport (virtio spec 4.1): the vendor
- * capabilities, MSI-X, reset, feature negotiation, queue 0 set-up and
+ * capabilities, MSI-X, reset, feature negotiation, queue set-up and
  * sleeping until the device interrupts. */
 #include "guest.h"
 #include "io.h"
@@ -43,6 +43,8 @@
 #define MSIX_ENTRY		16
 #define RESET_MS		1000
 
+static unsigned slots_used;	/* MSI-X vector pairs handed out */
+
 static bool msix_setup(struct virtio_dev *d, const char **why)
 {
 	const struct pci_func *f = d->pci;
@@ -82,14 +84,20 @@ static bool msix_setup(struct virtio_dev *d, const char **why)
 }
 
 /* Finds the structures the transport needs (the first capability of
- * each type, as the spec asks), maps their BARs and enables MSI-X. */
+ * each type, as the spec asks), maps their BARs, takes the next pair of
+ * interrupt vectors and enables MSI-X; nvq queues from then on. */
 bool virtio_probe(struct virtio_dev *d, const struct pci_func *f,
-		  unsigned slot, const char **why)
+		  unsigned nvq, const char **why)
 {
 	uint64_t addr[CAP_DEVICE + 1] = { 0 }, len[CAP_DEVICE + 1] = { 0 };
 
+	if (slots_used == VIRTIO_MAX_DEVS) {
+		*why = "no-free-vectors";
+		return false;
+	}
 	d->pci = f;
-	d->slot = slot;
+	d->slot = slots_used++;
+	d->nvq = nvq;
 	for (unsigned cap = pci_find_cap(f, 0, PCI_CAP_VENDOR); cap;
 	     cap = pci_find_cap(f, cap, PCI_CAP_VENDOR)) {
 		uint8_t type = pci_read8(f, cap + CAP_TYPE);
@@ -127,7 +135,8 @@ bool virtio_probe(struct virtio_dev *d, const struct pci_func *f,
 	d->notify_base = addr[CAP_NOTIFY];
 	d->notify_len = len[CAP_NOTIFY];
 	d->device = addr[CAP_DEVICE];
-	vq_alloc(&d->vq);
+	for (unsigned q = 0; q < nvq; q++)
+		vq_alloc(&d->vq[q]);
 	return msix_setup(d, why);
 }
 
@@ -169,15 +178,46 @@ static bool give_up(struct virtio_dev *d, const char *what, const char **why)
 	return false;
 }
 
-/* The driver initialisation sequence (spec 3.1.1) with queue 0: want is
- * the device-specific features to accept; VERSION_1 is required and the
- * ring features are taken when offered unless vfeat= turns them off. */
+/* One queue: the device's size, at most VQ_MAX_SIZE and a power of
+ * two, the rings, MSI-X entry 1, the notify address; enabled. */
+static bool queue_setup(struct virtio_dev *d, unsigned q, const char **why)
+{
+	uint64_t c = d->common;
+	struct virtq *vq = &d->vq[q];
+	uint16_t size, noff;
+
+	mmio_write16(c + Q_SELECT, q);
+	size = MIN(mmio_read16(c + Q_SIZE), VQ_MAX_SIZE);
+	while (size & (size - 1))
+		size &= size - 1;
+	if (!size)
+		return give_up(d, "queue-size-0", why);
+	mmio_write16(c + Q_SIZE, size);
+	vq_init(vq, size, virtio_has(d, VIRTIO_F_EVENT_IDX));
+	vq->index = q;
+	write64(c + Q_DESC, (uint64_t)vq->desc);
+	write64(c + Q_DRIVER, (uint64_t)vq->avail);
+	write64(c + Q_DEVICE, (uint64_t)vq->used);
+	/* A device out of vectors answers NO_VECTOR. */
+	mmio_write16(c + Q_MSIX, 1);
+	if (mmio_read16(c + Q_MSIX) != 1)
+		return give_up(d, "queue-msix-vector", why);
+	noff = mmio_read16(c + Q_NOTIFY_OFF);
+	if ((uint64_t)noff * d->notify_mult + 2 > d->notify_len)
+		return give_up(d, "notify-outside-cap", why);
+	vq->notify = d->notify_base + (uint64_t)noff * d->notify_mult;
+	mmio_write16(c + Q_ENABLE, 1);
+	return true;
+}
+
+/* The driver initialisation sequence (spec 3.1.1) with queues 0 to
+ * nvq - 1: want is the device-specific features to accept; VERSION_1 is
+ * required and the ring features are taken when offered unless vfeat=
+ * turns them off. */
 bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why)
 {
 	uint64_t c = d->common, offered;
 	uint8_t st = VIRTIO_S_ACKNOWLEDGE | VIRTIO_S_DRIVER;
-	struct virtq *vq = &d->vq;
-	uint16_t size, noff;
 
 	if (!virtio_reset(d)) {
 		*why = "reset-timeout";
@@ -206,32 +246,14 @@ bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why)
 	if (!(virtio_status(d) & VIRTIO_S_FEATURES_OK))
 		return give_up(d, "features-not-ok", why);
 
-	if (!mmio_read16(c + NUM_QUEUES))
-		return give_up(d, "no-queues", why);
-	mmio_write16(c + Q_SELECT, 0);
-	size = MIN(mmio_read16(c + Q_SIZE), VQ_MAX_SIZE);
-	while (size & (size - 1))
-		size &= size - 1;
-	if (!size)
-		return give_up(d, "queue-size-0", why);
-	mmio_write16(c + Q_SIZE, size);
-	vq_init(vq, size, virtio_has(d, VIRTIO_F_EVENT_IDX));
-	vq->index = 0;
-	write64(c + Q_DESC, (uint64_t)vq->desc);
-	write64(c + Q_DRIVER, (uint64_t)vq->avail);
-	write64(c + Q_DEVICE, (uint64_t)vq->used);
-	/* A device out of vectors answers NO_VECTOR. */
-	mmio_write16(c + Q_MSIX, 1);
-	if (mmio_read16(c + Q_MSIX) != 1)
-		return give_up(d, "queue-msix-vector", why);
+	if (mmio_read16(c + NUM_QUEUES) < d->nvq)
+		return give_up(d, "too-few-queues", why);
+	for (unsigned q = 0; q < d->nvq; q++)
+		if (!queue_setup(d, q, why))
+			return false;
 	mmio_write16(c + MSIX_CONFIG, 0);
 	if (mmio_read16(c + MSIX_CONFIG) != 0)
 		return give_up(d, "config-msix-vector", why);
-	noff = mmio_read16(c + Q_NOTIFY_OFF);
-	if ((uint64_t)noff * d->notify_mult + 2 > d->notify_len)
-		return give_up(d, "notify-outside-cap", why);
-	vq->notify = d->notify_base + (uint64_t)noff * d->notify_mult;
-	mmio_write16(c + Q_ENABLE, 1);
 	mmio_write8(c + STATUS, st | VIRTIO_S_DRIVER_OK);
 	if (virtio_status(d) & VIRTIO_S_NEEDS_RESET)
 		return give_up(d, "needs-reset", why);
@@ -239,10 +261,14 @@ bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why)
 }
 
 /* Sleeps until an interrupt (a completion, a config change or the
- * watchdog tick) unless the queue already holds used buffers. */
+ * watchdog tick) unless a queue already holds used buffers. */
 void virtio_idle(struct virtio_dev *d)
 {
-	if (!vq_arm(&d->vq))
+	bool used = false;
+
+	for (unsigned q = 0; q < d->nvq; q++)
+		used |= vq_arm(&d->vq[q]);
+	if (!used)
 		asm volatile("sti; hlt; cli");
 }
 

@@ -78,7 +78,10 @@ class Result:
 
 
 def parse_tg(out):
-    """The test guest's result lines: {'ok': {check: fields}, 'fail': ...}."""
+    """The test guest's result lines: {'ok': {check: fields}, 'fail': ...};
+    other lines by their kind, the words before the first key=value
+    ("tg: net dev=0 ..." is "net", "tg: net ping-in waiting" is
+    "net ping-in waiting"), the last line of each kind."""
     tg = {"ok": {}, "fail": {}, "e820": []}
     for line in out.splitlines():
         # Firmware may print on the same line first (SeaBIOS's
@@ -99,7 +102,10 @@ def parse_tg(out):
             tg["e820"].append((int(fields["start"], 16),
                                int(fields["end"], 16), int(fields["type"])))
         else:
-            tg[words[0]] = fields
+            kind = 1
+            while kind < len(words) and "=" not in words[kind]:
+                kind += 1
+            tg[" ".join(words[:kind])] = fields
     return tg
 
 

@@ -1,0 +1,335 @@
+/* virtio-net checks on the first virtio-net function (docs/test-guest.md):
+ * real packets to and from the host kernel behind the device (a tap):
+ * ARP for the host's address, ICMP echo to it, a UDP datagram that an
+ * echo server answers, and, with net_ping_in=N, the host's pings answered.
+ * Every wait sleeps in `sti; hlt` with a deadline. */
+#include "guest.h"
+#include "io.h"
+#include "lib.h"
+#include "net.h"
+
+#define WATCHDOG_COUNT		10000000	/* 10 ms at a 1 GHz APIC bus */
+#define ARP_TRIES		3
+#define ARP_WAIT_MS		1000
+#define PINGS			3
+#define PING_ID			0x7467		/* "tg" */
+#define PING_BYTES		56		/* what ping(8) sends */
+#define PING_WAIT_MS		2000
+/* Echoed with its 5-byte prefix, still under the 1500-byte MTU, and
+ * longer than two receive buffers with MRG_RXBUF. */
+#define UDP_BYTES		1400
+#define UDP_WAIT_MS		3000
+#define PING_IN_MS		30000
+
+static const char echo_prefix[] = "echo:";
+#define ECHO_PREFIX_LEN		(sizeof(echo_prefix) - 1)
+
+__attribute__((section(".noinit"))) static struct net_dev dev;
+__attribute__((section(".noinit"))) static uint8_t udp_data[UDP_BYTES];
+/* A device error (not a lost packet) ended the last wait: the device is
+ * started afresh before the next check (net_recover). */
+bool net_broken;
+
+static const char *mac_str(const uint8_t *m)
+{
+	static char s[3 * ETH_ALEN];
+
+	for (unsigned i = 0; i < ETH_ALEN; i++) {
+		s[3 * i] = "0123456789abcdef"[m[i] >> 4];
+		s[3 * i + 1] = "0123456789abcdef"[m[i] & 15];
+		s[3 * i + 2] = i + 1 < ETH_ALEN ? ':' : 0;
+	}
+	return s;
+}
+
+/* Queues the frame built in slot and notifies the device. */
+static const char *send(struct net_dev *n, int slot, uint32_t len)
+{
+	int rc = net_tx(n, slot, len, true);
+
+	if (rc)
+		return net_err_name(rc);
+	vq_kick(&n->vd.vq[NET_TXQ]);
+	return 0;
+}
+
+/* Sleeps until the next frame that net_serve did not answer by itself:
+ * 1 with it in *p, 0 at the deadline (also under a stream of frames),
+ * -1 with *why for a device error or a malformed frame. */
+static int wait_pkt(struct net_dev *n, struct pkt *p, uint64_t deadline,
+		    const char **why)
+{
+	unsigned cfg_irqs = virtio_config_irqs(&n->vd);
+	int rc;
+
+	for (;;) {
+		if (cfg_irqs != virtio_config_irqs(&n->vd) ||
+		    rdtsc() > deadline) {
+			cfg_irqs = virtio_config_irqs(&n->vd);
+			if (virtio_status(&n->vd) & VIRTIO_S_NEEDS_RESET) {
+				net_broken = true;
+				*why = net_err_name(NET_ERR_NEEDS_RESET);
+				return -1;
+			}
+			if (rdtsc() > deadline)
+				return 0;
+		}
+		rc = net_tx_reclaim(n);
+		if (rc >= 0)
+			rc = net_rx(n);
+		if (rc < 0) {
+			net_broken = true;
+			*why = net_err_name(rc);
+			return -1;
+		}
+		if (!rc) {
+			virtio_idle(&n->vd);
+			continue;
+		}
+		inet_parse(&n->self, n->frame, n->frame_len, p);
+		if (p->kind == PKT_BAD) {
+			*why = p->bad;
+			return -1;
+		}
+		if (!net_serve(n, p))
+			return 1;
+	}
+}
+
+static uint8_t *tx_frame(struct net_dev *n, int *slot, const char **why)
+{
+	uint8_t *f = net_tx_frame(n, slot);
+
+	if (!f)
+		*why = net_err_name(NET_ERR_TX_FULL);
+	return f;
+}
+
+/* Who has hostip? Up to three requests, a second apart. */
+static const char *arp(struct net_dev *n, unsigned *tries)
+{
+	const char *why = 0;
+	struct pkt p;
+	uint32_t len;
+	uint8_t *f;
+	int slot, rc;
+
+	for (*tries = 1; *tries <= ARP_TRIES; ++*tries) {
+		uint64_t deadline = tsc_deadline(ARP_WAIT_MS);
+
+		if (!(f = tx_frame(n, &slot, &why)))
+			return why;
+		len = arp_frame(f, ARP_REQUEST, &n->self, &n->host);
+		if ((why = send(n, slot, len)))
+			return why;
+		while ((rc = wait_pkt(n, &p, deadline, &why)) > 0) {
+			if (p.kind != PKT_ARP || p.arp_op != ARP_REPLY ||
+			    p.src != n->host.ip)
+				continue;
+			if (memcmp(p.arp_tha, n->self.mac, ETH_ALEN))
+				return "wrong-target-mac";
+			memcpy(n->host.mac, p.arp_sha, ETH_ALEN);
+			return 0;
+		}
+		if (rc < 0)
+			return why;
+	}
+	*tries = ARP_TRIES;
+	return "timeout";
+}
+
+/* Echo requests to hostip, one at a time; each reply must carry the
+ * request's id, sequence number and payload (checksums: inet_parse). */
+static const char *ping_out(struct net_dev *n, unsigned *replies)
+{
+	uint8_t data[PING_BYTES];
+	const char *why = 0;
+	struct pkt p;
+	uint32_t len;
+	uint8_t *f;
+	int slot, rc;
+
+	for (*replies = 0; *replies < PINGS; ++*replies) {
+		uint16_t seq = *replies + 1;
+		uint64_t deadline;
+
+		for (unsigned i = 0; i < PING_BYTES; i++)
+			data[i] = seq * 16 + i;
+		if (!(f = tx_frame(n, &slot, &why)))
+			return why;
+		len = icmp_echo_frame(f, &n->self, &n->host, n->ip_id++,
+				      ICMP_ECHO_REQUEST, PING_ID, seq, data,
+				      PING_BYTES);
+		if ((why = send(n, slot, len)))
+			return why;
+		deadline = tsc_deadline(PING_WAIT_MS);
+		while ((rc = wait_pkt(n, &p, deadline, &why)) > 0) {
+			if (p.kind != PKT_ICMP ||
+			    p.icmp_type != ICMP_ECHO_REPLY ||
+			    p.src != n->host.ip || p.icmp_id != PING_ID ||
+			    p.icmp_seq != seq)
+				continue;
+			if (p.len != PING_BYTES || memcmp(p.data, data, p.len))
+				return "payload-mismatch";
+			break;
+		}
+		if (rc <= 0)
+			return rc ? why : "timeout";
+	}
+	return 0;
+}
+
+/* A datagram to hostip:udp_port from the same port; the echo server
+ * sends back "echo:" and the payload. */
+static const char *udp(struct net_dev *n, struct pkt *p)
+{
+	uint16_t port = params.udp_port;
+	const char *why = 0;
+	uint64_t deadline;
+	uint32_t len;
+	uint8_t *f;
+	int slot, rc;
+
+	for (unsigned i = 0; i < UDP_BYTES; i++)
+		udp_data[i] = i * 7 + (i >> 8);
+	if (!(f = tx_frame(n, &slot, &why)))
+		return why;
+	len = udp_frame(f, &n->self, &n->host, n->ip_id++, port, port,
+			udp_data, UDP_BYTES);
+	if ((why = send(n, slot, len)))
+		return why;
+	deadline = tsc_deadline(UDP_WAIT_MS);
+	while ((rc = wait_pkt(n, p, deadline, &why)) > 0) {
+		if (p->kind != PKT_UDP || p->src != n->host.ip ||
+		    p->sport != port || p->dport != port)
+			continue;
+		if (p->len != ECHO_PREFIX_LEN + UDP_BYTES ||
+		    memcmp(p->data, echo_prefix, ECHO_PREFIX_LEN) ||
+		    memcmp(p->data + ECHO_PREFIX_LEN, udp_data, UDP_BYTES))
+			return "payload-mismatch";
+		return 0;
+	}
+	return rc ? why : "timeout";
+}
+
+/* Answers ARP and echo requests (net_serve) until want echo requests
+ * were answered, for at most PING_IN_MS. */
+static const char *ping_in(struct net_dev *n, unsigned want,
+			   unsigned *answered)
+{
+	uint64_t deadline = tsc_deadline(PING_IN_MS);
+	unsigned base = n->echo_answered;
+	const char *why;
+	struct pkt p;
+	int rc;
+
+	while ((*answered = n->echo_answered - base) < want)
+		if ((rc = wait_pkt(n, &p, deadline, &why)) <= 0)
+			return rc ? why : "timeout";
+	return 0;
+}
+
+/* After a device error the next check gets a freshly started device. */
+bool net_recover(struct net_dev *n)
+{
+	const char *why;
+
+	if (!net_broken)
+		return true;
+	net_broken = false;
+	if (net_start(n, &why))
+		return true;
+	report(false, "net-restart", "reason=%s", why);
+	return false;
+}
+
+static void net_checks(struct net_dev *n)
+{
+	unsigned count;
+	const char *why;
+	struct pkt p;
+
+	why = ping_out(n, &count);
+	if (why)
+		report(false, "net-ping-out", "replies=%u expected=%u "
+		       "reason=%s", count, PINGS, why);
+	else
+		report(true, "net-ping-out", "replies=%u", count);
+	if (!net_recover(n))
+		return;
+	why = udp(n, &p);
+	if (why)
+		report(false, "net-udp", "bytes=%u reason=%s", UDP_BYTES, why);
+	else
+		report(true, "net-udp", "bytes=%u reply_bytes=%u "
+		       "reply_buffers=%u checksum=%u", UDP_BYTES, p.len,
+		       n->frame_bufs, p.udp_csum);
+	if (!net_recover(n) || !params.net_ping_in)
+		return;
+	print("tg: net ping-in waiting\n");
+	why = ping_in(n, params.net_ping_in, &count);
+	if (why)
+		report(false, "net-ping-in", "answered=%u expected=%u "
+		       "reason=%s", count, params.net_ping_in, why);
+	else
+		report(true, "net-ping-in", "answered=%u", count);
+}
+
+/* Modern (1.x-only) virtio-net, or transitional with the virtio device
+ * ID in the subsystem ID. */
+static bool is_virtio_net(const struct pci_func *f)
+{
+	return f->vendor == VIRTIO_PCI_VENDOR &&
+	       (f->device == 0x1040 + VIRTIO_ID_NET ||
+		(f->device == 0x1000 &&
+		 pci_read16(f, PCI_SUBSYSTEM_ID) == VIRTIO_ID_NET));
+}
+
+void run_net(void)
+{
+	const struct pci_func *f = 0;
+	struct net_dev *n = &dev;
+	const char *why;
+	unsigned tries;
+
+	for (unsigned i = 0; i < pci_nfuncs && !f; i++)
+		if (is_virtio_net(&pci_funcs[i]))
+			f = &pci_funcs[i];
+	if (!f) {
+		report(false, "net", "reason=no-device");
+		return;
+	}
+	memset(n, 0, sizeof(*n));
+	n->self.ip = params.ip;
+	n->host.ip = params.hostip;
+	if (!net_alloc(n)) {
+		report(false, "net", "reason=no-free-ram");
+		return;
+	}
+	if (!virtio_probe(&n->vd, f, 2, &why) || !net_start(n, &why)) {
+		report(false, "net-init", "bdf=00:%02x.%x reason=%s", f->dev,
+		       f->fn, why);
+		return;
+	}
+	print("tg: net dev=0 bdf=00:%02x.%x mac=%s link=%u features=0x%lx\n",
+	      f->dev, f->fn, mac_str(n->self.mac), n->link, n->vd.features);
+	lapic_enable();
+	/* Wakes the waits that sleep in hlt, so that deadlines are seen. */
+	lapic_timer_periodic(VEC_LAPIC_TIMER, WATCHDOG_COUNT);
+	net_broken = false;
+	if (!n->link) {
+		report(false, "net-link", "reason=down");
+	} else if ((why = arp(n, &tries))) {
+		report(false, "net-arp", "tries=%u reason=%s", tries, why);
+	} else {
+		report(true, "net-arp", "host_mac=%s tries=%u",
+		       mac_str(n->host.mac), tries);
+		if (params.net)
+			net_checks(n);
+		if (params.netbench && net_recover(n))
+			net_bench(n);
+	}
+	/* Quiet the device for whatever runs next. */
+	virtio_reset(&n->vd);
+	lapic_timer_stop();
+}
