@@ -129,7 +129,8 @@ def main():
     for name, rs in results.items():
         med[name] = (median([r[0] for r in rs]), median([r[2] for r in rs]))
         print(f"{name:<22} {med[name][0]:>16.0f} "
-              f"{median([r[1] for r in rs]):>9.0f} {med[name][1]:>16.0f}")
+              f"{median([r[1] for r in rs]):>9.0f} {med[name][1]:>16.0f}"
+              f"   runs: {', '.join(f'{a:.0f}/{c:.0f}' for a, _, c in rs)}")
     if QEMU:
         t, q = med["thpvm"], med["QEMU 7.2 -accel kvm"]
         print(f"thpvm / QEMU: guest->host {t[0] / q[0]:.2f}, "
