@@ -12,17 +12,11 @@
 
 #include "balloon.h"
 #include "guest_ram.h"
+#include "fake_driver.h"
 #include "unit.h"
 #include "util.h"
 
-#define QSIZE 16
-#define RAM_SIZE (8 * MiB)
-#define RING_GPA(q) (0x10000 + (q) * 0x4000)
-#define AVAIL_GPA(q) (RING_GPA(q) + 0x1000)
-#define USED_GPA(q) (RING_GPA(q) + 0x2000)
 #define BUF_GPA(q, i) (0x100000 + (q) * 0x40000 + (i) * 0x1000)
-#define CONFIG_VECTOR BALLOON_NR_QUEUES
-#define TIMEOUT_MS 5000
 #define PAGE 4096
 #define MAX_CALLS 64
 
@@ -33,10 +27,7 @@
 	     F(VIRTIO_BALLOON_F_PAGE_POISON) | \
 	     F(VIRTIO_BALLOON_F_DEFLATE_ON_OOM))
 
-static struct guest_ram ram;
 static struct virtio_balloon bln;
-static uint16_t avail_idx[BALLOON_NR_QUEUES];
-static unsigned irqs[CONFIG_VECTOR + 1];
 
 struct call {
 	uint64_t gpa, len;
@@ -59,65 +50,6 @@ static bool called(unsigned i, uint64_t gpa, uint64_t len)
 {
 	return i < nr_calls && calls[i].gpa == gpa && calls[i].len == len;
 }
-
-static uint8_t *gpa(uint64_t a)
-{
-	return guest_ram_ptr(&ram, a, 1);
-}
-
-static void count_irq(void *transport, uint16_t vector)
-{
-	if (vector <= CONFIG_VECTOR)
-		__atomic_add_fetch(&irqs[vector], 1, __ATOMIC_SEQ_CST);
-}
-
-static unsigned irq_count(unsigned vector)
-{
-	return __atomic_load_n(&irqs[vector], __ATOMIC_SEQ_CST);
-}
-
-static void set_desc(unsigned q, unsigned i, uint64_t addr, uint32_t len,
-		     uint16_t flags, uint16_t next)
-{
-	uint8_t *d = gpa(RING_GPA(q) + 16 * i);
-
-	put_le64(d, addr);
-	put_le32(d + 8, len);
-	put_le16(d + 12, flags);
-	put_le16(d + 14, next);
-}
-
-static void publish(unsigned q, uint16_t head)
-{
-	put_le16(gpa(AVAIL_GPA(q) + 4 + 2 * (avail_idx[q] % QSIZE)), head);
-	__atomic_store_n((uint16_t *)gpa(AVAIL_GPA(q) + 2), ++avail_idx[q],
-			 __ATOMIC_RELEASE);
-	virtio_queue_kick(&bln.vdev, q);
-}
-
-static uint16_t used_idx(unsigned q)
-{
-	return __atomic_load_n((uint16_t *)gpa(USED_GPA(q) + 2),
-			       __ATOMIC_ACQUIRE);
-}
-
-static double ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
-#define WAIT_FOR(cond)                                                     \
-	({                                                                 \
-		struct timespec t0_;                                       \
-		bool ok_;                                                  \
-		clock_gettime(CLOCK_MONOTONIC, &t0_);                      \
-		while (!(ok_ = (cond)) && ms_since(&t0_) < TIMEOUT_MS)     \
-			poll(NULL, 0, 1);                                  \
-		ok_;                                                       \
-	})
 
 static struct virtio_balloon_info info(void)
 {
@@ -160,31 +92,16 @@ static unsigned queues_for(uint64_t f)
 }
 
 /* Features, the queues those features give, DRIVER_OK. */
-static void driver_start(uint64_t features)
+/* A buffer made available and the device notified. */
+static void submit(unsigned q, uint16_t head)
 {
-	struct virtio_device *vdev = &bln.vdev;
-	uint8_t s = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER;
-	unsigned q;
+	publish(q, head);
+	virtio_queue_kick(&bln.vdev, q);
+}
 
-	virtio_set_status(vdev, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-	virtio_set_status(vdev, s);
-	virtio_set_driver_features(vdev, 0, features);
-	virtio_set_driver_features(vdev, 1, features >> 32);
-	virtio_set_status(vdev, s |= VIRTIO_CONFIG_S_FEATURES_OK);
-	CHECK(virtio_get_status(vdev) & VIRTIO_CONFIG_S_FEATURES_OK);
-	virtio_set_config_vector(vdev, CONFIG_VECTOR);
-	for (q = 0; q < queues_for(features); q++) {
-		memset(gpa(RING_GPA(q)), 0, 0x3000);
-		avail_idx[q] = 0;
-		virtio_queue_write(vdev, q, VQ_REG_SIZE, QSIZE);
-		virtio_queue_write(vdev, q, VQ_REG_VECTOR, q);
-		virtio_queue_write(vdev, q, VQ_REG_DESC, RING_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_AVAIL, AVAIL_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_USED, USED_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_ENABLE, 1);
-	}
-	virtio_set_status(vdev, s | VIRTIO_CONFIG_S_DRIVER_OK);
-	CHECK_EQ(virtio_get_status(vdev), s | VIRTIO_CONFIG_S_DRIVER_OK);
+static void balloon_driver_start(uint64_t features)
+{
+	driver_start(&bln.vdev, features, queues_for(features));
 }
 
 static const struct balloon_config all_on = {
@@ -198,11 +115,8 @@ static const struct balloon_config all_on = {
 
 static bool setup_with(const struct balloon_config *opts, uint64_t features)
 {
-	const struct ram_range r[] = { { 0, RAM_SIZE } };
-
-	memset(irqs, 0, sizeof(irqs));
 	nr_calls = 0;
-	if (guest_ram_map(&ram, r, 1, RAM_BACKING_NO_THP, NULL)) {
+	if (!fake_driver_map_ram()) {
 		CHECK(!"guest_ram_map");
 		return false;
 	}
@@ -213,7 +127,7 @@ static bool setup_with(const struct balloon_config *opts, uint64_t features)
 	}
 	bln.vdev.notify = count_irq;
 	CHECK_EQ(virtio_device_start(&bln.vdev), 0);
-	driver_start(features);
+	balloon_driver_start(features);
 	return true;
 }
 
@@ -233,7 +147,7 @@ static void send_buf(unsigned q, unsigned i, const void *data, uint32_t len)
 {
 	memcpy(gpa(BUF_GPA(q, i)), data, len);
 	set_desc(q, i, BUF_GPA(q, i), len, 0, 0);
-	publish(q, i);
+	submit(q, i);
 }
 
 static void send_pfns(unsigned q, unsigned i, const uint32_t *pfns,
@@ -450,7 +364,7 @@ static void send_report(unsigned q, uint64_t a, uint32_t alen, uint64_t b,
 {
 	set_desc(q, 0, a, alen, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1);
 	set_desc(q, 1, b, blen, VRING_DESC_F_WRITE, 0);
-	publish(q, 0);
+	submit(q, 0);
 }
 
 static void test_reporting(void)
@@ -578,7 +492,7 @@ static void test_oversized_buffer(void)
 	set_desc(0, 0, area, len, VRING_DESC_F_NEXT, 1);
 	set_desc(0, 1, area, len, VRING_DESC_F_NEXT, 2);
 	set_desc(0, 2, area, len, 0, 0);
-	publish(0, 0);
+	submit(0, 0);
 	CHECK(WAIT_FOR(used_idx(0) == 1));
 	CHECK_EQ(info().ballooned, RAM_SIZE);
 	CHECK_EQ(info().ignored, 2 * n - pages);
@@ -605,7 +519,7 @@ static void test_reset(void)
 	CHECK_EQ(role(2), BVQ_NONE);
 	/* The host's target stays; the driver starts over. */
 	CHECK_EQ(info().target, 2 * PAGE);
-	driver_start(BASE);
+	balloon_driver_start(BASE);
 	send_pfns(0, 0, in, 2);
 	CHECK(WAIT_FOR(used_idx(0) == 1));
 	CHECK_EQ(info().ballooned, 2 * PAGE);

@@ -24,20 +24,14 @@
 #include "guest_ram.h"
 #include "net.h"
 #include "tap.h"
+#include "fake_driver.h"
 #include "unit.h"
 #include "util.h"
 
-#define QSIZE 16
-#define RAM_SIZE (4ULL << 20)
-#define RING_GPA(q) (0x10000 + (q) * 0x4000)	/* desc, avail, used */
-#define AVAIL_GPA(q) (RING_GPA(q) + 0x1000)
-#define USED_GPA(q) (RING_GPA(q) + 0x2000)
 #define BUF_GPA(q, i) (0x100000 + (q) * 0x80000 + (i) * 0x4000)
 #define PROTECT_START 0x10000		/* rings and buffers */
 #define PROTECT_END 0x200000
-#define CONFIG_VECTOR 2
 #define HDR 12
-#define TIMEOUT_MS 5000
 #define ETH_P_TEST 0x88b5		/* IEEE local experimental */
 
 #define BASE_FEATURES (1ULL << VIRTIO_F_VERSION_1 | 1ULL << VIRTIO_NET_F_MAC | \
@@ -46,46 +40,9 @@
 
 static const uint8_t mac[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
-static struct guest_ram ram;
 static struct virtio_net net;
 static int peer = -1;		/* the host's end of the link */
 static int dev_end = -1;	/* a second fd on the device's end */
-static uint16_t avail_idx[2];
-static unsigned irqs[CONFIG_VECTOR + 1];
-
-static uint8_t *gpa(uint64_t a)
-{
-	return guest_ram_ptr(&ram, a, 1);
-}
-
-static void count_irq(void *transport, uint16_t vector)
-{
-	if (vector <= CONFIG_VECTOR)
-		__atomic_add_fetch(&irqs[vector], 1, __ATOMIC_SEQ_CST);
-}
-
-static unsigned irq_count(unsigned vector)
-{
-	return __atomic_load_n(&irqs[vector], __ATOMIC_SEQ_CST);
-}
-
-static void set_desc(unsigned q, unsigned i, uint64_t addr, uint32_t len,
-		     uint16_t flags, uint16_t next)
-{
-	uint8_t *d = gpa(RING_GPA(q) + 16 * i);
-
-	put_le64(d, addr);
-	put_le32(d + 8, len);
-	put_le16(d + 12, flags);
-	put_le16(d + 14, next);
-}
-
-static void publish(unsigned q, uint16_t head)
-{
-	put_le16(gpa(AVAIL_GPA(q) + 4 + 2 * (avail_idx[q] % QSIZE)), head);
-	__atomic_store_n((uint16_t *)gpa(AVAIL_GPA(q) + 2), ++avail_idx[q],
-			 __ATOMIC_RELEASE);
-}
 
 /* Posts a one-descriptor receive buffer in slot i. */
 static void post_rx(unsigned i, uint32_t len)
@@ -93,41 +50,6 @@ static void post_rx(unsigned i, uint32_t len)
 	set_desc(NET_RXQ, i, BUF_GPA(NET_RXQ, i), len, VRING_DESC_F_WRITE, 0);
 	publish(NET_RXQ, i);
 }
-
-static uint16_t used_idx(unsigned q)
-{
-	return __atomic_load_n((uint16_t *)gpa(USED_GPA(q) + 2),
-			       __ATOMIC_ACQUIRE);
-}
-
-static uint32_t used_id(unsigned q, unsigned i)
-{
-	return get_le32(gpa(USED_GPA(q) + 4 + 8 * (i % QSIZE)));
-}
-
-static uint32_t used_len(unsigned q, unsigned i)
-{
-	return get_le32(gpa(USED_GPA(q) + 8 + 8 * (i % QSIZE)));
-}
-
-static double ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
-/* Polls cond every millisecond until it holds or TIMEOUT_MS pass. */
-#define WAIT_FOR(cond)                                                     \
-	({                                                                 \
-		struct timespec t0_;                                       \
-		bool ok_;                                                  \
-		clock_gettime(CLOCK_MONOTONIC, &t0_);                      \
-		while (!(ok_ = (cond)) && ms_since(&t0_) < TIMEOUT_MS)     \
-			poll(NULL, 0, 1);                                  \
-		ok_;                                                       \
-	})
 
 /* Reads device state the device thread changes under its lock. */
 static uint64_t locked_read(const void *field, size_t size)
@@ -147,42 +69,17 @@ static bool needs_reset(void)
 	return virtio_get_status(&net.vdev) & VIRTIO_CONFIG_S_NEEDS_RESET;
 }
 
-/* What a driver does: features, both queues, DRIVER_OK. */
-static void driver_start(uint64_t features)
+static void net_driver_start(uint64_t features)
 {
-	struct virtio_device *vdev = &net.vdev;
-	uint8_t s = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER;
-	unsigned q;
-
-	virtio_set_status(vdev, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-	virtio_set_status(vdev, s);
-	virtio_set_driver_features(vdev, 0, features);
-	virtio_set_driver_features(vdev, 1, features >> 32);
-	virtio_set_status(vdev, s |= VIRTIO_CONFIG_S_FEATURES_OK);
-	CHECK(virtio_get_status(vdev) & VIRTIO_CONFIG_S_FEATURES_OK);
-	virtio_set_config_vector(vdev, CONFIG_VECTOR);
-	for (q = 0; q < 2; q++) {
-		memset(gpa(RING_GPA(q)), 0, 0x3000);
-		avail_idx[q] = 0;
-		virtio_queue_write(vdev, q, VQ_REG_SIZE, QSIZE);
-		virtio_queue_write(vdev, q, VQ_REG_VECTOR, q);
-		virtio_queue_write(vdev, q, VQ_REG_DESC, RING_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_AVAIL, AVAIL_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_USED, USED_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_ENABLE, 1);
-	}
-	virtio_set_status(vdev, s | VIRTIO_CONFIG_S_DRIVER_OK);
-	CHECK_EQ(virtio_get_status(vdev), s | VIRTIO_CONFIG_S_DRIVER_OK);
+	driver_start(&net.vdev, features, 2);
 }
 
 /* A device on tap_fd (a socketpair end unless given), not started. */
 static bool setup_on(int tap_fd, uint64_t features)
 {
-	const struct ram_range r[] = { { 0, RAM_SIZE } };
 	int sv[2];
 
-	memset(irqs, 0, sizeof(irqs));
-	if (guest_ram_map(&ram, r, 1, RAM_BACKING_NO_THP, NULL)) {
+	if (!fake_driver_map_ram()) {
 		CHECK(!"guest_ram_map");
 		return false;
 	}
@@ -202,7 +99,7 @@ static bool setup_on(int tap_fd, uint64_t features)
 	}
 	net.vdev.notify = count_irq;
 	CHECK_EQ(virtio_device_start(&net.vdev), 0);
-	driver_start(features);
+	net_driver_start(features);
 	return true;
 }
 
@@ -503,7 +400,7 @@ static void test_hostile_chains(void)
 	CHECK(WAIT_FOR(irq_count(CONFIG_VECTOR) == 1));
 
 	virtio_set_status(&net.vdev, 0);
-	driver_start(BASE_FEATURES);
+	net_driver_start(BASE_FEATURES);
 	set_desc(NET_TXQ, 0, BUF_GPA(NET_TXQ, 0), HDR + 60, VRING_DESC_F_NEXT,
 		 1);
 	set_desc(NET_TXQ, 1, BUF_GPA(NET_TXQ, 1), 16, VRING_DESC_F_WRITE, 0);
@@ -514,7 +411,7 @@ static void test_hostile_chains(void)
 	CHECK_EQ(recv(peer, pkt, sizeof(pkt), MSG_DONTWAIT), -1);
 
 	virtio_set_status(&net.vdev, 0);
-	driver_start(BASE_FEATURES);
+	net_driver_start(BASE_FEATURES);
 	set_desc(NET_RXQ, 0, BUF_GPA(NET_RXQ, 0), 16, VRING_DESC_F_NEXT, 1);
 	set_desc(NET_RXQ, 1, BUF_GPA(NET_RXQ, 1), 1500, VRING_DESC_F_WRITE, 0);
 	publish(NET_RXQ, 0);
@@ -522,13 +419,13 @@ static void test_hostile_chains(void)
 	CHECK(WAIT_FOR(needs_reset()));
 
 	virtio_set_status(&net.vdev, 0);
-	driver_start(MRG_FEATURES);
+	net_driver_start(MRG_FEATURES);
 	post_rx(0, HDR - 1);
 	virtio_queue_kick(&net.vdev, NET_RXQ);
 	CHECK(WAIT_FOR(needs_reset()));
 
 	virtio_set_status(&net.vdev, 0);
-	driver_start(BASE_FEATURES);
+	net_driver_start(BASE_FEATURES);
 	guest_send(0, 60, 12);
 	virtio_queue_kick(&net.vdev, NET_TXQ);
 	CHECK(WAIT_FOR(used_idx(NET_TXQ) == 1));
@@ -585,7 +482,7 @@ static void test_reset_midway(void)
 	CHECK_EQ(recv(peer, pkt, sizeof(pkt), MSG_DONTWAIT), -1);
 
 	/* A new driver sees the packets sent after the reset only. */
-	driver_start(MRG_FEATURES);
+	net_driver_start(MRG_FEATURES);
 	for (i = 0; i < 4; i++)
 		post_rx(i, 256);
 	virtio_queue_kick(&net.vdev, NET_RXQ);
@@ -625,7 +522,7 @@ static void test_reset_races(void)
 		while (recv(peer, pkt, sizeof(pkt), MSG_DONTWAIT) > 0 ||
 		       recv(dev_end, pkt, sizeof(pkt), MSG_DONTWAIT) > 0)
 			;
-		driver_start(MRG_FEATURES);
+		net_driver_start(MRG_FEATURES);
 	}
 	teardown();
 }

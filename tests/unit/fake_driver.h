@@ -1,0 +1,59 @@
+/* What a virtio driver does, for device unit tests that run without KVM:
+ * guest RAM of the test's own, each queue's rings at fixed guest
+ * addresses, descriptors and avail entries written by hand, interrupts
+ * counted per vector instead of sent. */
+#ifndef THPVM_FAKE_DRIVER_H
+#define THPVM_FAKE_DRIVER_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "guest_ram.h"
+#include "virtio.h"
+
+#define QSIZE 16
+#define RAM_SIZE (8ULL << 20)
+#define RING_GPA(q) (0x10000 + (q) * 0x4000)	/* desc, avail, used */
+#define AVAIL_GPA(q) (RING_GPA(q) + 0x1000)
+#define USED_GPA(q) (RING_GPA(q) + 0x2000)
+#define CONFIG_VECTOR VIRTIO_MAX_QUEUES	/* queue q uses vector q */
+#define TIMEOUT_MS 5000
+
+extern struct guest_ram ram;
+
+/* Maps RAM_SIZE of guest RAM at 0 and clears the interrupt counts. */
+bool fake_driver_map_ram(void);
+uint8_t *gpa(uint64_t a);
+
+/* vdev->notify for the device under test. */
+void count_irq(void *transport, uint16_t vector);
+unsigned irq_count(unsigned vector);
+
+/* Status, features (FEATURES_OK must stick), nr_queues queues of QSIZE
+ * with their rings cleared, DRIVER_OK. */
+void driver_start(struct virtio_device *vdev, uint64_t features,
+		  unsigned nr_queues);
+void set_desc(unsigned q, unsigned i, uint64_t addr, uint32_t len,
+	      uint16_t flags, uint16_t next);
+/* Makes head available on q (no notification). */
+void publish(unsigned q, uint16_t head);
+uint16_t used_idx(unsigned q);
+uint32_t used_id(unsigned q, unsigned i);
+uint32_t used_len(unsigned q, unsigned i);
+
+double ms_since(const struct timespec *t0);
+
+/* Polls cond every millisecond until it holds or TIMEOUT_MS pass. */
+#define WAIT_FOR(cond)                                                     \
+	({                                                                 \
+		struct timespec t0_;                                       \
+		bool ok_;                                                  \
+		clock_gettime(CLOCK_MONOTONIC, &t0_);                      \
+		while (!(ok_ = (cond)) && ms_since(&t0_) < TIMEOUT_MS)     \
+			poll(NULL, 0, 1);                                  \
+		ok_;                                                       \
+	})
+
+#endif
