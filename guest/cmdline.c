@@ -76,6 +76,8 @@ static bool parse_vfeat(const char *v, size_t len)
 			params.vfeat_off |= VFEAT_NOINDIRECT;
 		else if (n == 5 && !memcmp(v, "nomrg", 5))
 			params.vfeat_off |= VFEAT_NOMRG;
+		else if (n == 6 && !memcmp(v, "nocont", 6))
+			params.vfeat_off |= VFEAT_NOCONT;
 		else
 			return false;
 		v += n;
@@ -143,6 +145,8 @@ static bool parse_one(const char *tok, size_t len)
 			params.net = true;
 		else if (is_key(tok, klen, "netbench"))
 			params.netbench = true;
+		else if (is_key(tok, klen, "balloon"))
+			params.balloon = true;
 		return true;
 	}
 	if (is_key(tok, klen, "ram")) {

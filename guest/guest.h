@@ -43,12 +43,13 @@ enum check_id { CHK_E820, CHK_SMP, CHK_LAPIC, CHK_PIT, CHK_INITRD, CHK_COUNT };
 #define VFEAT_NOEVENT		1u
 #define VFEAT_NOINDIRECT	2u
 #define VFEAT_NOMRG		4u	/* VIRTIO_NET_F_MRG_RXBUF */
+#define VFEAT_NOCONT		8u	/* VIRTIO_BALLOON_F_CONT_PAGES */
 #define BLKBENCH_QD_MAX		64
 
 struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status;
-	bool pci, blk, blkbench, blk_evil, net, netbench;
+	bool pci, blk, blkbench, blk_evil, net, netbench, balloon;
 	uint64_t ecam;		/* 0: configuration mechanism #1 */
 	unsigned vfeat_off;	/* VFEAT_* */
 	unsigned blkbench_qd;
@@ -87,6 +88,15 @@ uint64_t kernel_area_end(void);
 void map_mmio(uint64_t addr, uint64_t size);
 uint64_t free_ram(uint64_t size);
 extern uint64_t page_table_root;
+
+/* Buddy page allocator over the RAM touch= uses (buddy.c). */
+#define BUDDY_MAX_ORDER 10	/* 4 MiB blocks, as Linux on x86 */
+void buddy_init(void);
+uint64_t buddy_alloc(unsigned order);
+uint64_t buddy_take(unsigned order);
+void buddy_free(uint64_t addr, unsigned order);
+uint64_t buddy_free_bytes(void);
+uint64_t buddy_total_bytes(void);
 
 /* Descriptors, interrupts, ring 3. */
 #define VEC_LAPIC_TIMER 32
@@ -144,5 +154,7 @@ void check_initrd(void);
 void run_touch_rand(void);
 void run_blk(void);
 void run_net(void);
+bool run_balloon(void);
+void __attribute__((noreturn)) balloon_serve(void);
 
 #endif

@@ -91,6 +91,8 @@ static void check_e820(void)
 
 void c_entry(int entry, uint64_t ptr)
 {
+	bool ballooning;
+
 	/* Start-up benchmarks: nothing before the exit. */
 	if (cmdline_has_token(raw_cmdline(entry, ptr), "exit"))
 		guest_exit(0);
@@ -122,17 +124,21 @@ void c_entry(int entry, uint64_t ptr)
 		check_initrd();
 	/* PCI only when asked for: each config access is a VM exit. */
 	if (params.pci || params.blk || params.blkbench || params.blk_evil ||
-	    params.net || params.netbench)
+	    params.net || params.netbench || params.balloon)
 		pci_scan();
 	if (params.blk || params.blkbench || params.blk_evil)
 		run_blk();
 	if (params.net || params.netbench)
 		run_net();
 	run_touch_rand();
+	/* After touch, which overwrites all free RAM. */
+	ballooning = params.balloon && run_balloon();
 
 	print("tg: done passed=%u failed=%u\n", passed, failed);
 	if (params.serve) {
 		print("tg: serving\n");
+		if (ballooning)
+			balloon_serve();
 		for (;;)
 			asm volatile("sti; hlt; cli");
 	}

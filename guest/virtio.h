@@ -99,10 +99,10 @@ static inline volatile uint16_t *vq_avail_event(struct virtq *vq)
 
 /* A virtio device on the modern PCI transport with its first nvq
  * virtqueues (one for virtio-blk without VIRTIO_BLK_F_MQ, receive and
- * transmit for virtio-net). MSI-X entry 0 signals config changes, entry 1
+ * transmit for virtio-net, up to six for virtio-balloon). MSI-X entry 0 signals config changes, entry 1
  * every queue; IDT vectors VEC_VIRTIO_BASE + 2 * slot and the next one,
  * slots taken in probe order. */
-#define VIRTIO_MAX_QUEUES	2
+#define VIRTIO_MAX_QUEUES	6
 
 struct virtio_dev {
 	const struct pci_func *pci;
@@ -118,6 +118,8 @@ struct virtio_dev {
 
 bool virtio_probe(struct virtio_dev *d, const struct pci_func *f,
 		  unsigned nvq, const char **why);
+bool virtio_negotiate(struct virtio_dev *d, uint64_t want, const char **why);
+bool virtio_finish(struct virtio_dev *d, const char **why);
 bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why);
 bool virtio_reset(struct virtio_dev *d);
 uint8_t virtio_status(struct virtio_dev *d);

@@ -210,11 +210,11 @@ static bool queue_setup(struct virtio_dev *d, unsigned q, const char **why)
 	return true;
 }
 
-/* The driver initialisation sequence (spec 3.1.1) with queues 0 to
- * nvq - 1: want is the device-specific features to accept; VERSION_1 is
- * required and the ring features are taken when offered unless vfeat=
- * turns them off. */
-bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why)
+/* The driver initialisation sequence (spec 3.1.1) up to FEATURES_OK:
+ * want is the device-specific features to accept; VERSION_1 is required
+ * and the ring features are taken when offered unless vfeat= turns them
+ * off. */
+bool virtio_negotiate(struct virtio_dev *d, uint64_t want, const char **why)
 {
 	uint64_t c = d->common, offered;
 	uint8_t st = VIRTIO_S_ACKNOWLEDGE | VIRTIO_S_DRIVER;
@@ -245,6 +245,17 @@ bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why)
 	mmio_write8(c + STATUS, st);
 	if (!(virtio_status(d) & VIRTIO_S_FEATURES_OK))
 		return give_up(d, "features-not-ok", why);
+	return true;
+}
+
+/* The rest of the sequence after virtio_negotiate: queues 0 to nvq - 1
+ * (a driver whose queues depend on the features sets nvq in between),
+ * the config vector, DRIVER_OK. */
+bool virtio_finish(struct virtio_dev *d, const char **why)
+{
+	uint64_t c = d->common;
+	uint8_t st = VIRTIO_S_ACKNOWLEDGE | VIRTIO_S_DRIVER |
+		     VIRTIO_S_FEATURES_OK;
 
 	if (mmio_read16(c + NUM_QUEUES) < d->nvq)
 		return give_up(d, "too-few-queues", why);
@@ -258,6 +269,12 @@ bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why)
 	if (virtio_status(d) & VIRTIO_S_NEEDS_RESET)
 		return give_up(d, "needs-reset", why);
 	return true;
+}
+
+/* Both halves, for drivers whose queues do not depend on features. */
+bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why)
+{
+	return virtio_negotiate(d, want, why) && virtio_finish(d, why);
 }
 
 /* Sleeps until an interrupt (a completion, a config change or the

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """thpvm balloon against a running VM: the status a VM with a balloon
 reports, targets set through the control socket, and the errors for a VM
-without a balloon and for bad sizes, after which the VM still runs.
-(The test guest has no balloon driver yet, so `actual` stays 0.)"""
+without a balloon and for bad sizes, after which the VM still runs. The
+guest runs without its balloon driver here, so `actual` stays 0
+(test_balloon_guest.py has the driver inflate and deflate)."""
 import harness
 from harness import run, start, wait_for_line
 

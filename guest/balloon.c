@@ -1,0 +1,353 @@
+/* virtio-balloon driver (virtio spec 5.5, plus the continuous-pages
+ * extension of docs/balloon.md), run while the guest serves: it moves the
+ * balloon toward the host's num_pages at start and on every config
+ * interrupt, taking pages from the buddy allocator and giving them back.
+ * One buffer is in flight at a time, as in Linux's driver; pages leave
+ * the balloon only after the device has used the deflate buffer
+ * (MUST_TELL_HOST). With free page reporting, whole free blocks of
+ * 2 MiB or more go to the host whenever pages came back to the
+ * allocator, without entering the balloon. */
+#include "guest.h"
+#include "io.h"
+#include "lib.h"
+#include "virtio.h"
+
+#define VIRTIO_ID_BALLOON		5
+#define VIRTIO_BALLOON_F_MUST_TELL_HOST	0
+#define VIRTIO_BALLOON_F_STATS_VQ	1
+#define VIRTIO_BALLOON_F_DEFLATE_ON_OOM	2
+#define VIRTIO_BALLOON_F_REPORTING	5
+#define VIRTIO_BALLOON_F_CONT_PAGES	6
+
+#define CFG_NUM_PAGES			0
+#define CFG_ACTUAL			4
+
+#define STAT_MEMFREE			4
+#define STAT_MEMTOT			5
+#define STAT_AVAIL			6
+#define NSTATS				3
+
+#define PAGE_SHIFT			12
+#define BATCH				256	/* elements per buffer, as Linux */
+#define CONT_ORDER			9	/* 2 MiB runs */
+/* A held block: pfn << ORDER_BITS | order. */
+#define ORDER_BITS			4
+/* Free page reporting: blocks of order 9 and up (Linux on x86), 32
+ * ranges per chain as Linux's page_reporting, at most a page of blocks
+ * (addr | order) per pass. */
+#define REPORT_ORDER			9
+#define REPORT_CHAIN			32
+#define REPORT_MAX			512
+
+struct balloon_stat {
+	uint16_t tag;
+	uint64_t val;
+} __attribute__((packed));
+
+static struct {
+	struct virtio_dev vd;
+	struct virtq *inflate, *deflate, *stats, *report;
+	bool cont, report_due;
+	uint64_t *report_list;		/* REPORT_MAX blocks */
+	uint32_t *buf;			/* BATCH pfns or BATCH pairs */
+	struct balloon_stat *stat;
+	uint32_t *held;			/* ballooned blocks, a stack */
+	uint64_t nheld, held_cap;
+	uint32_t target, actual;	/* pages */
+	bool broken;
+} bl;
+
+static bool is_virtio_balloon(const struct pci_func *f)
+{
+	return f->vendor == VIRTIO_PCI_VENDOR &&
+	       (f->device == 0x1040 + VIRTIO_ID_BALLOON ||
+		(f->device == 0x1002 &&	/* transitional */
+		 pci_read16(f, PCI_SUBSYSTEM_ID) == VIRTIO_ID_BALLOON));
+}
+
+static void stats_post(void)
+{
+	struct vq_buf b = { (uint64_t)bl.stat, NSTATS * sizeof(*bl.stat),
+			    false };
+
+	bl.stat[0] = (struct balloon_stat){ STAT_MEMFREE, buddy_free_bytes() };
+	bl.stat[1] = (struct balloon_stat){ STAT_MEMTOT, buddy_total_bytes() };
+	bl.stat[2] = (struct balloon_stat){ STAT_AVAIL, buddy_free_bytes() };
+	vq_add(bl.stats, &b, 1, 0, bl.stat);
+	vq_kick(bl.stats);
+}
+
+/* The device returns the stats buffer to ask for fresh statistics. */
+static void stats_service(void)
+{
+	void *token;
+	uint32_t len;
+
+	if (bl.stats && vq_get_used(bl.stats, &token, &len) == 1)
+		stats_post();
+}
+
+/* Publishes what was added to vq and sleeps until the device has used
+ * it (the only buffer in flight there). A config interrupt may also mean
+ * DEVICE_NEEDS_RESET, after which nothing would come. */
+static bool kick_and_wait(struct virtq *vq)
+{
+	unsigned cfg = virtio_config_irqs(&bl.vd);
+	const char *why = "bad-used-id";
+	void *token;
+	uint32_t len;
+	int rc;
+
+	vq_kick(vq);
+	while (!(rc = vq_get_used(vq, &token, &len))) {
+		if (cfg != virtio_config_irqs(&bl.vd)) {
+			cfg = virtio_config_irqs(&bl.vd);
+			if (virtio_status(&bl.vd) & VIRTIO_S_NEEDS_RESET) {
+				why = "needs-reset";
+				rc = -1;
+				break;
+			}
+		}
+		stats_service();
+		virtio_idle(&bl.vd);
+	}
+	if (rc < 0) {
+		report(false, "balloon", "reason=%s", why);
+		bl.broken = true;
+	}
+	return rc > 0;
+}
+
+/* Sends buf[0..words) on vq and waits until the device has used it. */
+static bool send(struct virtq *vq, unsigned words)
+{
+	struct vq_buf b = { (uint64_t)bl.buf, words * 4, false };
+
+	vq_add(vq, &b, 1, 0, bl.buf);
+	return kick_and_wait(vq);
+}
+
+/* Takes every free block of 2 MiB or more out of the allocator, hands
+ * them to the device as device-writable ranges, REPORT_CHAIN to a
+ * chain, and frees them again once it has used each chain. */
+static void report_free(void)
+{
+	uint64_t *list = bl.report_list, bytes = 0;
+	unsigned n = 0;
+
+	for (unsigned k = BUDDY_MAX_ORDER; k >= REPORT_ORDER; k--) {
+		uint64_t a;
+
+		while (n < REPORT_MAX && (a = buddy_take(k)))
+			list[n++] = a | k;
+	}
+	for (unsigned i = 0; i < n && !bl.broken; i += REPORT_CHAIN) {
+		struct vq_buf b[REPORT_CHAIN];
+		unsigned m = MIN(REPORT_CHAIN, n - i);
+
+		for (unsigned j = 0; j < m; j++) {
+			b[j].addr = list[i + j] & ~0xfffULL;
+			b[j].len = 4096u << (list[i + j] & 0xfff);
+			b[j].write = true;
+			bytes += b[j].len;
+		}
+		vq_add(bl.report, b, m, 0, list);
+		kick_and_wait(bl.report);
+	}
+	for (unsigned i = 0; i < n; i++)
+		buddy_free(list[i] & ~0xfffULL, list[i] & 0xfff);
+	print("tg: balloon reported=%lu blocks=%u\n", bytes, n);
+}
+
+static unsigned floor_log2(uint32_t x)
+{
+	return 31 - __builtin_clz(x);
+}
+
+/* Up to BATCH blocks toward want pages: 4 KiB pages, or with cont pages
+ * 2 MiB runs first and smaller ones only when none is free. Returns the
+ * pages ballooned. */
+static uint32_t inflate(uint32_t want)
+{
+	unsigned n = 0, top = CONT_ORDER;
+	uint32_t pages = 0;
+
+	while (n < BATCH && pages < want && bl.nheld < bl.held_cap) {
+		unsigned order = 0;
+		uint64_t pa = 0, pfn;
+
+		if (bl.cont) {
+			/* Nothing is freed meanwhile: an order that failed
+			 * stays empty for the rest of the batch. */
+			top = MIN(top, floor_log2(want - pages));
+			for (order = top; !(pa = buddy_alloc(order)) && order;)
+				top = --order;
+		} else {
+			pa = buddy_alloc(0);
+		}
+		if (!pa)
+			break;
+		pfn = pa >> PAGE_SHIFT;
+		bl.held[bl.nheld++] = pfn << ORDER_BITS | order;
+		if (bl.cont) {
+			bl.buf[2 * n] = pfn;
+			bl.buf[2 * n + 1] = 1u << (order + PAGE_SHIFT);
+		} else {
+			bl.buf[n] = pfn;
+		}
+		n++;
+		pages += 1u << order;
+	}
+	if (!n || !send(bl.inflate, bl.cont ? 2 * n : n))
+		return 0;
+	return pages;
+}
+
+/* Up to BATCH blocks off the top of the stack toward want pages; a
+ * block larger than what is left is split, its upper half staying in
+ * the balloon. The pages go back to the allocator once the device has
+ * used the buffer. */
+static uint32_t deflate(uint32_t want)
+{
+	unsigned n = 0;
+	uint32_t pages = 0;
+
+	while (n < BATCH && pages < want && bl.nheld) {
+		uint32_t e = bl.held[bl.nheld - 1];
+		unsigned order = e & ((1u << ORDER_BITS) - 1);
+		uint32_t pfn = e >> ORDER_BITS;
+
+		if (1u << order > want - pages && bl.nheld < bl.held_cap) {
+			order--;
+			bl.held[bl.nheld - 1] = (pfn + (1u << order)) <<
+						ORDER_BITS | order;
+			bl.held[bl.nheld++] = pfn << ORDER_BITS | order;
+			continue;
+		}
+		bl.nheld--;
+		if (bl.cont) {
+			bl.buf[2 * n] = pfn;
+			bl.buf[2 * n + 1] = 1u << (order + PAGE_SHIFT);
+		} else {
+			bl.buf[n] = pfn;
+		}
+		n++;
+		pages += 1u << order;
+	}
+	if (!n || !send(bl.deflate, bl.cont ? 2 * n : n))
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (bl.cont)
+			buddy_free((uint64_t)bl.buf[2 * i] << PAGE_SHIFT,
+				   floor_log2(bl.buf[2 * i + 1]) - PAGE_SHIFT);
+		else
+			buddy_free((uint64_t)bl.buf[i] << PAGE_SHIFT, 0);
+	}
+	return pages;
+}
+
+/* Finds and starts the first virtio-balloon function, with the queues
+ * numbered as Linux's driver numbers them: inflate, deflate, stats
+ * (STATS_VQ), reporting (REPORTING), then inflate_cont and deflate_cont
+ * (CONT_PAGES). */
+bool run_balloon(void)
+{
+	uint64_t want = 1ULL << VIRTIO_BALLOON_F_MUST_TELL_HOST |
+			1ULL << VIRTIO_BALLOON_F_STATS_VQ |
+			1ULL << VIRTIO_BALLOON_F_DEFLATE_ON_OOM |
+			1ULL << VIRTIO_BALLOON_F_REPORTING;
+	const struct pci_func *f = 0;
+	struct virtio_dev *d = &bl.vd;
+	const char *why;
+	unsigned q = 2, order = 0;
+
+	for (unsigned i = 0; i < pci_nfuncs && !f; i++)
+		if (is_virtio_balloon(&pci_funcs[i]))
+			f = &pci_funcs[i];
+	if (!f) {
+		report(false, "balloon", "reason=no-device");
+		return false;
+	}
+	buddy_init();
+	/* One entry per page at most; 4 MiB of them cover 4 GiB. */
+	while (order < BUDDY_MAX_ORDER &&
+	       (4096ULL << order) < buddy_total_bytes() / 1024)
+		order++;
+	bl.held = (uint32_t *)buddy_alloc(order);
+	bl.held_cap = (4096ULL << order) / 4;
+	bl.buf = (uint32_t *)buddy_alloc(0);
+	bl.stat = (struct balloon_stat *)buddy_alloc(0);
+	bl.report_list = (uint64_t *)buddy_alloc(0);
+	if (!bl.held || !bl.buf || !bl.stat || !bl.report_list) {
+		report(false, "balloon", "reason=no-free-ram");
+		return false;
+	}
+	if (!(params.vfeat_off & VFEAT_NOCONT))
+		want |= 1ULL << VIRTIO_BALLOON_F_CONT_PAGES;
+	if (!virtio_probe(d, f, VIRTIO_MAX_QUEUES, &why) ||
+	    !virtio_negotiate(d, want, &why))
+		goto fail;
+	bl.cont = virtio_has(d, VIRTIO_BALLOON_F_CONT_PAGES);
+	bl.stats = virtio_has(d, VIRTIO_BALLOON_F_STATS_VQ) ? &d->vq[q++] : 0;
+	bl.report = virtio_has(d, VIRTIO_BALLOON_F_REPORTING) ? &d->vq[q++] : 0;
+	bl.report_due = bl.report != 0;
+	bl.inflate = &d->vq[bl.cont ? q : 0];
+	bl.deflate = &d->vq[bl.cont ? q + 1 : 1];
+	d->nvq = bl.cont ? q + 2 : q;
+	if (!virtio_finish(d, &why))
+		goto fail;
+	lapic_enable();
+	if (bl.stats)
+		stats_post();
+	print("tg: balloon-dev bdf=00:%02x.%x features=0x%lx mode=%s "
+	      "queues=%u free=%lu\n", f->dev, f->fn, d->features,
+	      bl.cont ? "cont" : "std", d->nvq, buddy_free_bytes());
+	return true;
+fail:
+	report(false, "balloon-init", "bdf=00:%02x.%x reason=%s", f->dev,
+	       f->fn, why);
+	return false;
+}
+
+/* Reads num_pages at start and after each config interrupt, moves
+ * toward it a buffer at a time, reports free memory once the target is
+ * reached if pages came back since the last report, and otherwise sleeps
+ * in `sti; hlt`, the only place interrupts are taken on PVM hosts. */
+void balloon_serve(void)
+{
+	unsigned cfg = virtio_config_irqs(&bl.vd) - 1;
+
+	while (!bl.broken) {
+		uint32_t done = 0;
+
+		stats_service();
+		if (cfg != virtio_config_irqs(&bl.vd)) {
+			cfg = virtio_config_irqs(&bl.vd);
+			bl.target = mmio_read32(bl.vd.device + CFG_NUM_PAGES);
+		}
+		if (bl.target > bl.actual) {
+			done = inflate(bl.target - bl.actual);
+			bl.actual += done;
+		} else if (bl.target < bl.actual) {
+			done = deflate(bl.actual - bl.target);
+			bl.actual -= done;
+			if (done && bl.report)
+				bl.report_due = true;
+		}
+		if (done) {
+			mmio_write32(bl.vd.device + CFG_ACTUAL, bl.actual);
+			print("tg: balloon target=%u actual=%u mode=%s\n",
+			      bl.target, bl.actual, bl.cont ? "cont" : "std");
+			continue;
+		}
+		if (bl.report_due) {
+			bl.report_due = false;
+			report_free();
+			continue;
+		}
+		virtio_idle(&bl.vd);
+	}
+	/* A device that broke the protocol is left alone. */
+	for (;;)
+		asm volatile("sti; hlt; cli");
+}
