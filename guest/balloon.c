@@ -164,6 +164,18 @@ static unsigned floor_log2(uint32_t x)
 	return 31 - __builtin_clz(x);
 }
 
+/* Element n of the buffer: a pfn, or with cont pages a pfn + size
+ * pair. */
+static void buf_put(unsigned n, uint32_t pfn, unsigned order)
+{
+	if (bl.cont) {
+		bl.buf[2 * n] = pfn;
+		bl.buf[2 * n + 1] = 1u << (order + PAGE_SHIFT);
+	} else {
+		bl.buf[n] = pfn;
+	}
+}
+
 /* Up to BATCH blocks toward want pages: 4 KiB pages, or with cont pages
  * 2 MiB runs first and smaller ones only when none is free. Returns the
  * pages ballooned. */
@@ -189,13 +201,7 @@ static uint32_t inflate(uint32_t want)
 			break;
 		pfn = pa >> PAGE_SHIFT;
 		bl.held[bl.nheld++] = pfn << ORDER_BITS | order;
-		if (bl.cont) {
-			bl.buf[2 * n] = pfn;
-			bl.buf[2 * n + 1] = 1u << (order + PAGE_SHIFT);
-		} else {
-			bl.buf[n] = pfn;
-		}
-		n++;
+		buf_put(n++, pfn, order);
 		pages += 1u << order;
 	}
 	if (!n || !send(bl.inflate, bl.cont ? 2 * n : n))
@@ -225,13 +231,7 @@ static uint32_t deflate(uint32_t want)
 			continue;
 		}
 		bl.nheld--;
-		if (bl.cont) {
-			bl.buf[2 * n] = pfn;
-			bl.buf[2 * n + 1] = 1u << (order + PAGE_SHIFT);
-		} else {
-			bl.buf[n] = pfn;
-		}
-		n++;
+		buf_put(n++, pfn, order);
 		pages += 1u << order;
 	}
 	if (!n || !send(bl.deflate, bl.cont ? 2 * n : n))

@@ -36,7 +36,16 @@ static const char *const check_names[CHK_COUNT] = {
 	[CHK_PIT] = "pit", [CHK_INITRD] = "initrd",
 };
 
-static bool parse_skip(const char *v, size_t len)
+/* Names of the bits of a vfeat= list, 1 << index each (VFEAT_*). */
+static const char *const vfeat_names[] = {
+	"noevent", "noindirect", "nomrg", "nocont",
+};
+
+/* A comma-separated list of names; each sets bit 1 << (its index in
+ * names). An unknown or empty name fails the whole list. */
+static bool parse_name_list(const char *v, size_t len,
+			    const char *const *names, unsigned count,
+			    unsigned *bits)
 {
 	while (len) {
 		size_t n = 0;
@@ -44,41 +53,14 @@ static bool parse_skip(const char *v, size_t len)
 
 		while (n < len && v[n] != ',')
 			n++;
-		for (int i = 0; i < CHK_COUNT; i++) {
-			if (strlen(check_names[i]) == n &&
-			    !memcmp(v, check_names[i], n)) {
-				params.skip |= 1u << i;
+		for (unsigned i = 0; i < count; i++) {
+			if (names[i] && strlen(names[i]) == n &&
+			    !memcmp(v, names[i], n)) {
+				*bits |= 1u << i;
 				known = true;
 			}
 		}
 		if (!known)
-			return false;
-		v += n;
-		len -= n;
-		if (len) {
-			v++;
-			len--;
-		}
-	}
-	return true;
-}
-
-static bool parse_vfeat(const char *v, size_t len)
-{
-	while (len) {
-		size_t n = 0;
-
-		while (n < len && v[n] != ',')
-			n++;
-		if (n == 7 && !memcmp(v, "noevent", 7))
-			params.vfeat_off |= VFEAT_NOEVENT;
-		else if (n == 10 && !memcmp(v, "noindirect", 10))
-			params.vfeat_off |= VFEAT_NOINDIRECT;
-		else if (n == 5 && !memcmp(v, "nomrg", 5))
-			params.vfeat_off |= VFEAT_NOMRG;
-		else if (n == 6 && !memcmp(v, "nocont", 6))
-			params.vfeat_off |= VFEAT_NOCONT;
-		else
 			return false;
 		v += n;
 		len -= n;
@@ -196,12 +178,15 @@ static bool parse_one(const char *tok, size_t len)
 		return params.has_exit_status;
 	}
 	if (is_key(tok, klen, "skip"))
-		return parse_skip(v, vlen);
+		return parse_name_list(v, vlen, check_names, CHK_COUNT,
+				       &params.skip);
 	if (is_key(tok, klen, "ecam"))
 		return parse_u64(v, vlen, false, &params.ecam) && params.ecam &&
 		       !(params.ecam & 0xfffff);
 	if (is_key(tok, klen, "vfeat"))
-		return parse_vfeat(v, vlen);
+		return parse_name_list(v, vlen, vfeat_names,
+				       sizeof(vfeat_names) / sizeof(vfeat_names[0]),
+				       &params.vfeat_off);
 	if (is_key(tok, klen, "blkbench_qd")) {
 		params.blkbench_qd = parse_u64(v, vlen, false, &x) && x >= 1 &&
 				     x <= BLKBENCH_QD_MAX ? x : 0;
