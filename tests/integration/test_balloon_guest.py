@@ -51,8 +51,12 @@ def cycle(name, mode, policy, options=""):
     fell = before["resident"] - after["resident"]
     assert fell >= 0.95 * ballooned, (before, after)
     if mode == "cont":
-        # Whole 2 MiB runs: nothing is left in partial blocks.
+        # Whole 2 MiB runs: nothing is left in partial blocks, and the
+        # RAM the guest kept is still all on host huge pages (no split).
         assert st["partial_blocks"] == 0 and st["held"] == 0, st
+        if before["huge"] >= 0.95 * before["resident"]:
+            assert after["huge"] >= 0.95 * after["resident"], (before,
+                                                               after)
 
     r = run(["balloon", name, "--deflate", "128M", "--wait=60", "--json"],
             timeout=90)
