@@ -41,12 +41,16 @@ def tg_fields(out, key):
     raise RuntimeError(f"no 'tg: {key}' line in:\n{out}")
 
 
+def check_passed(cmd, out, err=""):
+    """A run whose guest reported a failure is not a figure."""
+    if "tg: done passed=" not in out or "failed=0" not in out:
+        raise RuntimeError(f"guest failed: {' '.join(cmd)}\n{out}\n{err}")
+
+
 def run_guest(cmd, timeout=600):
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
                        text=True, errors="replace", timeout=timeout)
-    if "tg: done passed=" not in p.stdout or "failed=0" not in p.stdout:
-        raise RuntimeError(f"guest failed: {' '.join(cmd)}\n{p.stdout}\n"
-                           f"{p.stderr}")
+    check_passed(cmd, p.stdout, p.stderr)
     return p.stdout
 
 

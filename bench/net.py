@@ -19,8 +19,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "integration"))
 import netns  # noqa: E402
-from common import (QEMU, THPVM, median, qemu_cmd,  # noqa: E402
-                    require_build, tg_fields)
+from common import (QEMU, THPVM, check_passed, median,  # noqa: E402
+                    qemu_cmd, require_build, tg_fields)
 
 PORT = 7777
 PACKETS = 100000
@@ -98,6 +98,7 @@ def one_run(ns, cmd):
         rx.close()
         tx.close()
     text = "".join(out)
+    check_passed(cmd, text)
     txf = tg_fields(text, "netbench tx")
     rxf = tg_fields(text, "netbench rx")
     return float(txf["pps"]), got[0], float(rxf["pps"])

@@ -4,6 +4,19 @@ guest writes over the 1 MiB at sector capacity/2."""
 import array
 import sys
 
+# What the guest's `blk` checks print for a writable disk 0 and a
+# read-only disk 1, and the malformed-chain cases of `blk_evil`
+# (docs/test-guest.md); the same for every VMM.
+BLK_CHECKS = ("blk0-read", "blk0-write", "blk0-flush", "blk0-discard",
+              "blk0-write-zeroes", "blk0-beyond-end", "blk0-unsupp",
+              "blk0-msix", "blk1-read", "blk1-ro", "blk1-beyond-end",
+              "blk1-unsupp", "blk1-msix")
+EVIL_CASES = ("desc-loop", "chain-too-long", "addr-outside-ram", "len-wraps",
+              "header-writable", "status-readonly", "head-out-of-range",
+              "avail-idx-jump", "indirect-with-next", "nested-indirect",
+              "indirect-bad-len", "indirect-zero-len", "buffer-in-mmio-hole",
+              "zero-status-len")
+
 PATTERN_A = 0x5448505654455354
 PATTERN_B = 0x5752495445544754
 MIB = 1 << 20

@@ -128,6 +128,16 @@ def assert_guest_passed(r, checks=()):
         assert c in r.tg["ok"], f"check {c} missing\n{r}"
 
 
+def one_error(r, text, rc=None):
+    """r failed with exactly one error line that contains text (and exit
+    status rc when given), and no guest ran."""
+    assert r.rc != 0 if rc is None else r.rc == rc, r
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("thpvm: error:"), r
+    assert text in lines[0], r
+    assert "tg:" not in r.out, r
+
+
 def start(args, **kw):
     """Starts thpvm in the background; killed at the end of the test.
     Its stdout is read with wait_for_line(), stderr with read_stderr()."""

@@ -13,6 +13,8 @@ PINGS = 3
 PARAMS = (f"net ip={netns.GUEST_IP} hostip={netns.HOST_IP} "
           f"udp_port={PORT} net_ping_in={PINGS}")
 F_MRG_RXBUF = 1 << 15
+F_INDIRECT_DESC = 1 << 28
+F_EVENT_IDX = 1 << 29
 
 
 def require_netns():

@@ -16,11 +16,7 @@ from harness import run, start, wait_for_line
 
 
 def one_error(r, text, rc=1):
-    assert r.rc == rc, r
-    lines = r.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("thpvm: error:"), r
-    assert text in lines[0], r
-    assert "tg:" not in r.out, r
+    harness.one_error(r, text, rc)
 
 
 def test_missing_image():

@@ -9,9 +9,10 @@ import tempfile
 
 import harness
 import netns
-from disk_images import (MIB, PATTERN_A, PATTERN_B, make_image, pattern,
-                         write_region)
-from net_exchange import check_exchange, exchange, require_netns
+from disk_images import (BLK_CHECKS, EVIL_CASES, MIB, PATTERN_A, PATTERN_B,
+                         make_image, pattern, write_region)
+from net_exchange import (F_EVENT_IDX, F_INDIRECT_DESC, check_exchange,
+                          exchange, require_netns)
 from net_exchange import PARAMS as NET_PARAMS
 
 QEMU = "qemu-system-x86_64"
@@ -19,17 +20,6 @@ QEMU = "qemu-system-x86_64"
 DISK0_SIZE = 16 * MIB
 DISK1_SIZE = 8 * MIB
 DZ_BYTES = 128 << 10
-BLK_CHECKS = ("blk0-read", "blk0-write", "blk0-flush", "blk0-discard",
-              "blk0-write-zeroes", "blk0-beyond-end", "blk0-unsupp",
-              "blk0-msix", "blk1-read", "blk1-ro", "blk1-beyond-end",
-              "blk1-unsupp", "blk1-msix")
-EVIL_CASES = ("desc-loop", "chain-too-long", "addr-outside-ram", "len-wraps",
-              "header-writable", "status-readonly", "head-out-of-range",
-              "avail-idx-jump", "indirect-with-next", "nested-indirect",
-              "indirect-bad-len", "indirect-zero-len", "buffer-in-mmio-hole",
-              "zero-status-len")
-F_INDIRECT_DESC = 1 << 28
-F_EVENT_IDX = 1 << 29
 # Modern-only virtio-net-pci on the tap of a netns.NetNS; vhost off, so
 # that QEMU's own device model is what the guest talks to.
 NET_ARGS = ["-netdev", f"tap,id=n0,ifname={netns.TAP},script=no,"

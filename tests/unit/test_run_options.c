@@ -193,16 +193,21 @@ static void test_help(void)
 {
 	struct vm_config cfg;
 	int out = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY);
+	enum run_parse_result long_opt, short_opt;
 
-	/* The usage text would land among the TAP lines. */
+	/* The usage text would land among the TAP lines; the checks come
+	 * after stdout is back, so their messages do too. */
+	CHECK(out >= 0 && null >= 0);
 	fflush(stdout);
 	dup2(null, STDOUT_FILENO);
-	CHECK_EQ(PARSE(&cfg, "--help"), RUN_PARSE_HELP);
-	CHECK_EQ(PARSE(&cfg, "-m", "1G", "-h"), RUN_PARSE_HELP);
+	long_opt = PARSE(&cfg, "--help");
+	short_opt = PARSE(&cfg, "-m", "1G", "-h");
 	fflush(stdout);
 	dup2(out, STDOUT_FILENO);
 	close(out);
 	close(null);
+	CHECK_EQ(long_opt, RUN_PARSE_HELP);
+	CHECK_EQ(short_opt, RUN_PARSE_HELP);
 }
 
 int main(void)
