@@ -19,9 +19,9 @@
 /* Elements read and handed to the release logic at a time. Linux sends
  * at most 256 pfns per buffer, so a buffer is normally one batch. */
 #define BATCH 1024
-/* A buffer may not hold more than this: elements past it are ignored, so
- * that a guest cannot keep the device busy for long with one chain whose
- * descriptors all point at the same gigabytes. Linux's are 1 KiB. */
+/* A buffer may not hold more than this: elements past it are ignored.
+ * Linux's are 1 KiB. (The work a chain causes is bounded separately, by
+ * the pages its elements cover: see handle_pages.) */
 #define MAX_ARRAY_BYTES (1u << 20)
 #define PFN_SIZE 4
 #define CONT_SIZE 8
@@ -84,6 +84,12 @@ static void handle_pages(struct virtio_balloon *b, const struct virtq_chain *c,
 	unsigned esize = cont ? CONT_SIZE : PFN_SIZE;
 	uint8_t buf[BATCH * CONT_SIZE];
 	uint64_t off = 0, got;
+	/* Work is per page, and elements may repeat the same gigabytes: no
+	 * chain gets to cover more pages than guest RAM has (a real driver
+	 * never does), so one chain costs at most one pass over RAM while
+	 * vdev->lock is held. */
+	uint64_t budget = b->vdev.ram->total >> BALLOON_PAGE_SHIFT;
+	uint64_t left = MIN(c->out_bytes, MAX_ARRAY_BYTES) / esize, over = 0;
 	unsigned i, n, bad = 0;
 
 	if (c->out_bytes > MAX_ARRAY_BYTES)
@@ -102,16 +108,29 @@ static void handle_pages(struct virtio_balloon *b, const struct virtq_chain *c,
 	       (got = virtq_chain_read(c, off, buf, BATCH * esize)) >= esize) {
 		got -= got % esize;
 		off += got;
-		for (i = n = 0; i < got / esize; i++)
-			if (element_range(buf + i * esize, cont,
-					  &b->scratch[n]))
-				n++;
-			else
+		for (i = n = 0; i < got / esize && !over; i++, left--) {
+			if (!element_range(buf + i * esize, cont,
+					   &b->scratch[n]))
 				bad++;
+			else if (b->scratch[n].nr_pages > budget)
+				over = left;	/* this one and the rest */
+			else
+				budget -= b->scratch[n++].nr_pages;
+		}
 		if (inflate)
 			balloon_inflate(&b->release, b->scratch, n);
 		else
 			balloon_deflate(&b->release, b->scratch, n);
+		if (over)
+			break;
+	}
+	if (over) {
+		b->release.stats.ignored += over;
+		pr_warn_ratelimited("%s: %s buffer covers more pages than guest "
+				    "RAM has: the last %llu elements are "
+				    "ignored",
+				    BALLOON_NAME, inflate ? "inflate" :
+				    "deflate", (unsigned long long)over);
 	}
 	if (bad) {
 		b->release.stats.ignored += bad;

@@ -500,6 +500,28 @@ static void test_oversized_buffer(void)
 	teardown();
 }
 
+/* Elements that repeat all of RAM: the chain stops once it covered as
+ * many pages as RAM has, instead of walking RAM once per element. */
+static void test_repeated_ranges_bounded(void)
+{
+	const unsigned qi = 4, n = 64;
+	uint32_t pairs[2 * 64];
+	unsigned k;
+
+	if (!setup(ALL))
+		return;
+	for (k = 0; k < n; k++) {
+		pairs[2 * k] = 0;
+		pairs[2 * k + 1] = RAM_SIZE;
+	}
+	send_cont(qi, 0, pairs, n);
+	CHECK(WAIT_FOR(used_idx(qi) == 1));
+	CHECK_EQ(info().ballooned, RAM_SIZE);
+	CHECK_EQ(info().ignored, n - 1);
+	CHECK(!needs_reset());
+	teardown();
+}
+
 static void test_reset(void)
 {
 	static const uint32_t in[] = { 0x200, 0x201 };
@@ -538,6 +560,7 @@ int main(void)
 	RUN_TEST(test_stats);
 	RUN_TEST(test_hostile);
 	RUN_TEST(test_oversized_buffer);
+	RUN_TEST(test_repeated_ranges_bounded);
 	RUN_TEST(test_reset);
 	return unit_finish();
 }
