@@ -268,6 +268,15 @@ static bool drain_queue(struct virtio_blk *blk, unsigned q)
 	int got;
 
 	for (;;) {
+		/* A driver can have no more out than the ring holds; one that
+		 * publishes heads again would grow the pending list forever. */
+		if (blk->inflight >= vq->size) {
+			if (!virtq_has_avail(vq))
+				return true;
+			virtio_device_error(vdev, "queue %u: more requests "
+					    "than the queue holds", q);
+			return false;
+		}
 		req = get_request(blk);
 		if (!req) {
 			pr_warn_ratelimited("%s: out of memory", blk->name);

@@ -11,8 +11,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define STATUS_READY_MASK (VIRTIO_CONFIG_S_DRIVER_OK | \
+#define STATUS_READY_MASK (VIRTIO_CONFIG_S_FEATURES_OK | \
+			   VIRTIO_CONFIG_S_DRIVER_OK | \
 			   VIRTIO_CONFIG_S_NEEDS_RESET | VIRTIO_CONFIG_S_FAILED)
+#define STATUS_READY (VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK)
 
 #define STOP_TOKEN VIRTIO_MAX_QUEUES
 #define WATCH_TOKEN (VIRTIO_MAX_QUEUES + 1)
@@ -150,6 +152,10 @@ static void reset_locked(struct virtio_device *vdev)
 {
 	unsigned q;
 
+	/* Not ready from here on, so nothing new is taken off a ring while
+	 * the device's hook waits (with the lock let go) for running
+	 * requests to finish. */
+	vdev->status = 0;
 	if (vdev->ops->reset)
 		vdev->ops->reset(vdev);
 	for (q = 0; q < vdev->nr_queues; q++) {
@@ -416,7 +422,7 @@ void virtio_queue_kick(struct virtio_device *vdev, unsigned q)
 
 bool virtio_queue_ready(const struct virtio_device *vdev, unsigned q)
 {
-	return (vdev->status & STATUS_READY_MASK) == VIRTIO_CONFIG_S_DRIVER_OK &&
+	return (vdev->status & STATUS_READY_MASK) == STATUS_READY &&
 	       q < vdev->nr_queues && vdev->queues[q].enabled &&
 	       !vdev->queues[q].vq.error;
 }

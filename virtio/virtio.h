@@ -27,8 +27,10 @@ struct virtio_device_ops {
 	/* The driver notified queue q. Runs on the device thread without
 	 * vdev->lock; the device takes the lock around virtq_pop/push. */
 	void (*queue_notify)(struct virtio_device *vdev, unsigned q);
-	/* Called with vdev->lock held on reset: when it returns, no request
-	 * may still touch a queue or guest buffers. */
+	/* Called with vdev->lock held on reset, once status is 0 (no queue
+	 * is ready); it may wait on a condition variable of that lock for
+	 * running requests. When it returns, no request may still touch a
+	 * queue or guest buffers. */
 	void (*reset)(struct virtio_device *vdev);
 	/* Optional: the driver set DRIVER_OK (lock held). */
 	void (*start)(struct virtio_device *vdev);
@@ -100,7 +102,8 @@ void virtio_device_destroy(struct virtio_device *vdev);
  * One fd per device, which stays open until virtio_device_destroy. */
 int virtio_device_watch(struct virtio_device *vdev, int fd, uint32_t events);
 
-/* Transport side; each takes vdev->lock. */
+/* Transport side; each takes vdev->lock where it reads or changes
+ * state. */
 uint32_t virtio_get_device_features(struct virtio_device *vdev, unsigned sel);
 uint32_t virtio_get_driver_features(struct virtio_device *vdev, unsigned sel);
 void virtio_set_driver_features(struct virtio_device *vdev, unsigned sel,

@@ -127,6 +127,9 @@ static int walk_indirect(struct virtq *vq, struct virtq_chain *chain,
 	if (!ind->len || ind->len % DESC_SIZE)
 		return broken(vq, "indirect table length not a multiple of 16");
 	n = ind->len / DESC_SIZE;
+	/* Zero-length entries add no buffer, so only this bounds the walk. */
+	if (n > vq->size)
+		return broken(vq, "chain longer than the queue");
 	table = guest_ram_ptr(vq->ram, ind->addr, ind->len);
 	if (!table)
 		return broken(vq, "indirect table outside guest RAM");
@@ -192,6 +195,11 @@ int virtq_pop(struct virtq *vq, struct virtq_chain *chain)
 	}
 	vq->last_avail++;
 	return 1;
+}
+
+bool virtq_has_avail(const struct virtq *vq)
+{
+	return vq->size && load_idx(vq->avail + 2) != vq->last_avail;
 }
 
 void virtq_fill(struct virtq *vq, unsigned i, uint16_t head,

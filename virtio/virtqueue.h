@@ -58,6 +58,8 @@ void virtq_unmap(struct virtq *vq);
  * empty, -EIO if the guest broke a rule (vq->error says which; the queue
  * stays broken until it is mapped again). */
 int virtq_pop(struct virtq *vq, struct virtq_chain *chain);
+/* Whether the guest made a chain available that is not taken yet. */
+bool virtq_has_avail(const struct virtq *vq);
 /* Returns a chain to the guest; written is the number of bytes the device
  * wrote into its writable buffers. */
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t written);

@@ -235,6 +235,15 @@ static void test_hostile_indirect(void)
 	set_desc(DESC_GPA, 0, TABLE_GPA, 16 * (QSIZE + 1),
 		 VRING_DESC_F_INDIRECT, 0);
 	expect_broken("chain longer than the queue");
+
+	/* Zero-length entries add no buffer but still count. */
+	setup(ALL_FEATURES);
+	for (i = 0; i <= QSIZE; i++)
+		set_desc(TABLE_GPA, i, BUF_GPA, 0,
+			 i < QSIZE ? VRING_DESC_F_NEXT : 0, i + 1);
+	set_desc(DESC_GPA, 0, TABLE_GPA, 16 * (QSIZE + 1),
+		 VRING_DESC_F_INDIRECT, 0);
+	expect_broken("chain longer than the queue");
 }
 
 static void test_used_and_interrupts(void)
