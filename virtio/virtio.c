@@ -140,9 +140,11 @@ int virtio_device_watch(struct virtio_device *vdev, int fd, uint32_t events)
 	else if (!vdev->watch_events)
 		op = EPOLL_CTL_ADD;
 	if (epoll_ctl(vdev->epoll_fd, op, fd, &ev) < 0) {
-		pr_err("%s: cannot watch its backend: %s", vdev->name,
-		       strerror(errno));
-		return -errno;
+		int err = -errno;	/* before logging can change errno */
+
+		pr_warn_ratelimited("%s: cannot watch its backend: %s",
+				    vdev->name, strerror(-err));
+		return err;
 	}
 	vdev->watch_events = events;
 	return 0;

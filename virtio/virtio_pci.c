@@ -368,9 +368,11 @@ static int add_ioeventfds(struct virtio_pci *vp)
 		};
 
 		if (ioctl(vp->vm->vm_fd, KVM_IOEVENTFD, &ev) < 0) {
+			int err = -errno;
+
 			pr_err("%s: KVM_IOEVENTFD: %s", vp->vdev->name,
-			       strerror(errno));
-			return -errno;
+			       strerror(-err));
+			return err;
 		}
 	}
 	return 0;

@@ -24,6 +24,7 @@ static int lock_image(struct disk_image *d)
 		.l_type = d->read_only ? F_RDLCK : F_WRLCK,
 		.l_whence = SEEK_SET,
 	};
+	int err;
 
 	if (fcntl(d->fd, F_OFD_SETLK, &fl) == 0)
 		return 0;
@@ -33,8 +34,9 @@ static int lock_image(struct disk_image *d)
 		       d->read_only ? "open for writing" : "locked");
 		return -EBUSY;
 	}
-	pr_err("%s: cannot lock: %s", d->path, strerror(errno));
-	return -errno;
+	err = -errno;
+	pr_err("%s: cannot lock: %s", d->path, strerror(-err));
+	return err;
 }
 
 static int image_size(struct disk_image *d)

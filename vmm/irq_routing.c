@@ -2,6 +2,7 @@
 #include "irq_routing.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -82,8 +83,11 @@ int irq_routing_add_irqchip(struct irq_routing *r, unsigned gsi,
 static int commit_locked(struct irq_routing *r)
 {
 	if (ioctl(r->vm_fd, KVM_SET_GSI_ROUTING, r->table) < 0) {
-		pr_err("KVM_SET_GSI_ROUTING: %s", strerror(errno));
-		return -errno;
+		int err = -errno;
+
+		/* Guests reprogram MSI-X at will: no flood from here. */
+		pr_warn_ratelimited("KVM_SET_GSI_ROUTING: %s", strerror(-err));
+		return err;
 	}
 	return 0;
 }
@@ -112,7 +116,7 @@ int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd)
 	if (ioctl(r->vm_fd, KVM_IRQFD, &req) < 0) {
 		int err = -errno;
 
-		pr_err("KVM_IRQFD (GSI %u): %s", req.gsi, strerror(errno));
+		pr_err("KVM_IRQFD (GSI %u): %s", req.gsi, strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -124,23 +128,30 @@ int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd)
 int irq_msi_set(struct irq_routing *r, unsigned gsi, uint64_t addr,
 		uint32_t data)
 {
-	struct kvm_irq_routing_entry *e;
-	int err;
+	struct kvm_irq_routing_entry *e, old;
+	bool added = false;
+	int err = -ENOMEM;
 
 	pthread_mutex_lock(&r->lock);
 	e = find_entry(r, gsi, KVM_IRQ_ROUTING_MSI);
 	if (!e && (e = new_entry(r))) {
 		e->gsi = gsi;
 		e->type = KVM_IRQ_ROUTING_MSI;
+		added = true;
 	}
-	if (!e) {
-		err = -ENOMEM;
-	} else {
+	if (e) {
+		old = *e;
 		e->u.msi.address_lo = (uint32_t)addr;
 		e->u.msi.address_hi = addr >> 32;
 		e->u.msi.data = data;
 		err = commit_locked(r);
 	}
+	/* Every commit sends the whole table: an entry KVM refused would
+	 * make all later changes, of any device, fail too. */
+	if (err && e && added)
+		r->table->nr--;
+	else if (err && e)
+		*e = old;
 	pthread_mutex_unlock(&r->lock);
 	return err;
 }

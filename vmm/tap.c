@@ -18,20 +18,22 @@
 static int open_tun(void)
 {
 	int fd = open(TUN_PATH, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	int err = errno;	/* before logging can change it */
 
 	if (fd >= 0)
 		return fd;
-	if (errno == ENOENT || errno == ENODEV || errno == ENXIO)
+	if (err == ENOENT || err == ENODEV || err == ENXIO)
 		pr_err("%s is missing: load the tun module (modprobe tun)",
 		       TUN_PATH);
 	else
-		pr_err("cannot open %s: %s", TUN_PATH, strerror(errno));
-	return -errno;
+		pr_err("cannot open %s: %s", TUN_PATH, strerror(err));
+	return -err;
 }
 
 static int attach(int fd, const char *name, char ifname[IFNAMSIZ])
 {
 	struct ifreq ifr;
+	int err;
 
 	memset(&ifr, 0, sizeof(ifr));
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
@@ -41,17 +43,18 @@ static int attach(int fd, const char *name, char ifname[IFNAMSIZ])
 		ifname[IFNAMSIZ - 1] = '\0';
 		return 0;
 	}
-	if (errno == EPERM)
+	err = errno;	/* before logging can change it */
+	if (err == EPERM)
 		pr_err("tap %s: permission denied (needs CAP_NET_ADMIN, or a "
 		       "persistent tap owned by this user)", name);
-	else if (errno == EBUSY)
+	else if (err == EBUSY)
 		pr_err("tap %s: busy, attached to another process", name);
-	else if (errno == EINVAL)
+	else if (err == EINVAL)
 		pr_err("tap %s: invalid name, or an interface of that name "
 		       "exists and is not a tap", name);
 	else
-		pr_err("tap %s: %s", name, strerror(errno));
-	return -errno;
+		pr_err("tap %s: %s", name, strerror(err));
+	return -err;
 }
 
 int tap_open(const char *name, char ifname[IFNAMSIZ])
