@@ -200,6 +200,14 @@ static uint32_t inflate(uint32_t want)
 		if (!pa)
 			break;
 		pfn = pa >> PAGE_SHIFT;
+		/* A held entry keeps 28 bits of pfn: RAM below 1 TiB. */
+		if (pfn >> (32 - ORDER_BITS)) {
+			buddy_free(pa, order);
+			report(false, "balloon", "pfn=0x%lx reason=pfn-too-high",
+			       pfn);
+			bl.broken = true;
+			break;
+		}
 		bl.held[bl.nheld++] = pfn << ORDER_BITS | order;
 		buf_put(n++, pfn, order);
 		pages += 1u << order;
