@@ -6,7 +6,14 @@
  * the balloon only after the device has used the deflate buffer
  * (MUST_TELL_HOST). With free page reporting, whole free blocks of
  * 2 MiB or more go to the host whenever pages came back to the
- * allocator, without entering the balloon. */
+ * allocator, without entering the balloon.
+ *
+ * Continuous pages come from order-9 allocations, which compact memory
+ * (migrate movable pages away from a pageblock) when no 2 MiB block is
+ * free, as Linux does, and fall back to smaller runs when that fails
+ * too. On OOM, with DEFLATE_ON_OOM, the balloon gives back OOM_PAGES at
+ * a time and follows the host's target again only when the host sets
+ * it anew, as Linux's driver does. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -38,6 +45,7 @@
 #define REPORT_ORDER			9
 #define REPORT_CHAIN			32
 #define REPORT_MAX			512
+#define OOM_PAGES			256	/* VIRTIO_BALLOON_OOM_NR_PAGES */
 
 struct balloon_stat {
 	uint16_t tag;
@@ -55,6 +63,11 @@ static struct {
 	uint64_t nheld, held_cap;
 	uint32_t target, actual;	/* pages */
 	bool broken;
+	bool oom_hold;			/* deflated on OOM since the target
+					 * was last set */
+	/* The move toward the target: started when, how. */
+	bool moving, deflated;
+	uint64_t move_start, compactions, migrated;
 } bl;
 
 static bool is_virtio_balloon(const struct pci_func *f)
@@ -176,6 +189,23 @@ static void buf_put(unsigned n, uint32_t pfn, unsigned order)
 	}
 }
 
+static long u_compact(long arg)
+{
+	(void)arg;
+	return buddy_compact(&bl.migrated);
+}
+
+/* A run of 2^order pages for the balloon; at order 9 compaction may
+ * assemble it. 0 if there is none. */
+static uint64_t alloc_run(unsigned order)
+{
+	uint64_t pa = buddy_alloc(order);
+
+	if (!pa && order == CONT_ORDER && (pa = run_user(u_compact, 0)))
+		bl.compactions++;
+	return pa;
+}
+
 /* Up to BATCH blocks toward want pages: 4 KiB pages, or with cont pages
  * 2 MiB runs first and smaller ones only when none is free. Returns the
  * pages ballooned. */
@@ -190,9 +220,10 @@ static uint32_t inflate(uint32_t want)
 
 		if (bl.cont) {
 			/* Nothing is freed meanwhile: an order that failed
-			 * stays empty for the rest of the batch. */
+			 * (compaction too) stays empty for the rest of the
+			 * batch. */
 			top = MIN(top, floor_log2(want - pages));
-			for (order = top; !(pa = buddy_alloc(order)) && order;)
+			for (order = top; !(pa = alloc_run(order)) && order;)
 				top = --order;
 		} else {
 			pa = buddy_alloc(0);
@@ -276,7 +307,6 @@ bool run_balloon(void)
 		report(false, "balloon", "reason=no-device");
 		return false;
 	}
-	buddy_init();
 	/* One entry per page at most; 4 MiB of them cover 4 GiB. */
 	while (order < BUDDY_MAX_ORDER &&
 	       (4096ULL << order) < buddy_total_bytes() / 1024)
@@ -317,10 +347,62 @@ fail:
 	return false;
 }
 
-/* Reads num_pages at start and after each config interrupt, moves
- * toward it a buffer at a time, reports free memory once the target is
- * reached if pages came back since the last report, and otherwise sleeps
- * in `sti; hlt`, the only place interrupts are taken on PVM hosts. */
+static void publish_actual(void)
+{
+	mmio_write32(bl.vd.device + CFG_ACTUAL, bl.actual);
+	print("tg: balloon target=%u actual=%u mode=%s\n", bl.target,
+	      bl.actual, bl.cont ? "cont" : "std");
+}
+
+/* Linux's OOM notifier: with DEFLATE_ON_OOM, up to OOM_PAGES leave the
+ * balloon (telling the host first) and the target is not followed again
+ * until the host sets it. Returns the pages freed. */
+uint32_t balloon_deflate_on_oom(void)
+{
+	uint32_t got;
+
+	if (!bl.inflate || bl.broken ||
+	    !virtio_has(&bl.vd, VIRTIO_BALLOON_F_DEFLATE_ON_OOM) ||
+	    !(got = deflate(MIN(OOM_PAGES, bl.actual))))
+		return 0;
+	bl.actual -= got;
+	bl.oom_hold = true;
+	publish_actual();
+	return got;
+}
+
+/* Reads num_pages after each config interrupt; a new target starts a
+ * move, timed until actual reaches it. */
+static void read_target(void)
+{
+	uint32_t t = mmio_read32(bl.vd.device + CFG_NUM_PAGES);
+
+	bl.oom_hold = false;
+	if (t == bl.target)
+		return;
+	bl.target = t;
+	bl.moving = true;
+	bl.deflated = false;
+	bl.move_start = rdtsc();
+	bl.compactions = bl.migrated = 0;
+}
+
+/* Prints how the move went; after a deflate, lets usemem run again. */
+static void move_done(void)
+{
+	bl.moving = false;
+	print("tg: balloon reached target=%u actual=%u ns=%lu mode=%s "
+	      "compactions=%lu migrated=%lu\n", bl.target, bl.actual,
+	      tsc_to_ns(rdtsc() - bl.move_start), bl.cont ? "cont" : "std",
+	      bl.compactions, bl.migrated);
+	if (bl.deflated)
+		usemem_reuse();
+}
+
+/* Moves toward the target a buffer at a time, reports free memory once
+ * it is reached if pages came back since the last report, and otherwise
+ * sleeps in `sti; hlt`, the only place interrupts are taken on PVM
+ * hosts. */
 void balloon_serve(void)
 {
 	unsigned cfg = virtio_config_irqs(&bl.vd) - 1;
@@ -331,21 +413,24 @@ void balloon_serve(void)
 		stats_service();
 		if (cfg != virtio_config_irqs(&bl.vd)) {
 			cfg = virtio_config_irqs(&bl.vd);
-			bl.target = mmio_read32(bl.vd.device + CFG_NUM_PAGES);
+			read_target();
 		}
-		if (bl.target > bl.actual) {
+		if (bl.target > bl.actual && !bl.oom_hold) {
 			done = inflate(bl.target - bl.actual);
 			bl.actual += done;
 		} else if (bl.target < bl.actual) {
 			done = deflate(bl.actual - bl.target);
 			bl.actual -= done;
+			bl.deflated |= done != 0;
 			if (done && bl.report)
 				bl.report_due = true;
 		}
 		if (done) {
-			mmio_write32(bl.vd.device + CFG_ACTUAL, bl.actual);
-			print("tg: balloon target=%u actual=%u mode=%s\n",
-			      bl.target, bl.actual, bl.cont ? "cont" : "std");
+			publish_actual();
+			continue;
+		}
+		if (bl.moving && bl.actual == bl.target) {
+			move_done();
 			continue;
 		}
 		if (bl.report_due) {

@@ -9,26 +9,55 @@
  * page, a bitmap of free block heads), like Linux's struct page, so that
  * neither allocating nor freeing writes to the pages themselves: a page
  * the host released stays released until its user touches it. Only free
- * block heads have valid entries, so nothing but the bitmap is cleared. */
+ * block heads have valid entries, so nothing but the bitmap is cleared.
+ *
+ * Movable pages (a user's, through its page table) and compaction: a
+ * bitmap marks them and an owner index per page says which entry of the
+ * page table maps them, as Linux's rmap does; per 2 MiB pageblock the
+ * free and movable pages are counted so that compaction can find a block
+ * it can empty, then migrates its movable pages into free pages
+ * elsewhere (docs/test-guest.md). */
 #include "guest.h"
 #include "lib.h"
 
 #define PAGE_SHIFT	12
 #define PAGE		(1ULL << PAGE_SHIFT)
 #define NONE		0xffffffffu
+#define PB_ORDER	9	/* a pageblock: 2 MiB, as Linux on x86 */
+#define PB_PAGES	(1u << PB_ORDER)
 
 static struct {
 	uint64_t base, npages;		/* pfn of index 0, pages covered */
 	uint32_t *next, *prev;		/* free lists, by page index */
 	uint8_t *order;			/* a free block's order, at its head */
 	uint64_t *head_map;		/* bit per page: a free block starts */
+	uint64_t *movable_map;		/* bit per page: in a user's table */
+	uint32_t *owner;		/* its entry there, if movable */
+	uint16_t *pb_free, *pb_movable;	/* per pageblock, from pb_first */
+	uint64_t pb_first, npb;		/* pageblock numbers (pfn >> 9) */
+	uint64_t *table;		/* the user's page table */
 	uint32_t list[BUDDY_MAX_ORDER + 1];
 	uint64_t free_pages, total_pages;
 } bd;
 
+static bool test_bit(const uint64_t *map, uint64_t i)
+{
+	return map[i / 64] >> (i % 64) & 1;
+}
+
 static bool is_head(uint64_t i)
 {
-	return bd.head_map[i / 64] >> (i % 64) & 1;
+	return test_bit(bd.head_map, i);
+}
+
+/* Adds n to the free count of every pageblock [i, i + pages) covers. */
+static void pb_account(uint64_t i, unsigned order, int sign)
+{
+	uint64_t pfn = bd.base + i, pages = 1ULL << order;
+
+	for (uint64_t p = pfn; p < pfn + pages; p += PB_PAGES)
+		bd.pb_free[(p >> PB_ORDER) - bd.pb_first] +=
+			sign * (int)MIN(pages, PB_PAGES);
 }
 
 static void push(uint64_t i, unsigned order)
@@ -43,6 +72,7 @@ static void push(uint64_t i, unsigned order)
 	bd.order[i] = order;
 	bd.head_map[i / 64] |= 1ULL << (i % 64);
 	bd.free_pages += 1ULL << order;
+	pb_account(i, order, 1);
 }
 
 static void unlink(uint64_t i)
@@ -57,6 +87,7 @@ static void unlink(uint64_t i)
 		bd.prev[bd.next[i]] = bd.prev[i];
 	bd.head_map[i / 64] &= ~(1ULL << (i % 64));
 	bd.free_pages -= 1ULL << order;
+	pb_account(i, order, -1);
 }
 
 /* [s, e) in pfns as the largest aligned blocks that fit. */
@@ -84,10 +115,13 @@ static bool ram_range(unsigned i, uint64_t *s, uint64_t *e)
 	return *s < *e;
 }
 
-/* The metadata takes the start of the first range that holds it. */
+/* The metadata takes the start of the first range that holds it: two
+ * bitmaps, then next, prev and owner per page, the pageblock counts and
+ * an order per page. */
 void buddy_init(void)
 {
 	uint64_t lo = ~0ULL, hi = 0, s, e, meta = 0, meta_end = 0, bytes;
+	uint64_t map_words;
 
 	for (unsigned i = 0; i < boot.e820_count; i++) {
 		if (!ram_range(i, &s, &e))
@@ -101,7 +135,10 @@ void buddy_init(void)
 		return;
 	bd.base = lo;
 	bd.npages = hi - lo;
-	bytes = bd.npages * 9 + ALIGN_UP(bd.npages, 64) / 8;
+	bd.pb_first = lo >> PB_ORDER;
+	bd.npb = ALIGN_UP(hi, PB_PAGES) / PB_PAGES - bd.pb_first;
+	map_words = ALIGN_UP(bd.npages, 64) / 64;
+	bytes = 2 * map_words * 8 + bd.npages * 13 + bd.npb * 4;
 	for (unsigned i = 0; i < boot.e820_count && !meta; i++)
 		if (ram_range(i, &s, &e) && (e - s) << PAGE_SHIFT >= bytes) {
 			meta = s;
@@ -110,10 +147,15 @@ void buddy_init(void)
 	if (!meta)
 		return;
 	bd.head_map = (uint64_t *)(meta << PAGE_SHIFT);
-	bd.next = (uint32_t *)(bd.head_map + ALIGN_UP(bd.npages, 64) / 64);
+	bd.movable_map = bd.head_map + map_words;
+	bd.next = (uint32_t *)(bd.movable_map + map_words);
 	bd.prev = bd.next + bd.npages;
-	bd.order = (uint8_t *)(bd.prev + bd.npages);
-	memset(bd.head_map, 0, ALIGN_UP(bd.npages, 64) / 8);
+	bd.owner = bd.prev + bd.npages;
+	bd.pb_free = (uint16_t *)(bd.owner + bd.npages);
+	bd.pb_movable = bd.pb_free + bd.npb;
+	bd.order = (uint8_t *)(bd.pb_movable + bd.npb);
+	memset(bd.head_map, 0, 2 * map_words * 8);
+	memset(bd.pb_free, 0, bd.npb * 4);
 	for (unsigned i = 0; i < boot.e820_count; i++) {
 		if (!ram_range(i, &s, &e))
 			continue;
@@ -181,4 +223,103 @@ uint64_t buddy_free_bytes(void)
 uint64_t buddy_total_bytes(void)
 {
 	return bd.total_pages << PAGE_SHIFT;
+}
+
+/* The page table whose entries movable pages are: migration rewrites
+ * them. */
+void buddy_set_table(uint64_t *table)
+{
+	bd.table = table;
+}
+
+static void set_movable(uint64_t i, uint32_t entry)
+{
+	bd.movable_map[i / 64] |= 1ULL << (i % 64);
+	bd.owner[i] = entry;
+	bd.pb_movable[((bd.base + i) >> PB_ORDER) - bd.pb_first]++;
+	bd.table[entry] = (bd.base + i) << PAGE_SHIFT;
+}
+
+static void clear_movable(uint64_t i)
+{
+	bd.movable_map[i / 64] &= ~(1ULL << (i % 64));
+	bd.pb_movable[((bd.base + i) >> PB_ORDER) - bd.pb_first]--;
+}
+
+/* A page for entry of the user's table: allocated, recorded there and
+ * marked movable. 0 if none is free. */
+uint64_t buddy_alloc_movable(uint32_t entry)
+{
+	uint64_t a = buddy_alloc(0);
+
+	if (a)
+		set_movable((a >> PAGE_SHIFT) - bd.base, entry);
+	return a;
+}
+
+void buddy_free_movable(uint64_t addr)
+{
+	clear_movable((addr >> PAGE_SHIFT) - bd.base);
+	buddy_free(addr, 0);
+}
+
+/* The pageblock compaction empties with the least copying: every page
+ * free or movable, the fewest movable ones, and room for them outside.
+ * -1 if there is none. */
+static int64_t pick_pageblock(void)
+{
+	int64_t best = -1;
+	unsigned least = PB_PAGES;
+
+	for (uint64_t b = 0; b < bd.npb; b++) {
+		uint64_t pfn = (bd.pb_first + b) << PB_ORDER;
+		unsigned mov = bd.pb_movable[b], fr = bd.pb_free[b];
+
+		if (pfn < bd.base || pfn + PB_PAGES > bd.base + bd.npages ||
+		    mov + fr != PB_PAGES || !mov || mov >= least ||
+		    bd.free_pages - fr < mov)
+			continue;
+		best = b;
+		least = mov;
+	}
+	return best;
+}
+
+/* Assembles a free 2 MiB block as Linux compacts for an order-9
+ * allocation: takes the free blocks of one pageblock off the free lists
+ * (so that no page migrates into it), then copies each movable page into
+ * a free page elsewhere and points its table entry there. Returns the
+ * block, allocated, or 0; adds the pages migrated to *migrated. It
+ * copies memory, so it is run in ring 3. */
+uint64_t buddy_compact(uint64_t *migrated)
+{
+	int64_t b = pick_pageblock();
+	uint64_t first, i;
+
+	if (b < 0)
+		return 0;
+	first = ((bd.pb_first + b) << PB_ORDER) - bd.base;
+	for (i = first; i < first + PB_PAGES;) {
+		if (is_head(i)) {
+			unsigned k = bd.order[i];
+
+			unlink(i);
+			i += 1ULL << k;
+		} else {
+			i++;
+		}
+	}
+	for (i = first; i < first + PB_PAGES; i++) {
+		uint64_t to;
+
+		if (!test_bit(bd.movable_map, i))
+			continue;
+		/* pick_pageblock() made sure there is room. */
+		to = buddy_alloc(0);
+		memcpy((void *)to, (void *)((bd.base + i) << PAGE_SHIFT), PAGE);
+		clear_movable(i);
+		set_movable((to >> PAGE_SHIFT) - bd.base, bd.owner[i]);
+		++*migrated;
+	}
+	return (bd.base + first) << PAGE_SHIFT;
 }

@@ -129,6 +129,8 @@ static bool parse_one(const char *tok, size_t len)
 			params.netbench = true;
 		else if (is_key(tok, klen, "balloon"))
 			params.balloon = true;
+		else if (is_key(tok, klen, "punch_holes"))
+			params.punch_holes = true;
 		return true;
 	}
 	if (is_key(tok, klen, "ram")) {
@@ -171,6 +173,11 @@ static bool parse_one(const char *tok, size_t len)
 		params.has_rand = true;
 		return parse_u64(v, vlen, false, &params.rand_reads);
 	}
+	if (is_key(tok, klen, "usemem"))
+		return parse_u64(v, vlen, true, &params.usemem) &&
+		       params.usemem;
+	if (is_key(tok, klen, "reuse"))
+		return parse_u64(v, vlen, true, &params.reuse) && params.reuse;
 	if (is_key(tok, klen, "exit_status")) {
 		params.has_exit_status = parse_u64(v, vlen, false, &x) &&
 					 x <= 255;

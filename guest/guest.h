@@ -50,6 +50,8 @@ struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status;
 	bool pci, blk, blkbench, blk_evil, net, netbench, balloon;
+	bool punch_holes;
+	uint64_t usemem, reuse;	/* bytes, 0: not asked for */
 	uint64_t ecam;		/* 0: configuration mechanism #1 */
 	unsigned vfeat_off;	/* VFEAT_* */
 	unsigned blkbench_qd;
@@ -97,6 +99,10 @@ uint64_t buddy_take(unsigned order);
 void buddy_free(uint64_t addr, unsigned order);
 uint64_t buddy_free_bytes(void);
 uint64_t buddy_total_bytes(void);
+void buddy_set_table(uint64_t *table);
+uint64_t buddy_alloc_movable(uint32_t entry);
+void buddy_free_movable(uint64_t addr);
+uint64_t buddy_compact(uint64_t *migrated);
 
 /* Descriptors, interrupts, ring 3. */
 #define VEC_LAPIC_TIMER 32
@@ -156,5 +162,8 @@ void run_blk(void);
 void run_net(void);
 bool run_balloon(void);
 void __attribute__((noreturn)) balloon_serve(void);
+uint32_t balloon_deflate_on_oom(void);
+void run_usemem(void);
+void usemem_reuse(void);
 
 #endif

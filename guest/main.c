@@ -132,7 +132,11 @@ void c_entry(int entry, uint64_t ptr)
 		run_net();
 	run_touch_rand();
 	/* After touch, which overwrites all free RAM. */
+	if (params.balloon || params.usemem)
+		buddy_init();
 	ballooning = params.balloon && run_balloon();
+	if (params.usemem)
+		run_usemem();
 
 	print("tg: done passed=%u failed=%u\n", passed, failed);
 	if (params.serve) {

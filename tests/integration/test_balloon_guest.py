@@ -6,7 +6,13 @@ with 4 KiB pages (vfeat=nocont), under both release policies. Guest and
 host must agree: the guest reaches the target and says so, the host
 releases what was ballooned and the VM's resident RAM falls with it.
 With free page reporting the host releases the free 2 MiB blocks the
-guest reports while `actual` stays 0."""
+guest reports while `actual` stays 0.
+
+With a usemem workload that leaves its memory fragmented, continuous
+pages compact guest memory (migrating the workload's pages, whose data
+must survive) and keep the host's huge pages, where 4 KiB pages split
+them; and a guest out of memory takes pages back from the balloon when
+DEFLATE_ON_OOM is negotiated."""
 import re
 
 import harness
@@ -140,6 +146,109 @@ def test_std_preserve():
 def test_no_stats_queue():
     # Without STATS_VQ the cont queues move down to 2 and 3.
     cycle("bnost", "cont", "eager", ",stats=0")
+
+
+FRAGMENTED = GUEST + " usemem=128M punch_holes reuse=128M"
+
+
+def reached(p, target_pages, timeout=60):
+    """The fields of the guest's `tg: balloon reached` line for target."""
+    lines = wait_for_line(p, rf"tg: balloon reached target={target_pages} ",
+                          timeout=timeout)
+    return dict(w.split("=", 1) for w in lines[-1].split()[3:])
+
+
+def fragmented(name, mode):
+    """usemem leaves 64 MiB in use in every other page of 128 MiB; the
+    balloon then takes 160 MiB, more than the free 2 MiB blocks hold.
+    Returns (stat before, stat after inflating, guest's reached fields)."""
+    harness.require_kvm()
+    params = FRAGMENTED + (" vfeat=nocont" if mode == "std" else "")
+    p = start(["run", "--name", name, "--balloon", "-m", "256M",
+               "-p", params])
+    lines = wait_for_line(p, "tg: serving", timeout=120)
+    assert any(re.search(r"tg: usemem punched=67108864 kept=67108864 ", l)
+               for l in lines), lines
+    before = harness.ctl_json(["stat", name])
+    r = run(["balloon", name, "--set", "96M", "--wait=60"], timeout=90)
+    assert r.rc == 0, r
+    moved = reached(p, 40960)
+    after = harness.ctl_json(["stat", name])
+    st = harness.ctl_json(["balloon", name])
+    assert st["actual"] == 160 * MIB, st
+    assert before["resident"] - after["resident"] >= 0.95 * 160 * MIB, \
+        (before, after)
+    # Deflating lets usemem run again: the pages it kept, migrated or
+    # not, still hold what it wrote.
+    r = run(["balloon", name, "--set", "256M", "--wait=60"], timeout=90)
+    assert r.rc == 0, r
+    wait_for_line(p, r"tg: ok usemem-verify pages=16384 bad=0$", timeout=60)
+    wait_for_line(p, r"tg: usemem phase=reuse bytes=134217728 .* "
+                  r"oom_deflated=0$", timeout=60)
+    assert harness.stop_and_wait(p, name) == 0
+    return before, after, moved
+
+
+def test_fragmented_cont_compacts_and_keeps_huge_pages():
+    before, after, moved = fragmented("bfragc", "cont")
+    assert int(moved["compactions"]) > 0, moved
+    assert int(moved["migrated"]) > 0, moved
+    if before["huge"] < 0.95 * before["resident"]:
+        harness.skip(f"host THP gave {before['huge']} of "
+                     f"{before['resident']} resident bytes")
+    assert after["huge"] >= 0.95 * after["resident"], (before, after)
+
+
+def test_fragmented_std_splits_huge_pages():
+    # The contrast: 4 KiB pages come from the holes first and the host
+    # splits the huge pages around them (about 64 of ~96 MiB kept).
+    before, after, moved = fragmented("bfrags", "std")
+    assert moved["compactions"] == "0", moved
+    if before["huge"] < 0.95 * before["resident"]:
+        harness.skip(f"host THP gave {before['huge']} of "
+                     f"{before['resident']} resident bytes")
+    assert after["huge"] <= 0.5 * after["resident"], (before, after)
+
+
+def oom(name, deflate_on_oom):
+    """usemem keeps 64 MiB, the balloon takes 160 MiB, then gives 16 MiB
+    back, and usemem asks for 200 MiB: more than the guest has."""
+    harness.require_kvm()
+    p = start(["run", "--name", name, "-m", "256M",
+               f"--balloon=deflate_on_oom={deflate_on_oom}",
+               "-p", GUEST + " usemem=64M reuse=200M"])
+    wait_for_line(p, "tg: serving", timeout=120)
+    r = run(["balloon", name, "--set", "96M", "--wait=60"], timeout=90)
+    assert r.rc == 0, r
+    # No --wait: the guest may take pages back before it could see the
+    # target reached.
+    r = run(["balloon", name, "--set", "112M"], timeout=90)
+    assert r.rc == 0, r
+    reached(p, 36864)
+    lines = wait_for_line(p, r"tg: (usemem phase=reuse|FAIL usemem)",
+                          timeout=120)
+    st = harness.ctl_json(["balloon", name])
+    assert harness.stop_and_wait(p, name) == 0
+    return lines[-1], st
+
+
+def test_deflate_on_oom():
+    line, st = oom("boom", "on")
+    m = re.search(r"phase=reuse bytes=209715200 .* oom_deflated=(\d+)$",
+                  line)
+    assert m and int(m.group(1)) > 0, line
+    # The guest took the pages back without the host asking: actual
+    # falls below the target, which stays, and the host knows.
+    assert st["target"] == 144 * MIB, st
+    assert st["actual"] == 144 * MIB - int(m.group(1)) * 4096, (line, st)
+    assert st["ballooned"] == st["actual"], st
+
+
+def test_no_deflate_on_oom():
+    line, st = oom("bnooom", "off")
+    assert "tg: FAIL usemem phase=reuse" in line, line
+    assert "reason=out-of-memory" in line, line
+    assert st["actual"] == st["target"] == 144 * MIB, st
 
 
 if __name__ == "__main__":
