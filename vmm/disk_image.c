@@ -17,6 +17,8 @@
 /* O_DIRECT on a file: 4 KiB suits every common filesystem and device. */
 #define FILE_DIRECT_ALIGN 4096
 #define ZERO_CHUNK (1u << 20)
+/* Largest bounce buffer for unaligned O_DIRECT I/O. */
+#define BOUNCE_CHUNK (1u << 20)
 
 static int lock_image(struct disk_image *d)
 {
@@ -199,41 +201,92 @@ static int transfer(struct disk_image *d, const struct iovec *iov,
 	return 0;
 }
 
-/* O_DIRECT with guest buffers that are not aligned: one aligned copy.
- * The range is widened to aligned bounds, so a write first reads the
- * partial blocks at its ends. */
+/* A place in an iovec array, for copying through it piece by piece. */
+struct iov_cursor {
+	const struct iovec *iov;
+	size_t off;		/* bytes already used of iov[0] */
+};
+
+/* Copies n bytes between the cursor's place and buf, and moves on. */
+static void iov_copy(struct iov_cursor *c, uint8_t *buf, uint64_t n,
+		     bool to_iov)
+{
+	while (n) {
+		size_t k = MIN(n, c->iov->iov_len - c->off);
+		uint8_t *p = (uint8_t *)c->iov->iov_base + c->off;
+
+		/* k is 0 on an empty iovec, whose base may be NULL. */
+		if (k && to_iov)
+			memcpy(p, buf, k);
+		else if (k)
+			memcpy(buf, p, k);
+		buf += k;
+		n -= k;
+		c->off += k;
+		if (c->off == c->iov->iov_len) {
+			c->iov++;
+			c->off = 0;
+		}
+	}
+}
+
+/* One bounced request: the bytes [lo, hi) of the image, copied through an
+ * aligned buffer a piece at a time. */
+struct bounce {
+	struct disk_image *d;
+	struct iov_cursor cur;
+	uint8_t *buf;
+	uint64_t lo, hi;
+	bool write;
+};
+
+/* The aligned piece [pos, pos + n) of the widened range. A write reads it
+ * first where it covers the piece only in part, which happens only at the
+ * two ends of the range. */
+static int bounce_piece(struct bounce *b, uint64_t pos, uint64_t n)
+{
+	uint64_t from = MAX(pos, b->lo), to = MIN(pos + n, b->hi);
+	struct iovec v = { .iov_base = b->buf, .iov_len = n };
+	int err = 0;
+
+	if (!b->write || from != pos || to != pos + n)
+		err = transfer(b->d, &v, 1, pos, false);
+	if (err)
+		return err;
+	iov_copy(&b->cur, b->buf + (from - pos), to - from, !b->write);
+	return b->write ? transfer(b->d, &v, 1, pos, true) : 0;
+}
+
+/* O_DIRECT with guest buffers that are not aligned: the range is widened
+ * to aligned bounds and copied through an aligned buffer of at most
+ * BOUNCE_CHUNK bytes, so a request of any size (up to 1 GiB from a guest)
+ * costs at most that much memory per worker. A widened write holds
+ * rmw_lock exclusively from its first read to its last write (see
+ * disk_image.h). */
 static int bounce(struct disk_image *d, const struct iovec *iov, unsigned nr,
 		  uint64_t offset, bool write)
 {
 	uint64_t len = iov_bytes(iov, nr);
 	uint64_t start = ALIGN_DOWN(offset, d->direct_align);
 	uint64_t end = ALIGN_UP(offset + len, d->direct_align);
-	struct iovec b;
-	uint8_t *buf, *p;
-	bool need_read;
-	unsigned i;
-	int err;
+	/* Both are powers of two, so the larger is a multiple of the other. */
+	uint64_t chunk = MIN(end - start, MAX(BOUNCE_CHUNK, d->direct_align));
+	struct bounce b = {
+		.d = d, .cur = { .iov = iov }, .lo = offset,
+		.hi = offset + len, .write = write,
+	};
+	uint64_t pos;
+	int err = 0;
 
-	if (posix_memalign((void **)&buf, d->direct_align, end - start))
+	if (posix_memalign((void **)&b.buf, d->direct_align, chunk))
 		return -ENOMEM;
-	b.iov_base = buf;
-	b.iov_len = end - start;
-	need_read = !write || start != offset || end != offset + len;
 	if (write)
-		write_begin(d, need_read);
-	err = need_read ? transfer(d, &b, 1, start, false) : 0;
-	for (i = 0, p = buf + (offset - start); i < nr && !err; i++) {
-		if (write)
-			memcpy(p, iov[i].iov_base, iov[i].iov_len);
-		else
-			memcpy(iov[i].iov_base, p, iov[i].iov_len);
-		p += iov[i].iov_len;
-	}
-	if (write && !err)
-		err = transfer(d, &b, 1, start, true);
+		write_begin(d, start != offset || end != offset + len);
+	for (pos = start; pos < end && !err; pos += chunk)
+		err = bounce_piece(&b, pos, MIN(chunk, end - pos));
 	if (write)
 		write_end(d);
-	free(buf);
+	free(b.buf);
 	return err;
 }
 

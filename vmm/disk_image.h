@@ -33,7 +33,8 @@ int disk_image_open(struct disk_image *d, const char *path, bool read_only,
 void disk_image_close(struct disk_image *d);
 
 /* Whole transfers (short reads and writes are retried); -errno on error.
- * Unaligned buffers under O_DIRECT go through a bounce buffer. */
+ * Unaligned buffers under O_DIRECT go through a bounce buffer of at most
+ * 1 MiB, whatever the request's size. */
 int disk_image_readv(struct disk_image *d, const struct iovec *iov,
 		     unsigned nr, uint64_t offset);
 int disk_image_writev(struct disk_image *d, const struct iovec *iov,
