@@ -198,6 +198,16 @@ static struct blk_result handle(struct virtio_blk *blk,
 	return r;
 }
 
+/* A request just went back to the spares: if the queue stopped for want
+ * of one (see drain_queue), have the device thread look at it again. */
+static void retry_starved(struct virtio_blk *blk)
+{
+	if (!blk->starved)
+		return;
+	blk->starved = false;
+	virtio_queue_kick(&blk->vdev, 0);
+}
+
 static void *worker(void *arg)
 {
 	struct virtio_blk *blk = arg;
@@ -226,6 +236,7 @@ static void *worker(void *arg)
 		virtio_queue_interrupt(vdev, 0);
 		req->next = blk->spare;
 		blk->spare = req;
+		retry_starved(blk);
 		if (!--blk->inflight)
 			pthread_cond_broadcast(&blk->idle);
 	}
@@ -259,8 +270,16 @@ static bool queue_request(struct virtio_blk *blk, struct blk_request *req)
 	return true;
 }
 
-/* Takes every available chain; false if the device cannot go on. */
-static bool drain_queue(struct virtio_blk *blk, unsigned q)
+enum drain_result {
+	DRAIN_EMPTY,		/* the ring is empty: enable notifications */
+	DRAIN_STARVED,		/* out of memory: a completion retries */
+	/* The device needs a reset; the look every enabled queue gets at
+	 * DRIVER_OK afterwards turns notifications back on. */
+	DRAIN_BROKEN,
+};
+
+/* Takes every available chain. */
+static enum drain_result drain_queue(struct virtio_blk *blk, unsigned q)
 {
 	struct virtio_device *vdev = &blk->vdev;
 	struct virtq *vq = &vdev->queues[q].vq;
@@ -272,15 +291,20 @@ static bool drain_queue(struct virtio_blk *blk, unsigned q)
 		 * publishes heads again would grow the pending list forever. */
 		if (blk->inflight >= vq->size) {
 			if (!virtq_has_avail(vq))
-				return true;
+				return DRAIN_EMPTY;
 			virtio_device_error(vdev, "queue %u: more requests "
 					    "than the queue holds", q);
-			return false;
+			return DRAIN_BROKEN;
 		}
+		/* Out of memory: the guest will not kick again for chains it
+		 * has published, so the next completion must look again
+		 * (retry_starved). One request is made at creation and each
+		 * is either spare or in flight, so that completion comes. */
 		req = get_request(blk);
 		if (!req) {
 			pr_warn_ratelimited("%s: out of memory", blk->name);
-			return false;
+			blk->starved = true;
+			return DRAIN_STARVED;
 		}
 		got = virtq_pop(vq, &req->chain);
 		if (got < 0)
@@ -288,7 +312,7 @@ static bool drain_queue(struct virtio_blk *blk, unsigned q)
 		if (got <= 0 || !queue_request(blk, req)) {
 			req->next = blk->spare;
 			blk->spare = req;
-			return got == 0;
+			return got == 0 ? DRAIN_EMPTY : DRAIN_BROKEN;
 		}
 	}
 }
@@ -303,8 +327,9 @@ static void blk_queue_notify(struct virtio_device *vdev, unsigned q)
 	pthread_mutex_lock(&vdev->lock);
 	while (virtio_queue_ready(vdev, q)) {
 		virtq_disable_notify(vq);
-		if (!drain_queue(blk, q) || !virtio_queue_ready(vdev, q) ||
-		    !virtq_enable_notify(vq))
+		/* Notifications stay off while starved: a completion kicks. */
+		if (drain_queue(blk, q) != DRAIN_EMPTY ||
+		    !virtio_queue_ready(vdev, q) || !virtq_enable_notify(vq))
 			break;
 	}
 	pthread_mutex_unlock(&vdev->lock);
@@ -324,6 +349,7 @@ static void blk_reset(struct virtio_device *vdev)
 		blk->inflight--;
 	}
 	blk->pending_tail = &blk->pending;
+	blk->starved = false;
 	while (blk->inflight)
 		pthread_cond_wait(&blk->idle, &vdev->lock);
 }
@@ -347,6 +373,17 @@ static void fill_config(struct virtio_blk *blk)
 	put_le32(&c->max_write_zeroes_sectors, RANGE_MAX_SECTORS);
 	put_le32(&c->max_write_zeroes_seg, RANGE_MAX_SEGS);
 	c->write_zeroes_may_unmap = 1;
+}
+
+/* One request from the start, so that running out of memory always
+ * leaves one in flight whose completion retries (see drain_queue). */
+static int make_first_request(struct virtio_blk *blk)
+{
+	blk->spare = calloc(1, sizeof(*blk->spare));
+	if (blk->spare)
+		return 0;
+	pr_err("%s: out of memory", blk->name);
+	return -ENOMEM;
 }
 
 int virtio_blk_create(struct virtio_blk *blk, unsigned index,
@@ -382,6 +419,8 @@ int virtio_blk_create(struct virtio_blk *blk, unsigned index,
 	err = virtio_device_init(&blk->vdev, blk->name, VIRTIO_ID_BLOCK,
 				 features, 1, &queue_size, &blk->config,
 				 sizeof(blk->config), &blk_ops, blk, ram);
+	if (!err)
+		err = make_first_request(blk);
 	for (i = 0; i < BLK_WORKERS && !err; i++) {
 		err = -pthread_create(&blk->workers[i], NULL, worker, blk);
 		if (err)

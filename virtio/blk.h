@@ -31,6 +31,9 @@ struct virtio_blk {
 	struct blk_request *spare;
 	pthread_cond_t work;		/* pending is not empty, or stopping */
 	pthread_cond_t idle;		/* inflight dropped to 0 */
+	/* drain_queue left chains on the ring for want of memory; the next
+	 * completion kicks the queue. */
+	bool starved;
 	bool stopping;
 	pthread_t workers[BLK_WORKERS];
 	unsigned nr_workers;
