@@ -322,6 +322,7 @@ bool run_balloon(void)
 	}
 	if (!(params.vfeat_off & VFEAT_NOCONT))
 		want |= 1ULL << VIRTIO_BALLOON_F_CONT_PAGES;
+	d->may_poll = true;
 	if (!virtio_probe(d, f, VIRTIO_MAX_QUEUES, &why) ||
 	    !virtio_negotiate(d, want, &why))
 		goto fail;
@@ -338,8 +339,9 @@ bool run_balloon(void)
 	if (bl.stats)
 		stats_post();
 	print("tg: balloon-dev bdf=00:%02x.%x features=0x%lx mode=%s "
-	      "queues=%u free=%lu\n", f->dev, f->fn, d->features,
-	      bl.cont ? "cont" : "std", d->nvq, buddy_free_bytes());
+	      "queues=%u irq=%s free=%lu\n", f->dev, f->fn, d->features,
+	      bl.cont ? "cont" : "std", d->nvq, d->polled ? "polled" : "msix",
+	      buddy_free_bytes());
 	return true;
 fail:
 	report(false, "balloon-init", "bdf=00:%02x.%x reason=%s", f->dev,

@@ -112,6 +112,8 @@ struct virtio_dev {
 	uint64_t features;	/* negotiated */
 	unsigned nvq;
 	struct virtq vq[VIRTIO_MAX_QUEUES];
+	bool may_poll;		/* set by the driver: MSI-X not required */
+	bool polled;		/* no MSI-X: virtio_idle() reads the ISR */
 };
 
 #define VIRTIO_MAX_DEVS		(VEC_VIRTIO_COUNT / 2)

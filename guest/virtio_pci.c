@@ -42,6 +42,12 @@
 #define MSIX_MASKALL		0x4000
 #define MSIX_ENTRY		16
 #define RESET_MS		1000
+#define NO_VECTOR		0xffff
+/* ISR status bits (spec 4.1.4.5): read to clear. */
+#define ISR_QUEUE		1
+#define ISR_CONFIG		2
+/* Without MSI-X: how long to wait between looks at the ISR. */
+#define POLL_US			20
 
 static unsigned slots_used;	/* MSI-X vector pairs handed out */
 
@@ -85,7 +91,10 @@ static bool msix_setup(struct virtio_dev *d, const char **why)
 
 /* Finds the structures the transport needs (the first capability of
  * each type, as the spec asks), maps their BARs, takes the next pair of
- * interrupt vectors and enables MSI-X; nvq queues from then on. */
+ * interrupt vectors and enables MSI-X; nvq queues from then on. A device
+ * without MSI-X is driven by polling its ISR status if the driver set
+ * may_poll (QEMU 7.2's virtio-balloon-pci has no MSI-X; the guest takes
+ * no INTx). */
 bool virtio_probe(struct virtio_dev *d, const struct pci_func *f,
 		  unsigned nvq, const char **why)
 {
@@ -135,9 +144,11 @@ bool virtio_probe(struct virtio_dev *d, const struct pci_func *f,
 	d->notify_base = addr[CAP_NOTIFY];
 	d->notify_len = len[CAP_NOTIFY];
 	d->device = addr[CAP_DEVICE];
+	d->isr = addr[CAP_ISR];
 	for (unsigned q = 0; q < nvq; q++)
 		vq_alloc(&d->vq[q]);
-	return msix_setup(d, why);
+	d->polled = d->may_poll && !pci_find_cap(f, 0, PCI_CAP_MSIX);
+	return d->polled || msix_setup(d, why);
 }
 
 uint8_t virtio_status(struct virtio_dev *d)
@@ -199,9 +210,11 @@ static bool queue_setup(struct virtio_dev *d, unsigned q, const char **why)
 	write64(c + Q_DRIVER, (uint64_t)vq->avail);
 	write64(c + Q_DEVICE, (uint64_t)vq->used);
 	/* A device out of vectors answers NO_VECTOR. */
-	mmio_write16(c + Q_MSIX, 1);
-	if (mmio_read16(c + Q_MSIX) != 1)
-		return give_up(d, "queue-msix-vector", why);
+	if (!d->polled) {
+		mmio_write16(c + Q_MSIX, 1);
+		if (mmio_read16(c + Q_MSIX) != 1)
+			return give_up(d, "queue-msix-vector", why);
+	}
 	noff = mmio_read16(c + Q_NOTIFY_OFF);
 	if ((uint64_t)noff * d->notify_mult + 2 > d->notify_len)
 		return give_up(d, "notify-outside-cap", why);
@@ -262,9 +275,11 @@ bool virtio_finish(struct virtio_dev *d, const char **why)
 	for (unsigned q = 0; q < d->nvq; q++)
 		if (!queue_setup(d, q, why))
 			return false;
-	mmio_write16(c + MSIX_CONFIG, 0);
-	if (mmio_read16(c + MSIX_CONFIG) != 0)
-		return give_up(d, "config-msix-vector", why);
+	if (!d->polled) {
+		mmio_write16(c + MSIX_CONFIG, 0);
+		if (mmio_read16(c + MSIX_CONFIG) != 0)
+			return give_up(d, "config-msix-vector", why);
+	}
 	mmio_write8(c + STATUS, st | VIRTIO_S_DRIVER_OK);
 	if (virtio_status(d) & VIRTIO_S_NEEDS_RESET)
 		return give_up(d, "needs-reset", why);
@@ -277,16 +292,34 @@ bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why)
 	return virtio_negotiate(d, want, why) && virtio_finish(d, why);
 }
 
+/* A polled device's ISR status counted as the interrupts MSI-X would
+ * have raised; true if there was any. */
+static bool poll_isr(struct virtio_dev *d)
+{
+	uint8_t isr = mmio_read8(d->isr);
+
+	if (isr & ISR_CONFIG)
+		virtio_irqs[2 * d->slot]++;
+	if (isr & ISR_QUEUE)
+		virtio_irqs[2 * d->slot + 1]++;
+	return isr != 0;
+}
+
 /* Sleeps until an interrupt (a completion, a config change or the
- * watchdog tick) unless a queue already holds used buffers. */
+ * watchdog tick) unless a queue already holds used buffers; a polled
+ * device is looked at again after a short wait instead. */
 void virtio_idle(struct virtio_dev *d)
 {
 	bool used = false;
 
 	for (unsigned q = 0; q < d->nvq; q++)
 		used |= vq_arm(&d->vq[q]);
-	if (!used)
+	if (d->polled) {
+		if (!poll_isr(d) && !used)
+			tsc_delay_us(POLL_US);
+	} else if (!used) {
 		asm volatile("sti; hlt; cli");
+	}
 }
 
 unsigned virtio_config_irqs(struct virtio_dev *d)
