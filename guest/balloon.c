@@ -11,9 +11,12 @@
  * Continuous pages come from order-9 allocations, which compact memory
  * (migrate movable pages away from a pageblock) when no 2 MiB block is
  * free, as Linux does, and fall back to smaller runs when that fails
- * too. On OOM, with DEFLATE_ON_OOM, the balloon gives back OOM_PAGES at
- * a time and follows the host's target again only when the host sets
- * it anew, as Linux's driver does. */
+ * too. The per-page work (allocating, filling a buffer, freeing) runs
+ * in ring 3, native on PVM hosts as it is in a Linux guest on hardware,
+ * so that inflate times measure the device rather than the emulation
+ * of guest kernel mode. On OOM, with DEFLATE_ON_OOM, the balloon gives
+ * back OOM_PAGES at a time and follows the host's target again only when
+ * the host sets it anew, as Linux's driver does. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -189,11 +192,15 @@ static void buf_put(unsigned n, uint32_t pfn, unsigned order)
 	}
 }
 
-static long u_compact(long arg)
-{
-	(void)arg;
-	return buddy_compact(&bl.migrated);
-}
+/* ---- ring 3: the per-page work, which Linux does at native speed ---- */
+
+/* One buffer's worth of blocks, between the kernel and ring 3. */
+static struct {
+	uint32_t want;		/* pages still to move */
+	uint32_t pages;		/* pages in the buffer */
+	unsigned n;		/* elements in the buffer */
+	uint64_t bad_pfn;	/* a block the held stack cannot record */
+} batch;
 
 /* A run of 2^order pages for the balloon; at order 9 compaction may
  * assemble it. 0 if there is none. */
@@ -201,28 +208,30 @@ static uint64_t alloc_run(unsigned order)
 {
 	uint64_t pa = buddy_alloc(order);
 
-	if (!pa && order == CONT_ORDER && (pa = run_user(u_compact, 0)))
+	if (!pa && order == CONT_ORDER && (pa = buddy_compact(&bl.migrated)))
 		bl.compactions++;
 	return pa;
 }
 
-/* Up to BATCH blocks toward want pages: 4 KiB pages, or with cont pages
- * 2 MiB runs first and smaller ones only when none is free. Returns the
- * pages ballooned. */
-static uint32_t inflate(uint32_t want)
+/* Up to BATCH blocks toward batch.want pages into the buffer and onto
+ * the held stack: 4 KiB pages, or with cont pages 2 MiB runs first and
+ * smaller ones only when none can be had. */
+static long u_take(long arg)
 {
-	unsigned n = 0, top = CONT_ORDER;
-	uint32_t pages = 0;
+	unsigned top = CONT_ORDER;
 
-	while (n < BATCH && pages < want && bl.nheld < bl.held_cap) {
+	(void)arg;
+	batch.n = batch.pages = 0;
+	while (batch.n < BATCH && batch.pages < batch.want &&
+	       bl.nheld < bl.held_cap) {
 		unsigned order = 0;
-		uint64_t pa = 0, pfn;
+		uint64_t pa, pfn;
 
 		if (bl.cont) {
 			/* Nothing is freed meanwhile: an order that failed
 			 * (compaction too) stays empty for the rest of the
 			 * batch. */
-			top = MIN(top, floor_log2(want - pages));
+			top = MIN(top, floor_log2(batch.want - batch.pages));
 			for (order = top; !(pa = alloc_run(order)) && order;)
 				top = --order;
 		} else {
@@ -234,35 +243,30 @@ static uint32_t inflate(uint32_t want)
 		/* A held entry keeps 28 bits of pfn: RAM below 1 TiB. */
 		if (pfn >> (32 - ORDER_BITS)) {
 			buddy_free(pa, order);
-			report(false, "balloon", "pfn=0x%lx reason=pfn-too-high",
-			       pfn);
-			bl.broken = true;
+			batch.bad_pfn = pfn;
 			break;
 		}
 		bl.held[bl.nheld++] = pfn << ORDER_BITS | order;
-		buf_put(n++, pfn, order);
-		pages += 1u << order;
+		buf_put(batch.n++, pfn, order);
+		batch.pages += 1u << order;
 	}
-	if (!n || !send(bl.inflate, bl.cont ? 2 * n : n))
-		return 0;
-	return pages;
+	return 0;
 }
 
-/* Up to BATCH blocks off the top of the stack toward want pages; a
- * block larger than what is left is split, its upper half staying in
- * the balloon. The pages go back to the allocator once the device has
- * used the buffer. */
-static uint32_t deflate(uint32_t want)
+/* Up to BATCH blocks off the top of the held stack toward batch.want
+ * pages into the buffer; a block larger than what is left is split, its
+ * upper half staying in the balloon. */
+static long u_give(long arg)
 {
-	unsigned n = 0;
-	uint32_t pages = 0;
-
-	while (n < BATCH && pages < want && bl.nheld) {
+	(void)arg;
+	batch.n = batch.pages = 0;
+	while (batch.n < BATCH && batch.pages < batch.want && bl.nheld) {
 		uint32_t e = bl.held[bl.nheld - 1];
 		unsigned order = e & ((1u << ORDER_BITS) - 1);
 		uint32_t pfn = e >> ORDER_BITS;
 
-		if (1u << order > want - pages && bl.nheld < bl.held_cap) {
+		if (1u << order > batch.want - batch.pages &&
+		    bl.nheld < bl.held_cap) {
 			order--;
 			bl.held[bl.nheld - 1] = (pfn + (1u << order)) <<
 						ORDER_BITS | order;
@@ -270,19 +274,53 @@ static uint32_t deflate(uint32_t want)
 			continue;
 		}
 		bl.nheld--;
-		buf_put(n++, pfn, order);
-		pages += 1u << order;
+		buf_put(batch.n++, pfn, order);
+		batch.pages += 1u << order;
 	}
-	if (!n || !send(bl.deflate, bl.cont ? 2 * n : n))
-		return 0;
-	for (unsigned i = 0; i < n; i++) {
+	return 0;
+}
+
+/* The buffer's blocks back to the allocator. */
+static long u_free_given(long arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < batch.n; i++) {
 		if (bl.cont)
 			buddy_free((uint64_t)bl.buf[2 * i] << PAGE_SHIFT,
 				   floor_log2(bl.buf[2 * i + 1]) - PAGE_SHIFT);
 		else
 			buddy_free((uint64_t)bl.buf[i] << PAGE_SHIFT, 0);
 	}
-	return pages;
+	return 0;
+}
+
+/* ---- ring 0 ---- */
+
+/* One buffer toward want pages; returns the pages ballooned. */
+static uint32_t inflate(uint32_t want)
+{
+	batch.want = want;
+	run_user(u_take, 0);
+	if (batch.bad_pfn) {
+		report(false, "balloon", "pfn=0x%lx reason=pfn-too-high",
+		       batch.bad_pfn);
+		bl.broken = true;
+	}
+	if (!batch.n || !send(bl.inflate, bl.cont ? 2 * batch.n : batch.n))
+		return 0;
+	return batch.pages;
+}
+
+/* One buffer toward want pages; the pages go back to the allocator once
+ * the device has used it (MUST_TELL_HOST). Returns the pages freed. */
+static uint32_t deflate(uint32_t want)
+{
+	batch.want = want;
+	run_user(u_give, 0);
+	if (!batch.n || !send(bl.deflate, bl.cont ? 2 * batch.n : batch.n))
+		return 0;
+	run_user(u_free_given, 0);
+	return batch.pages;
 }
 
 /* Finds and starts the first virtio-balloon function, with the queues
