@@ -4,11 +4,14 @@ checks against an implementation we did not write. QEMU's isa-debug-exit
 exits with (status << 1) | 1, so a passing guest gives 1."""
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
+import time
 
 import harness
 import netns
+from harness import start_cmd, wait_for_line
 from disk_images import (BLK_CHECKS, EVIL_CASES, MIB, PATTERN_A, PATTERN_B,
                          make_image, pattern, write_region)
 from net_exchange import (F_EVENT_IDX, F_INDIRECT_DESC, check_exchange,
@@ -213,3 +216,53 @@ def test_qemu_virtio_net_noevent_noindirect():
 
 if __name__ == "__main__":
     harness.main(globals())
+
+
+def hmp(path, command):
+    """One HMP command over QEMU's monitor socket; what it printed."""
+    deadline = time.monotonic() + 10
+    while not os.path.exists(path):
+        assert time.monotonic() < deadline, "no QEMU monitor socket"
+        time.sleep(0.05)
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(10)
+        s.connect(path)
+        buf = b""
+        while b"(qemu) " not in buf:
+            buf += s.recv(4096)
+        s.sendall(command.encode() + b"\n")
+        reply = b""
+        while b"(qemu) " not in reply:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return reply.decode(errors="replace")
+
+
+def test_qemu_virtio_balloon():
+    """The balloon driver against QEMU 7.2's virtio-balloon-pci, which has
+    no MSI-X (the driver polls its ISR) and no continuous pages: HMP
+    `balloon 128` takes 128 MiB, `balloon 256` gives them back, and
+    QEMU's `info balloon` agrees with the guest."""
+    with tempfile.TemporaryDirectory(prefix="thpvm-qemu-bl-") as tmp:
+        mon = os.path.join(tmp, "monitor")
+        p = start_cmd(qemu_cmd(
+            harness.GUEST_BZIMAGE, 1,
+            "serve balloon touch=all skip=smp,lapic,pit",
+            ["-device", "virtio-balloon-pci",
+             "-monitor", f"unix:{mon},server=on,wait=off"]))
+        lines = wait_for_line(p, "tg: serving", timeout=120)
+        dev = [l for l in lines if "tg: balloon-dev " in l]
+        assert dev and "mode=std" in dev[0] and "irq=polled" in dev[0], \
+            lines
+        hmp(mon, "balloon 128")
+        wait_for_line(p, r"tg: balloon reached target=32768 actual=32768 ",
+                      timeout=60)
+        assert "actual=128" in hmp(mon, "info balloon")
+        hmp(mon, "balloon 256")
+        wait_for_line(p, r"tg: balloon reached target=0 actual=0 ",
+                      timeout=60)
+        assert "actual=256" in hmp(mon, "info balloon")
+        hmp(mon, "quit")
+        p.wait(timeout=30)
