@@ -17,6 +17,10 @@ import time
 import traceback
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "bench"))
+from linux_guest import host_unfit_reason  # noqa: E402
+
 THPVM = os.environ.get("THPVM", "thpvm")
 GUEST_BZIMAGE = os.environ.get("TESTGUEST_BZIMAGE")
 GUEST_ELF = os.environ.get("TESTGUEST_ELF")
@@ -201,6 +205,14 @@ def kvm_available():
 def require_kvm():
     if not kvm_available():
         skip("no usable /dev/kvm")
+
+
+def capable_kvm_host():
+    """(True, "") when /dev/kvm can run a stock Linux guest to user space,
+    else (False, one-line reason): the benchmarks' own check
+    (bench/linux_guest.py), so that tests and benchmarks never disagree."""
+    why = host_unfit_reason()
+    return why is None, why or ""
 
 
 def stop_and_wait(p, name, timeout=30):

@@ -1,0 +1,629 @@
+#!/usr/bin/env python3
+"""The Linux guest kit's initramfs (guest/linux, docs/linux-guests.md):
+usemem on the host; mkinitramfs.py's image, read back and checked entry
+by entry; its user space (busybox, hackbench with its libraries, usemem,
+the run scripts, and /init with mount, insmod and poweroff stubbed) run
+on the host in a chroot of the unpacked image; and a boot of Debian's
+kernel with it. On PVM hosts (no hardware
+virtualization) that kernel stops long before it unpacks the initramfs,
+so there the boot test asserts only what the kernel reaches (its version
+line, the command line, the initramfs it was handed) and that thpvm
+reports the stop; on a capable host it asserts that /init loaded the
+modules and that hackbench ran."""
+import glob
+import gzip
+import os
+import re
+import select
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import tempfile
+import time
+
+import harness
+from harness import run
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+KIT = os.path.join(ROOT, "guest", "linux")
+MKINITRAMFS = os.path.join(KIT, "mkinitramfs.py")
+PARAMS = ("console=ttyS0 earlyprintk=serial panic=-1 reboot=k "
+          "thpvm.run=hackbench thpvm.runs=1")
+# Applets /init and the run scripts use.
+APPLETS = ["sh", "mount", "mkdir", "cat", "insmod", "uname", "setsid",
+           "cttyhack", "poweroff", "sync", "dd", "printf", "sed", "grep",
+           "tail", "date", "sleep", "kill", "env"]
+MODULES = ["virtio_ring", "virtio", "virtio_pci", "virtio_blk", "virtio_net",
+           "virtio_balloon"]
+
+
+def usemem_path():
+    path = os.environ.get("USEMEM") or os.path.join(
+        ROOT, "build", "guest", "linux", "usemem")
+    if not os.path.isfile(path):
+        harness.skip(f"no usemem at {path} (set USEMEM or build it)")
+    return path
+
+
+def usemem(*args, timeout=60):
+    return subprocess.run([usemem_path()] + list(args), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def check_usemem_line(line, size):
+    m = re.fullmatch(r"usemem bytes=(\d+) seconds=(\d+\.\d{6}) "
+                     r"mb_per_s=(\d+\.\d)", line)
+    assert m, line
+    nbytes, secs, mbps = int(m[1]), float(m[2]), float(m[3])
+    assert nbytes == size, line
+    assert 0 < secs < 30, line
+    # Sane: at least 10 MB/s, and the rate is bytes / seconds.
+    assert mbps > 10, line
+    assert abs(mbps - nbytes / secs / 1e6) <= 0.01 * mbps + 0.1, line
+
+
+def test_usemem():
+    r = usemem("64m")
+    assert r.returncode == 0 and not r.stderr, r
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1, r
+    check_usemem_line(lines[0], 64 << 20)
+
+    r = usemem("--punch-holes", "64m")
+    assert r.returncode == 0 and not r.stderr, r
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2, r
+    check_usemem_line(lines[0], 64 << 20)
+    assert lines[1] == "usemem punched=8192 kept=8192", r
+
+    r = usemem("--punch-holes", "5k")
+    assert r.returncode == 0, r
+    assert r.stdout.splitlines()[1] == "usemem punched=1 kept=1", r
+
+    for bad in (["12x"], ["0"], ["-5"], ["m"], [""], [], ["1m", "2m"],
+                ["--bogus", "1m"], ["99999999999g"]):
+        r = usemem(*bad)
+        assert r.returncode == 2, (bad, r)
+        assert not r.stdout, (bad, r)
+        err = r.stderr.splitlines()
+        assert len(err) == 1 and err[0].startswith("usemem: "), (bad, r)
+    # Valid, but more than any mmap can get: one line, status 1.
+    r = usemem("1000000g")
+    assert r.returncode == 1 and not r.stdout, r
+    assert re.fullmatch(r"usemem: mmap of \d+ bytes failed: .*\n", r.stderr), r
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def test_usemem_hold_keeps_half():
+    p = harness.start_cmd([usemem_path(), "--punch-holes", "--hold", "64m"])
+    lines = harness.wait_for_line(p, r"^usemem punched=", timeout=30)
+    assert lines[-1] == "usemem punched=8192 kept=8192", lines
+    time.sleep(0.3)
+    assert p.poll() is None, "usemem --hold exited"
+    # Every other page given back: a little over 32 MiB stays resident.
+    rss = rss_kib(p.pid)
+    assert 32 << 10 <= rss < 40 << 10, rss
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=10) == -signal.SIGTERM
+
+
+def installed(package):
+    if not shutil.which("dpkg-query"):
+        return False
+    st = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package],
+                        capture_output=True, text=True)
+    return st.stdout == "install ok installed"
+
+
+def version_key(v):
+    return [int(n) if n.isdigit() else n for n in re.findall(r"\d+|\D+", v)]
+
+
+def kernel_version():
+    """The kernel mkinitramfs.py picks by default, or skip."""
+    found = [d.split("/")[3]
+             for d in glob.glob("/lib/modules/*/kernel/drivers/virtio/")]
+    if not found:
+        harness.skip("no /lib/modules/*/kernel/drivers/virtio "
+                     "(install linux-image-amd64)")
+    return max(found, key=version_key)
+
+
+_image = {}
+_tmp = tempfile.TemporaryDirectory(prefix="thpvm-initramfs-")
+
+
+def build_image(out=None):
+    """(kernel version, path) of an image built with the defaults; built
+    once per run unless out is given."""
+    for pkg in ("busybox-static", "rt-tests"):
+        if not installed(pkg):
+            harness.skip(f"{pkg} not installed (apt-get install {pkg})")
+    version = kernel_version()
+    if out is None and "path" in _image:
+        return version, _image["path"]
+    path = out or os.path.join(_tmp.name, "initramfs.cpio.gz")
+    p = subprocess.run([MKINITRAMFS, path, "--usemem", usemem_path()],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p
+    assert not p.stderr, p
+    assert re.fullmatch(rf"mkinitramfs: wrote {re.escape(path)} for kernel "
+                        rf"{re.escape(version)}: .*\n", p.stdout), p
+    if out is None:
+        _image["path"] = path
+    return version, path
+
+
+def read_cpio(path):
+    """{path: (mode, data, (rdevmajor, rdevminor))} of a gzip'd newc cpio."""
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    entries, off = {}, 0
+    while True:
+        assert raw[off:off + 6] == b"070701", f"bad magic at {off}"
+        fields = [int(raw[off + 6 + 8 * i:off + 14 + 8 * i], 16)
+                  for i in range(13)]
+        mode, size, namesize = fields[1], fields[6], fields[11]
+        name_end = off + 110 + namesize
+        name = raw[off + 110:name_end - 1].decode()
+        data_off = (name_end + 3) & ~3
+        data = raw[data_off:data_off + size]
+        off = (data_off + size + 3) & ~3
+        if name == "TRAILER!!!":
+            break
+        assert name not in entries, f"{name} twice"
+        assert fields[2] == fields[3] == 0, f"{name} not owned by root"
+        entries[name] = (mode, data, (fields[9], fields[10]))
+    assert raw[off:].strip(b"\0") == b"", "data after the trailer"
+    return entries
+
+
+def elf_interp(data):
+    """PT_INTERP of a 64-bit ELF, or None."""
+    assert data[:4] == b"\x7fELF" and data[4] == 2, "not a 64-bit ELF"
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    for i in range(phnum):
+        ptype, _, off, _, _, filesz = struct.unpack_from(
+            "<IIQQQQ", data, phoff + i * phentsize)
+        if ptype == 3:
+            return data[off:off + filesz].rstrip(b"\0").decode()
+    return None
+
+
+def host_libs(binary):
+    out = subprocess.run(["ldd", binary], capture_output=True,
+                         text=True).stdout
+    return re.findall(r"(/\S+) \(0x", out)
+
+
+def modules_dep(version):
+    deps = {}
+    with open(f"/lib/modules/{version}/modules.dep") as f:
+        for line in f:
+            mod, rest = line.split(":", 1)
+            name = lambda p: re.sub(r"\.ko(\..*)?$", "", os.path.basename(p))
+            deps[name(mod)] = [name(d) for d in rest.split()]
+    return deps
+
+
+def vermagic(data):
+    m = re.search(rb"vermagic=([^\0 ]*)", data)
+    return m and m.group(1).decode()
+
+
+def test_mkinitramfs_contents():
+    version, path = build_image()
+    img = read_cpio(path)
+
+    def regular(name, executable=True):
+        assert name in img, f"/{name} missing"
+        mode = img[name][0]
+        assert stat.S_ISREG(mode), f"/{name} not a file"
+        if executable:
+            assert mode & 0o111, f"/{name} not executable"
+        return img[name][1]
+
+    with open(os.path.join(KIT, "init"), "rb") as f:
+        assert regular("init") == f.read()
+    for script in ("hackbench", "balloon-frag"):
+        with open(os.path.join(KIT, "run", script), "rb") as f:
+            assert regular(f"run-scripts/{script}") == f.read()
+    assert stat.S_ISCHR(img["dev/console"][0]) and \
+        img["dev/console"][2] == (5, 1), img["dev/console"]
+    for d in ("proc", "sys", "dev", "tmp"):
+        assert stat.S_ISDIR(img[d][0]), d
+
+    assert elf_interp(regular("bin/busybox")) is None, "busybox not static"
+    for applet in APPLETS:
+        where = [f"{d}/{applet}" for d in ("bin", "sbin", "usr/bin",
+                                           "usr/sbin") if f"{d}/{applet}" in img]
+        assert len(where) == 1, f"applet {applet}: {where}"
+        mode, target, _ = img[where[0]]
+        assert stat.S_ISLNK(mode) and target == b"/bin/busybox", where
+
+    hackbench = regular("usr/bin/hackbench")
+    interp = elf_interp(hackbench)
+    assert interp, "hackbench has no loader"
+    regular(interp.lstrip("/"))
+    libs = host_libs("/usr/bin/hackbench")
+    assert interp in libs and any("libc.so" in l for l in libs), libs
+    for lib in libs:
+        regular(lib.lstrip("/"))
+
+    with open(usemem_path(), "rb") as f:
+        assert regular("usr/bin/usemem") == f.read()
+
+    order = regular("lib/modules/load-order", False).decode().split()
+    names = [o[:-3] for o in order]
+    assert all(o.endswith(".ko") for o in order), order
+    for m in MODULES:
+        assert m in names, (m, order)
+    deps = modules_dep(version)
+    for i, name in enumerate(names):
+        data = regular(f"lib/modules/{name}.ko", False)
+        assert data[:4] == b"\x7fELF", f"{name}.ko is not an ELF"
+        assert vermagic(data) == version, (name, vermagic(data))
+        for dep in deps[name]:
+            assert dep in names[:i], f"{name} before its dependency {dep}"
+    assert "lib/modules/cont_balloon.ko" not in img
+
+    # busybox sh accepts the scripts.
+    with tempfile.TemporaryDirectory(prefix="thpvm-initramfs-") as tmp:
+        for name in ("init", "run-scripts/hackbench",
+                     "run-scripts/balloon-frag"):
+            script = os.path.join(tmp, os.path.basename(name))
+            with open(script, "wb") as f:
+                f.write(img[name][1])
+            p = subprocess.run(["/bin/busybox", "sh", "-n", script],
+                               capture_output=True, text=True)
+            assert p.returncode == 0, (name, p)
+
+    # The same inputs give the same bytes.
+    again = os.path.join(os.path.dirname(path), "again.cpio.gz")
+    build_image(again)
+    with open(path, "rb") as a, open(again, "rb") as b:
+        assert a.read() == b.read(), "mkinitramfs output differs between runs"
+
+
+def test_mkinitramfs_errors():
+    build_image()
+    with tempfile.TemporaryDirectory(prefix="thpvm-initramfs-") as tmp:
+        out = os.path.join(tmp, "x.cpio.gz")
+        for args, text in (
+                (["--usemem", os.path.join(tmp, "none")], "no usemem at"),
+                (["--kernel", "0.0-none"], "no /lib/modules/0.0-none"),
+                (["--cont-balloon", os.path.join(tmp, "none.ko")],
+                 "none.ko")):
+            p = subprocess.run([MKINITRAMFS, out, "--usemem", usemem_path()]
+                               + args, capture_output=True, text=True)
+            assert p.returncode == 1 and not p.stdout, (args, p)
+            err = p.stderr.splitlines()
+            assert len(err) == 1 and err[0].startswith("mkinitramfs: "), p
+            assert text in err[0], (args, p)
+            assert not os.path.exists(out), args
+
+
+def unpack(img, root):
+    for name in sorted(img):
+        mode, data, _ = img[name]
+        dest = os.path.join(root, name)
+        if stat.S_ISDIR(mode):
+            os.makedirs(dest, exist_ok=True)
+            os.chmod(dest, stat.S_IMODE(mode))
+        elif stat.S_ISLNK(mode):
+            os.symlink(data.decode(), dest)
+        elif stat.S_ISREG(mode):
+            with open(dest, "wb") as f:
+                f.write(data)
+            os.chmod(dest, stat.S_IMODE(mode))
+        elif stat.S_ISCHR(mode):
+            # /dev/null: ash runs "cmd &" with stdin from it.
+            try:
+                os.mknod(dest, mode, os.makedev(*img[name][2]))
+            except PermissionError:
+                harness.skip("mknod not permitted here (the image's "
+                             "/dev nodes)")
+
+
+def chrooted(root):
+    """Processes whose root is root."""
+    pids = []
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            if os.readlink(d + "/root") == root:
+                pids.append(int(os.path.basename(d)))
+        except OSError:
+            pass
+    return pids
+
+
+def in_image(fn):
+    """Runs fn(root, start) with the image unpacked at root; start runs a
+    command there through its busybox, with env settings."""
+    if os.geteuid() != 0:
+        harness.skip("running the image's user space needs chroot (root)")
+    _, path = build_image()
+    img = read_cpio(path)
+    root = tempfile.mkdtemp(prefix="thpvm-initramfs-root-")
+    try:
+        unpack(img, root)
+
+        def start(env, *cmd, userns=False):
+            # In a user namespace, nothing can load a module or mount on
+            # the host.
+            return harness.start_cmd(
+                (["unshare", "--user", "--map-root-user"] if userns else [])
+                + ["chroot", root, "/bin/busybox", "env"] +
+                [f"{k}={v}" for k, v in env.items()] + list(cmd))
+        fn(root, start)
+        assert not chrooted(root), "processes left in the image"
+    finally:
+        for pid in chrooted(root):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_image_hackbench_script():
+    def check(root, start):
+        # A small hackbench: the real one (50 groups, 1000 loops) takes
+        # half a minute on the host.
+        p = start({"THPVM_RUNS": 2, "THPVM_HACKBENCH_ARGS": "-P -g 2 -l 10"},
+                  "/bin/sh", "/run-scripts/hackbench")
+        out = p.communicate(timeout=120)[0].decode()
+        assert p.returncode == 0, out
+        runs = re.findall(r"^thpvm-guest: hackbench run=(\d+) "
+                          r"seconds=(\d+\.\d+)$", out, re.M)
+        assert [r[0] for r in runs] == ["1", "2"], out
+        assert "Running in process mode with 2 groups" in out, out
+    in_image(check)
+
+
+def read_for(p, secs):
+    """What p prints within secs, appended to its buffer (wait_for_line
+    still sees it); the buffer as text."""
+    deadline = time.monotonic() + secs
+    while (left := deadline - time.monotonic()) > 0:
+        if select.select([p.stdout], [], [], left)[0]:
+            chunk = os.read(p.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            p.out_buf += chunk
+    return p.out_buf.decode(errors="replace")
+
+
+def set_memtotal(root, kib):
+    tmp = os.path.join(root, "tmp", "meminfo.new")
+    with open(tmp, "w") as f:
+        f.write(f"MemTotal:       {kib} kB\nMemFree:        1000 kB\n")
+    os.replace(tmp, os.path.join(root, "tmp", "meminfo"))
+
+
+def host_mem_available_kib():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_image_balloon_frag_script():
+    """The script's waits, driven through a meminfo file that stands in
+    for the balloon."""
+    if host_mem_available_kib() < 2 << 20:
+        harness.skip("less than 2 GiB available for usemem 800m")
+    start_kib = 4 << 20
+
+    def check(root, start):
+        set_memtotal(root, start_kib)
+        p = start({"THPVM_MEMINFO": "/tmp/meminfo"},
+                  "/bin/sh", "/run-scripts/balloon-frag")
+        lines = harness.wait_for_line(p, "balloon-frag fragmented", 60)
+        assert "usemem punched=102400 kept=102400" in lines, lines
+        # Not enough yet: 399 MiB.
+        set_memtotal(root, start_kib - 399 * 1024)
+        out = read_for(p, 0.6)
+        assert "inflated" not in out, out
+        set_memtotal(root, start_kib - 400 * 1024)
+        harness.wait_for_line(p, "balloon-frag inflated$", 10)
+        set_memtotal(root, start_kib - 9 * 1024)
+        out = read_for(p, 0.6)
+        assert "deflated" not in out, out
+        set_memtotal(root, start_kib - 8 * 1024)
+        harness.wait_for_line(p, "balloon-frag deflated$", 10)
+        lines = harness.wait_for_line(
+            p, r"^thpvm-guest: balloon-frag reuse mb_per_s=\d+\.\d$", 60)
+        assert re.fullmatch(r"usemem bytes=838860800 .*", lines[-2]), lines
+        assert p.wait(timeout=10) == 0
+    in_image(check)
+
+
+def test_image_balloon_frag_timeout():
+    if host_mem_available_kib() < 2 << 20:
+        harness.skip("less than 2 GiB available for usemem 800m")
+
+    def check(root, start):
+        set_memtotal(root, 4 << 20)
+        p = start({"THPVM_MEMINFO": "/tmp/meminfo", "THPVM_WAIT_TIMEOUT": 1},
+                  "/bin/sh", "/run-scripts/balloon-frag")
+        harness.wait_for_line(p, "balloon-frag fragmented", 60)
+        harness.wait_for_line(
+            p, r"^thpvm-guest: balloon-frag timed out waiting for inflate ", 10)
+        assert p.wait(timeout=10) == 1
+    in_image(check)
+
+
+STUB = """#!/bin/sh
+echo "stub: $(basename "$0") $*" >>/tmp/stub.log
+case " $* " in *" /lib/modules/$(cat /tmp/insmod-fails 2>/dev/null) "*) exit 1 ;; esac
+exit 0
+"""
+
+
+def run_init(root, start, cmdline, fails=""):
+    """/init of the image with mount, insmod and poweroff replaced by
+    stubs that only log (nothing is mounted or loaded on the host, and
+    there is no /dev/port), in a user namespace besides; (status, output,
+    stub log). busybox sh runs some applets (insmod) without a PATH
+    search, so a copy of /init calls the stubs by their paths."""
+    if subprocess.run(["unshare", "--user", "--map-root-user", "true"],
+                      capture_output=True).returncode != 0:
+        harness.skip("no user namespaces (unshare --user failed)")
+    for name in ("bin/mount", "sbin/insmod", "sbin/poweroff"):
+        path = os.path.join(root, name + ".stub")
+        with open(path, "w") as f:
+            f.write(STUB)
+        os.chmod(path, 0o755)
+    with open(os.path.join(root, "init")) as f:
+        init = f.read()
+    for cmd, path in (("mount", "/bin/mount.stub"),
+                      ("insmod", "/sbin/insmod.stub"),
+                      ("poweroff", "/sbin/poweroff.stub")):
+        init, n = re.subn(rf"(?m)^(\s*){cmd} ", rf"\g<1>{path} ", init)
+        assert n, f"no {cmd} in /init"
+    with open(os.path.join(root, "init.stubbed"), "w") as f:
+        f.write(init)
+    os.chmod(os.path.join(root, "init.stubbed"), 0o755)
+    for name, text in (("proc/cmdline", cmdline + "\n"),
+                       ("tmp/insmod-fails", fails), ("tmp/stub.log", "")):
+        with open(os.path.join(root, name), "w") as f:
+            f.write(text)
+    p = start({"THPVM_HACKBENCH_ARGS": "-P -g 1 -l 10"}, "/init.stubbed",
+              userns=True)
+    out = p.communicate(timeout=120)[0].decode()
+    with open(os.path.join(root, "tmp", "stub.log")) as f:
+        log = f.read().splitlines()
+    return p.returncode, out, log
+
+
+def test_image_init_logic():
+    """/init's parameters, module choice, run dispatch and end lines, on
+    the host (the guest cannot get there on PVM)."""
+    kernel = os.uname().release
+    with open(os.path.join(KIT, "init")) as f:
+        assert "/dev/port" in f.read()
+
+    def check(root, start):
+        with open(os.path.join(root, "lib", "modules", "load-order")) as f:
+            order = f.read().split()
+        ko = lambda n: f"stub: insmod.stub /lib/modules/{n}"
+
+        rc, out, log = run_init(
+            root, start, "console=ttyS0 thpvm.run=hackbench thpvm.runs=2")
+        assert rc == 0, out
+        assert log[:3] == ["stub: mount.stub -t proc proc /proc",
+                           "stub: mount.stub -t sysfs sysfs /sys",
+                           "stub: mount.stub -t devtmpfs devtmpfs /dev"], log
+        assert [l for l in log if "insmod" in l] == [ko(o) for o in order]
+        assert log[-1] == "stub: poweroff.stub -f", log
+        lines = [l for l in out.splitlines() if l.startswith("thpvm-guest:")]
+        assert lines == [
+            f"thpvm-guest: init ready kernel={kernel}",
+            "thpvm-guest: run hackbench begin",
+            lines[2], lines[3],
+            "thpvm-guest: run hackbench end rc=0"], out
+        for i in (1, 2):
+            assert re.fullmatch(rf"thpvm-guest: hackbench run={i} "
+                                r"seconds=\d+\.\d+", lines[1 + i]), out
+
+        # cont_balloon, not in this image: virtio_balloon stays out.
+        rc, out, log = run_init(
+            root, start, "thpvm.balloon=cont_balloon thpvm.run=nothing")
+        assert rc == 0, out
+        assert [l for l in log if "insmod" in l] == \
+            [ko(o) for o in order if o != "virtio_balloon.ko"], log
+        lines = [l for l in out.splitlines() if l.startswith("thpvm-guest:")]
+        assert lines == [
+            "thpvm-guest: insmod cont_balloon failed",
+            "thpvm-guest: no /lib/modules/cont_balloon.ko "
+            "(mkinitramfs.py --cont-balloon PATH.ko)",
+            f"thpvm-guest: init ready kernel={kernel}",
+            "thpvm-guest: run nothing begin",
+            "thpvm-guest: no /run-scripts/nothing",
+            "thpvm-guest: run nothing end rc=127"], out
+
+        # No balloon, a module that fails, bad values.
+        rc, out, log = run_init(
+            root, start, "thpvm.balloon=none thpvm.runs=x thpvm.run=../init",
+            fails="virtio_blk.ko")
+        assert [l for l in log if "insmod" in l] == \
+            [ko(o) for o in order if o != "virtio_balloon.ko"], log
+        lines = [l for l in out.splitlines() if l.startswith("thpvm-guest:")]
+        assert lines == [
+            "thpvm-guest: bad thpvm.runs=x (a number); using 5",
+            "thpvm-guest: insmod virtio_blk failed",
+            f"thpvm-guest: init ready kernel={kernel}",
+            "thpvm-guest: run ../init begin",
+            "thpvm-guest: bad thpvm.run=../init",
+            "thpvm-guest: run ../init end rc=127"], out
+
+        # cont_balloon in the image: loaded last, instead of virtio_balloon.
+        with open(os.path.join(root, "lib/modules/cont_balloon.ko"), "w"):
+            pass
+        rc, out, log = run_init(root, start, "thpvm.balloon=cont_balloon "
+                                "thpvm.run=hackbench thpvm.runs=1")
+        assert rc == 0, out
+        assert [l for l in log if "insmod" in l] == \
+            [ko(o) for o in order if o != "virtio_balloon.ko"] + \
+            [ko("cont_balloon.ko")], log
+        assert "thpvm-guest: insmod" not in out, out
+        assert "thpvm-guest: hackbench run=1 " in out, out
+        assert "hackbench run=2" not in out, out
+
+        rc, out, log = run_init(root, start, "thpvm.balloon=foo thpvm.run=x")
+        assert "thpvm-guest: unknown thpvm.balloon=foo (virtio_balloon, " \
+            "cont_balloon or none); loading none" in out, out
+        assert ko("virtio_balloon.ko") not in log, log
+    in_image(check)
+
+
+def test_boot_hackbench():
+    harness.require_kvm()
+    version, image = build_image()
+    kernel = f"/boot/vmlinuz-{version}"
+    if not os.path.isfile(kernel):
+        harness.skip(f"no {kernel} (install linux-image-amd64)")
+    capable, why = harness.capable_kvm_host()
+    r = run(["run", "-k", kernel, "-i", image, "-m", "1G", "-p", PARAMS],
+            timeout=900)
+    assert re.search(r"\] Linux version \d", r.out), r
+    assert f"] Command line: {PARAMS}\n" in r.out, r
+    # The initramfs, at the top of the RAM below 1 GiB, whole pages.
+    m = re.search(r"RAMDISK: \[mem (0x[0-9a-f]+)-(0x[0-9a-f]+)\]", r.out)
+    assert m, r
+    start, end = int(m[1], 16), int(m[2], 16) + 1
+    assert end - start == (os.path.getsize(image) + 4095) & ~4095, r
+    assert end <= 1 << 30, r
+    failure = [l for l in r.err.splitlines() if "emulation failure" in l]
+    if failure and not capable:
+        # PVM (why): the kernel stops before it unpacks the initramfs;
+        # nothing of /init ran, and nothing more is claimed.
+        assert r.rc == 1, r
+        assert len(failure) == 1, r
+        assert re.search(r"vCPU 0: emulation failure at RIP 0x[0-9a-f]+ .*"
+                         r"instruction bytes: ([0-9a-f]{2} ?)+$",
+                         failure[0]), r
+        assert "thpvm-guest:" not in r.out, r
+        return
+    assert not failure, r
+    assert f"thpvm-guest: init ready kernel={version}" in r.out, r
+    assert "thpvm-guest: insmod" not in r.out, r
+    assert "thpvm-guest: run hackbench begin" in r.out, r
+    assert re.search(r"^thpvm-guest: hackbench run=1 seconds=\d+\.\d+\r?$",
+                     r.out, re.M), r
+    assert "thpvm-guest: run hackbench end rc=0" in r.out, r
+    # /init wrote rc to the exit port.
+    assert r.rc == 0, r
+
+
+if __name__ == "__main__":
+    harness.main(globals())
