@@ -21,17 +21,17 @@ usage: bench/balloon.py [--modes eager,preserve,cont,reporting,qemu]
 import argparse
 import json
 import os
-import queue
 import re
 import shlex
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-from common import QEMU, THPVM, median, qemu_cmd, require_build
+import common
+from common import (QEMU, THPVM, RunError, print_command, print_table,
+                    qemu_cmd, require_build, summarise)
 
 MIB = 1 << 20
 PAGE = 4096
@@ -61,11 +61,6 @@ STOP_TIMEOUT = 60
 # RAM after inflate and after the reuse phase.
 TARGET_HUGE_INFLATED = 616
 TARGET_HUGE_REUSED = 907
-
-
-class RunError(Exception):
-    """A run that cannot give figures: the guest failed, the VMM ended
-    early, or something took too long."""
 
 
 # ---- host measurements -------------------------------------------------
@@ -165,61 +160,19 @@ def tg_line_fields(line):
     return fields
 
 
-class Console:
-    """The VMM's stdout, read by a thread so that waits can time out; a
-    `tg: FAIL` line or the VMM's end fails the wait."""
+class Console(common.Console):
+    """The test guest's console: a `tg: FAIL` line fails the wait."""
 
     def __init__(self, proc, errfile):
-        self.proc = proc
-        self.errfile = errfile
-        self.lines = []
-        self.q = queue.Queue()
-        self.t = threading.Thread(target=self._read, daemon=True)
-        self.t.start()
+        super().__init__(proc, errfile, "tg: ")
 
-    def _read(self):
-        for line in self.proc.stdout:
-            self.q.put(line.rstrip("\r\n"))
-        self.q.put(None)
+    def check(self, line, pattern):
+        if "tg: FAIL" in line:
+            self.fail(f"guest failed: {line[line.find('tg: '):]}")
 
-    def close(self):
-        """After the VMM ended: the reader has seen the pipe's end."""
-        self.t.join(timeout=10)
-        self.proc.stdout.close()
-
-    def tail(self, n=30):
-        self.errfile.seek(0)
-        err = self.errfile.read().decode(errors="replace").splitlines()
-        out = "\n".join(self.lines[-n:])
-        if err:
-            out += "\n--- stderr:\n" + "\n".join(err[-10:])
-        return out
-
-    def fail(self, why):
-        raise RunError(f"{why}; last output:\n{self.tail()}")
-
-    def wait(self, pattern, timeout):
-        """The fields of the first new line matching the regex, after
-        `tg: `."""
-        deadline = time.monotonic() + timeout
-        rx = re.compile(r"tg: " + pattern)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.fail(f"no 'tg: {pattern}' within {timeout} s")
-            try:
-                line = self.q.get(timeout=left)
-            except queue.Empty:
-                continue
-            if line is None:
-                self.proc.wait()
-                self.fail(f"VMM exited (status {self.proc.returncode}) "
-                          f"while waiting for 'tg: {pattern}'")
-            self.lines.append(line)
-            if "tg: FAIL" in line:
-                self.fail(f"guest failed: {line[line.find('tg: '):]}")
-            if rx.search(line):
-                return tg_line_fields(line)
+    def fields(self, pattern, timeout):
+        """The key=value fields of the awaited `tg:` line."""
+        return tg_line_fields(self.wait(pattern, timeout).string)
 
 
 # ---- the two VMMs ------------------------------------------------------
@@ -307,7 +260,7 @@ class Qemu:
 def reached(con, pages):
     """Waits until the guest's balloon holds `pages`; the fields of the
     guest's line (ns: its time for the move)."""
-    return con.wait(rf"balloon reached target={pages} actual={pages} ",
+    return con.fields(rf"balloon reached target={pages} actual={pages} ",
                     MOVE_TIMEOUT)
 
 
@@ -332,7 +285,7 @@ def run_steps(vmm, mode, p, con):
     guest KEEP_MIB, deflate, and the guest's reuse, measuring around
     each. Host figures are read only once the guest says a step is done,
     so that they describe a settled state."""
-    first = con.wait(r"usemem phase=first ", BOOT_TIMEOUT)
+    first = con.fields(r"usemem phase=first ", BOOT_TIMEOUT)
     con.wait(r"serving", BOOT_TIMEOUT)
     if mode == "reporting":
         # Start from the state reporting produces: free blocks released.
@@ -353,7 +306,7 @@ def run_steps(vmm, mode, p, con):
     vmm.set_guest_mem(RAM_MIB)
     deflated = reached(con, 0)
     deflate_wall = time.monotonic() - t
-    reuse = con.wait(r"usemem phase=reuse ", REUSE_TIMEOUT)
+    reuse = con.fields(r"usemem phase=reuse ", REUSE_TIMEOUT)
     huge2, rss2 = guest_ram_usage(p.pid)
     splits2 = thp_split_pmd()
 
@@ -448,38 +401,6 @@ huge0/1/2: host AnonHugePages of guest RAM (MiB) before inflate, after
   migrated during inflate."""
 
 
-def summarise(runs):
-    """Medians over the runs of one mode, per column."""
-    out = {}
-    for key, _, _ in COLUMNS:
-        vals = [r[key] for r in runs if r[key] is not None]
-        out[key] = median(vals) if vals else None
-    return out
-
-
-def row(label, m):
-    return f"{label:<12}" + "".join(
-        f"{'-' if m[k] is None else f.format(m[k]):>8}" for k, _, f in COLUMNS)
-
-
-def print_table(results, errors, repeat):
-    print(f"{'mode':<12}" + "".join(f"{h:>8}" for _, h, _ in COLUMNS))
-    for mode, runs in results.items():
-        if runs:
-            print(row(mode, summarise(runs)) +
-                  (f"  ({len(runs)} of {repeat} runs)"
-                   if len(runs) != repeat else ""))
-        else:
-            why = errors[mode][0].splitlines()[0].split("; last output")[0]
-            print(f"{mode:<12}error: {why}")
-    if repeat > 1:
-        print("single runs:")
-        for mode, runs in results.items():
-            for i, r in enumerate(runs):
-                print(row(f"{mode}#{i + 1}", r))
-    print(LEGEND)
-
-
 def check(label, ok):
     print(f"{'PASS' if ok else 'MISS'} {label}")
 
@@ -490,10 +411,10 @@ def print_ratios(results):
     if not results.get("qemu"):
         print("ratios to qemu: no qemu figures")
         return
-    q = summarise(results["qemu"])
+    q = summarise(results["qemu"], COLUMNS)
     for mode, runs in results.items():
         if mode != "qemu" and runs:
-            m = summarise(runs)
+            m = summarise(runs, COLUMNS)
             print(f"{mode} / qemu: inflate time "
                   f"{m['inflate_s'] / q['inflate_s']:.3f}, host CPU per page "
                   f"{m['cpu_us_page'] / q['cpu_us_page']:.3f}")
@@ -504,7 +425,7 @@ def print_targets(results):
     if not results.get("cont"):
         print("targets: no cont figures")
         return
-    cont = summarise(results["cont"])
+    cont = summarise(results["cont"], COLUMNS)
     # Resident memory bounds what can be huge: say how close it came.
     # The issue's 616 and 907 MiB come from a Linux guest whose other
     # memory stays resident; here a 600 MiB guest holds at most 600 MiB
@@ -530,7 +451,7 @@ def print_targets(results):
         print("n/a  cont CPU/page and inflate time against qemu: "
               "no qemu figures")
         return
-    qemu = summarise(results["qemu"])
+    qemu = summarise(results["qemu"], COLUMNS)
     check(f"cont CPU/page <= qemu/10 ({cont['cpu_us_page']:.2f} vs "
           f"{qemu['cpu_us_page']:.2f} us)",
           cont["cpu_us_page"] <= qemu["cpu_us_page"] / 10)
@@ -555,9 +476,7 @@ def main():
     if "qemu" in modes and not QEMU:
         sys.exit("qemu-system-x86_64 not found (drop the qemu mode)")
 
-    build = os.environ.get("BUILD")
-    print("command: " + (f"BUILD={shlex.quote(build)} " if build else "") +
-          " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv))
+    print_command()
     results = {m: [] for m in modes}
     errors = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as tmpdir:
@@ -580,7 +499,7 @@ def main():
     print(f"guest {RAM_MIB} MiB, 1 vCPU, balloon to {KEEP_MIB} MiB and back, "
           f"-p '{GUEST}' (+ vfeat=nocont but for cont), "
           f"{args.repeat} run(s), medians ({time.strftime('%Y-%m-%d')})")
-    print_table(results, errors, args.repeat)
+    print_table(results, errors, args.repeat, COLUMNS, LEGEND)
     print_ratios(results)
     print_targets(results)
     sys.exit(1 if any(errors.values()) else 0)

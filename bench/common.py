@@ -1,11 +1,15 @@
 """Shared helpers of the benchmark scripts: running thpvm and QEMU on the
 test guest and reading its "tg:" result lines."""
 import os
+import queue
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
+import threading
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
@@ -29,6 +33,14 @@ def qemu_cmd(mem, params, cpus=1, machine=None):
     if machine:
         cmd[1:1] = ["-M", machine]
     return cmd
+
+
+def print_command():
+    """The command line that produced the figures, first in the output."""
+    build = os.environ.get("BUILD")
+    print("command: " + (f"BUILD={shlex.quote(build)} " if build else "") +
+          " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv),
+          flush=True)
 
 
 def tg_fields(out, key):
@@ -108,3 +120,107 @@ def vmm_overhead(p):
     finally:
         p.kill()
         p.wait()
+
+
+class RunError(Exception):
+    """A run that cannot give figures: the guest failed, the VMM ended
+    early, something took too long."""
+
+
+class Console:
+    """A VMM's stdout (the guest's serial console), read by a thread so
+    that waits can time out. wait() looks for lines where a pattern
+    follows `prefix`; check(line), for subclasses, fails a wait early on
+    a line that means the awaited one will never come."""
+
+    def __init__(self, proc, errfile, prefix):
+        self.proc = proc
+        self.errfile = errfile
+        self.prefix = prefix
+        self.lines = []
+        self.q = queue.Queue()
+        self.t = threading.Thread(target=self._read, daemon=True)
+        self.t.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.q.put(line.rstrip("\r\n"))
+        self.q.put(None)
+
+    def close(self):
+        """After the VMM ended: the reader has seen the pipe's end."""
+        self.t.join(timeout=10)
+        self.proc.stdout.close()
+
+    def tail(self, n=30):
+        self.errfile.seek(0)
+        err = self.errfile.read().decode(errors="replace").splitlines()
+        out = "\n".join(self.lines[-n:])
+        if err:
+            out += "\n--- stderr:\n" + "\n".join(err[-10:])
+        return out
+
+    def fail(self, why):
+        raise RunError(f"{why}; last output:\n{self.tail()}")
+
+    def check(self, line, pattern):
+        pass
+
+    def wait(self, pattern, timeout):
+        """The match of the first new line in which the regex follows the
+        prefix (kernel messages may share the line)."""
+        deadline = time.monotonic() + timeout
+        rx = re.compile(re.escape(self.prefix) + pattern)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.fail(f"no '{self.prefix}{pattern}' within {timeout} s")
+            try:
+                line = self.q.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                self.proc.wait()
+                self.fail(f"VMM exited (status {self.proc.returncode}) "
+                          f"while waiting for '{self.prefix}{pattern}'")
+            self.lines.append(line)
+            m = rx.search(line)
+            if m:
+                return m
+            self.check(line, pattern)
+
+
+# ---- tables of runs: COLUMNS are (key, header, format) ----------------
+
+def summarise(runs, columns):
+    """Medians over the runs of one mode, per column."""
+    out = {}
+    for key, _, _ in columns:
+        vals = [r[key] for r in runs if r[key] is not None]
+        out[key] = median(vals) if vals else None
+    return out
+
+
+def print_table(results, errors, repeat, columns, legend, width=12):
+    """One row per mode (medians), each mode's error instead when it has
+    no good run, every single run when there were several, the legend."""
+    def row(label, m):
+        return f"{label:<{width}}" + "".join(
+            f"{'-' if m[k] is None else f.format(m[k]):>8}"
+            for k, _, f in columns)
+
+    print(f"{'mode':<{width}}" + "".join(f"{h:>8}" for _, h, _ in columns))
+    for mode, runs in results.items():
+        if runs:
+            print(row(mode, summarise(runs, columns)) +
+                  (f"  ({len(runs)} of {repeat} runs)"
+                   if len(runs) != repeat else ""))
+        else:
+            why = errors[mode][0].splitlines()[0].split("; last output")[0]
+            print(f"{mode:<{width}}error: {why}")
+    if repeat > 1:
+        print("single runs:")
+        for mode, runs in results.items():
+            for i, r in enumerate(runs):
+                print(row(f"{mode}#{i + 1}", r))
+    print(legend)

@@ -20,7 +20,6 @@ usage: bench/hackbench.py [--runs N] [--mem SIZE] [--cpus N]
        (as root, with a build in ./build, or BUILD=DIR)"""
 import argparse
 import os
-import shlex
 import statistics
 import subprocess
 import sys
@@ -29,9 +28,8 @@ import time
 
 from balloon import guest_ram_usage, quote
 from common import THPVM
-from linux_guest import (STOP_TIMEOUT, GuestError, build_initramfs,
-                         end_vmm, kernel_version, skip_unless_capable,
-                         start_vmm, vmlinuz)
+from linux_guest import (STOP_TIMEOUT, RunError, begin, build_initramfs,
+                         end_vmm, kernel_version, start_vmm, vmlinuz)
 
 SCRIPT = "bench/hackbench.py"
 MIB = 1 << 20
@@ -77,11 +75,11 @@ def run_config(cmd, name, version, args, thp):
         con.wait_end("hackbench", args.timeout)
         most = max(h for h, _ in huge)
         if thp and not most:
-            raise GuestError("no host huge pages behind guest RAM in the "
+            raise RunError("no host huge pages behind guest RAM in the "
                              "THP run (is /sys/kernel/mm/"
                              "transparent_hugepage/enabled 'never'?)")
         if not thp and most:
-            raise GuestError(f"{most / MIB:.0f} MiB of host huge pages "
+            raise RunError(f"{most / MIB:.0f} MiB of host huge pages "
                              f"behind guest RAM in the --no-thp run")
         grace = STOP_TIMEOUT
         return times, huge
@@ -147,26 +145,17 @@ def main():
     args = ap.parse_args()
     if args.runs < 1 or args.cpus < 1 or args.timeout < 1:
         ap.error("--runs, --cpus and --timeout must be >= 1")
-    # Before anything else: a host that cannot run the guest gets one
-    # line and no figures.
-    skip_unless_capable(SCRIPT)
-    if not os.path.exists(THPVM):
-        sys.exit(f"{THPVM} is missing: build first (meson setup build && "
-                 f"ninja -C build), or set BUILD")
-
-    build = os.environ.get("BUILD")
-    print("command: " + (f"BUILD={shlex.quote(build)} " if build else "") +
-          quote([sys.executable] + sys.argv), flush=True)
+    begin(SCRIPT)
     try:
         version = kernel_version(args.kernel)
-    except GuestError as e:
+    except RunError as e:
         sys.exit(f"{SCRIPT}: {e}")
     results, errors = {}, {}
     with tempfile.TemporaryDirectory(prefix="thpvm-hackbench-") as tmp:
         initrd = os.path.join(tmp, "initramfs.cpio.gz")
         try:
             build_initramfs(initrd, version)
-        except GuestError as e:
+        except RunError as e:
             sys.exit(f"{SCRIPT}: {e}")
         for i, (label, extra) in enumerate(CONFIGS):
             name = f"hb-{os.getpid()}-{i}"
@@ -177,7 +166,7 @@ def main():
                 results[label] = run_config(cmd, name, version, args,
                                             label == THP_LABEL)
                 why = "ok"
-            except (GuestError, OSError, ValueError) as e:
+            except (RunError, OSError, ValueError) as e:
                 errors[label] = str(e)
                 why = f"error: {e}"
             print(f"{label}: {time.monotonic() - t:.0f} s, {why}",

@@ -36,7 +36,6 @@ import argparse
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -44,10 +43,10 @@ import time
 
 import balloon
 from balloon import (guest_ram_usage, hmp, quote, snapshot, thp_split_pmd)
-from common import QEMU, THPVM, median
-from linux_guest import (STOP_TIMEOUT, GuestError, build_cont_balloon,
-                         build_initramfs, end_vmm, kernel_version,
-                         skip_unless_capable, start_vmm, vmlinuz)
+from common import QEMU, THPVM, print_table
+from linux_guest import (STOP_TIMEOUT, RunError, begin, build_cont_balloon,
+                         build_initramfs, end_vmm, kernel_version, start_vmm,
+                         vmlinuz)
 
 SCRIPT = "bench/linux_balloon.py"
 MIB = 1 << 20
@@ -67,7 +66,7 @@ BOOT_TIMEOUT = 300        # kernel, modules, init, and usemem's 800 MiB
 MOVE_TIMEOUT = 300        # an inflate or deflate of 424 MiB
 REUSE_TIMEOUT = 300
 SETTLE_TIMEOUT = 50       # the last 24 MiB after the guest's line
-ERRORS = (GuestError, balloon.RunError, OSError, ValueError, KeyError,
+ERRORS = (RunError, OSError, ValueError, KeyError,
           subprocess.TimeoutExpired)
 
 
@@ -119,7 +118,7 @@ class Qemu(balloon.Qemu):
         out = hmp(self.monitor, "info balloon")
         m = re.search(r"actual=(\d+)", out)
         if not m:
-            raise GuestError(f"HMP 'info balloon': {out!r}")
+            raise RunError(f"HMP 'info balloon': {out!r}")
         return int(m.group(1))
 
     def ballooned_pages(self):
@@ -129,7 +128,7 @@ class Qemu(balloon.Qemu):
         deadline = time.monotonic() + SETTLE_TIMEOUT
         while self.actual_mib() != KEEP_MIB:
             if time.monotonic() > deadline:
-                raise GuestError(f"QEMU's balloon did not reach "
+                raise RunError(f"QEMU's balloon did not reach "
                                  f"{KEEP_MIB} MiB within {SETTLE_TIMEOUT} s")
             time.sleep(0.2)
 
@@ -187,7 +186,7 @@ def run_steps(vmm, version, p, con):
     splits2 = thp_split_pmd()
     con.wait_end("balloon-frag", REUSE_TIMEOUT)
     if not pages1:
-        raise GuestError("the host saw no page inflated")
+        raise RunError("the host saw no page inflated")
 
     return {
         "huge0": s0["huge"] / MIB,
@@ -247,38 +246,6 @@ huge0/1/2: host AnonHugePages of guest RAM (MiB) once usemem fragmented
   guest's usemem speed at reuse."""
 
 
-def summarise(runs):
-    """Medians over the runs of one mode, per column."""
-    out = {}
-    for key, _, _ in COLUMNS:
-        vals = [r[key] for r in runs if r[key] is not None]
-        out[key] = median(vals) if vals else None
-    return out
-
-
-def row(label, m):
-    return f"{label:<16}" + "".join(
-        f"{'-' if m[k] is None else f.format(m[k]):>8}" for k, _, f in COLUMNS)
-
-
-def print_table(results, errors, repeat):
-    print(f"{'mode':<16}" + "".join(f"{h:>8}" for _, h, _ in COLUMNS))
-    for mode, runs in results.items():
-        if runs:
-            print(row(mode, summarise(runs)) +
-                  (f"  ({len(runs)} of {repeat} runs)"
-                   if len(runs) != repeat else ""))
-        else:
-            why = errors[mode][0].splitlines()[0].split("; last output")[0]
-            print(f"{mode:<16}error: {why}")
-    if repeat > 1:
-        print("single runs:")
-        for mode, runs in results.items():
-            for i, r in enumerate(runs):
-                print(row(f"{mode}#{i + 1}", r))
-    print(LEGEND)
-
-
 # ---- main --------------------------------------------------------------
 
 def parse_modes(ap, args):
@@ -303,7 +270,7 @@ def prepare(modes, version, tmpdir, errors):
     if "cont_balloon" in modes:
         try:
             ko = build_cont_balloon(version, tmpdir)
-        except (GuestError, OSError) as e:
+        except (RunError, OSError) as e:
             errors["cont_balloon"].append(str(e))
     return build_initramfs(os.path.join(tmpdir, "initramfs.cpio.gz"),
                            version, ko)
@@ -326,16 +293,7 @@ def main():
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
     modes = parse_modes(ap, args)
-    # Before anything else: a host that cannot run the guest gets one
-    # line and no figures.
-    skip_unless_capable(SCRIPT)
-    if not os.path.exists(THPVM):
-        sys.exit(f"{THPVM} is missing: build first (meson setup build && "
-                 f"ninja -C build), or set BUILD")
-
-    build = os.environ.get("BUILD")
-    print("command: " + (f"BUILD={shlex.quote(build)} " if build else "") +
-          quote([sys.executable] + sys.argv), flush=True)
+    begin(SCRIPT)
     results = {m: [] for m in modes}
     errors = {m: [] for m in modes}
     with tempfile.TemporaryDirectory(prefix="thpvm-lballoon-") as tmpdir:
@@ -343,7 +301,7 @@ def main():
             version = kernel_version(args.kernel)
             kernel = vmlinuz(version)
             initrd = prepare(modes, version, tmpdir, errors)
-        except (GuestError, OSError) as e:
+        except (RunError, OSError) as e:
             sys.exit(f"{SCRIPT}: {e}")
         runnable = [m for m in modes if not errors[m]]
         for mode in runnable:
@@ -365,7 +323,7 @@ def main():
     print(f"kernel {version}, guest {RAM_MIB} MiB, 1 vCPU, balloon to "
           f"{KEEP_MIB} MiB and back, -p '{guest_params('DRIVER')}', "
           f"{args.repeat} run(s), medians ({time.strftime('%Y-%m-%d')})")
-    print_table(results, errors, args.repeat)
+    print_table(results, errors, args.repeat, COLUMNS, LEGEND, width=16)
     sys.exit(1 if any(errors.values()) else 0)
 
 

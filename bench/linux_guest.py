@@ -10,16 +10,14 @@ rc=N` around the script chosen by `thpvm.run=NAME`, and the script's own
 `thpvm-guest: ...` lines in between."""
 import glob
 import os
-import queue
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 
-from common import BUILD, ROOT
+import common
+from common import BUILD, ROOT, THPVM, RunError, print_command
 
 SKIP_STATUS = 77             # what meson and automake take as "skipped"
 MKINITRAMFS = os.path.join(ROOT, "guest", "linux", "mkinitramfs.py")
@@ -27,11 +25,6 @@ CONT_BALLOON_SRC = os.path.join(ROOT, "guest", "linux", "cont_balloon")
 USEMEM = os.path.join(BUILD, "guest", "linux", "usemem")   # meson builds it
 PREFIX = "thpvm-guest: "
 STOP_TIMEOUT = 60            # for a VM to end after its run ended
-
-
-class GuestError(Exception):
-    """A run that cannot give figures: the guest failed, the VMM ended
-    early, something took too long, or a build step failed."""
 
 
 # ---- can this host run a stock Linux guest? ----------------------------
@@ -78,6 +71,17 @@ def skip_unless_capable(script):
         sys.exit(SKIP_STATUS)
 
 
+def begin(script):
+    """What a Linux-guest benchmark does first: on a host that cannot run
+    the guest, one line and no figures; then thpvm must be built; then
+    the command line is printed."""
+    skip_unless_capable(script)
+    if not os.path.exists(THPVM):
+        sys.exit(f"{THPVM} is missing: build first (meson setup build && "
+                 f"ninja -C build), or set BUILD")
+    print_command()
+
+
 # ---- the guest kernel and what it boots with ---------------------------
 
 def version_key(version):
@@ -94,11 +98,11 @@ def kernel_version(wanted=None):
                  if os.path.isdir(os.path.join(d, "kernel", "drivers",
                                                "virtio"))]
         if not found:
-            raise GuestError("no /lib/modules/*/kernel/drivers/virtio: "
+            raise RunError("no /lib/modules/*/kernel/drivers/virtio: "
                              "install linux-image-amd64")
         wanted = max(found, key=version_key)
     if not os.path.isfile(vmlinuz(wanted)):
-        raise GuestError(f"{vmlinuz(wanted)} is missing")
+        raise RunError(f"{vmlinuz(wanted)} is missing")
     return wanted
 
 
@@ -113,10 +117,10 @@ def run_tool(cmd, what, timeout=600, cwd=None):
                            errors="replace", timeout=timeout, cwd=cwd,
                            stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise GuestError(f"{what}: {e}") from e
+        raise RunError(f"{what}: {e}") from e
     if p.returncode:
         log = (p.stdout + p.stderr).strip().splitlines()
-        raise GuestError(f"{what} failed (status {p.returncode}): "
+        raise RunError(f"{what} failed (status {p.returncode}): "
                          f"{' '.join(cmd)}\n" + "\n".join(log[-20:]))
     return p.stdout
 
@@ -126,7 +130,7 @@ def build_initramfs(out, version, cont_balloon=None):
     [--cont-balloon KO]; returns OUT. usemem is named when this build
     has one, so that BUILD=DIR picks the matching binary."""
     if not os.path.isfile(MKINITRAMFS):
-        raise GuestError(f"{MKINITRAMFS} is missing")
+        raise RunError(f"{MKINITRAMFS} is missing")
     cmd = [sys.executable, MKINITRAMFS, out, "--kernel", version]
     if os.path.isfile(USEMEM):
         cmd += ["--usemem", USEMEM]
@@ -134,7 +138,7 @@ def build_initramfs(out, version, cont_balloon=None):
         cmd += ["--cont-balloon", cont_balloon]
     run_tool(cmd, "building the initramfs")
     if not os.path.isfile(out):
-        raise GuestError(f"{MKINITRAMFS} did not write {out}")
+        raise RunError(f"{MKINITRAMFS} did not write {out}")
     return out
 
 
@@ -145,7 +149,7 @@ def kernel_headers(version):
                  f"/lib/modules/{version}/build"):
         if os.path.isfile(os.path.join(kdir, "Makefile")):
             return kdir
-    raise GuestError(f"no headers for {version}: install "
+    raise RunError(f"no headers for {version}: install "
                      f"linux-headers-{version}")
 
 
@@ -155,7 +159,7 @@ def build_cont_balloon(version, tmpdir):
     does, so that no build product lands in the tree; returns the path
     of cont_balloon.ko."""
     if not shutil.which("make"):
-        raise GuestError("no make: install build-essential")
+        raise RunError("no make: install build-essential")
     kdir = kernel_headers(version)
     build = os.path.join(tmpdir, "cont_balloon")
     shutil.copytree(CONT_BALLOON_SRC, build, ignore=shutil.ignore_patterns(
@@ -165,76 +169,28 @@ def build_cont_balloon(version, tmpdir):
              f"building cont_balloon.ko against {kdir}")
     ko = os.path.join(build, "cont_balloon.ko")
     if not os.path.isfile(ko):
-        raise GuestError(f"make wrote no {ko}")
+        raise RunError(f"make wrote no {ko}")
     return ko
 
 
 # ---- the guest's console ----------------------------------------------
 
-class Console:
-    """A VMM's stdout (the guest's serial console), read by a thread so
-    that waits can time out. A wait fails, rather than waiting out its
-    timeout, when the VMM ends, the kernel panics, or the guest's run
-    ends before the awaited line."""
+class Console(common.Console):
+    """The Linux guest's console: a wait fails early when the kernel
+    panics or the guest's run ends before the awaited line."""
 
     END = re.compile(re.escape(PREFIX) + r"run (\S+) end rc=(-?\d+)")
 
     def __init__(self, proc, errfile):
-        self.proc = proc
-        self.errfile = errfile
-        self.lines = []
-        self.q = queue.Queue()
-        self.t = threading.Thread(target=self._read, daemon=True)
-        self.t.start()
+        super().__init__(proc, errfile, PREFIX)
 
-    def _read(self):
-        for line in self.proc.stdout:
-            self.q.put(line.rstrip("\r\n"))
-        self.q.put(None)
-
-    def close(self):
-        """After the VMM ended: the reader has seen the pipe's end."""
-        self.t.join(timeout=10)
-        self.proc.stdout.close()
-
-    def tail(self, n=30):
-        self.errfile.seek(0)
-        err = self.errfile.read().decode(errors="replace").splitlines()
-        out = "\n".join(self.lines[-n:])
-        if err:
-            out += "\n--- stderr:\n" + "\n".join(err[-10:])
-        return out
-
-    def fail(self, why):
-        raise GuestError(f"{why}; last output:\n{self.tail()}")
-
-    def wait(self, pattern, timeout):
-        """The match of the first new line in which the regex follows
-        `thpvm-guest: ` (kernel messages may share the line)."""
-        deadline = time.monotonic() + timeout
-        rx = re.compile(re.escape(PREFIX) + pattern)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.fail(f"no '{PREFIX}{pattern}' within {timeout} s")
-            try:
-                line = self.q.get(timeout=left)
-            except queue.Empty:
-                continue
-            if line is None:
-                self.proc.wait()
-                self.fail(f"VMM exited (status {self.proc.returncode}) "
-                          f"while waiting for '{PREFIX}{pattern}'")
-            self.lines.append(line)
-            m = rx.search(line)
-            if m:
-                return m
-            if "Kernel panic" in line:
-                self.fail("guest kernel panic")
-            end = self.END.search(line)
-            if end:
-                self.fail(f"guest run {end.group(1)} ended (rc="
-                          f"{end.group(2)}) before '{PREFIX}{pattern}'")
+    def check(self, line, pattern):
+        if "Kernel panic" in line:
+            self.fail("guest kernel panic")
+        end = self.END.search(line)
+        if end:
+            self.fail(f"guest run {end.group(1)} ended (rc="
+                      f"{end.group(2)}) before '{PREFIX}{pattern}'")
 
     def wait_ready(self, version, timeout):
         """The guest's init is up on the kernel it was built for, with
