@@ -214,9 +214,6 @@ def test_qemu_virtio_net_noevent_noindirect():
     assert not features & (F_INDIRECT_DESC | F_EVENT_IDX), hex(features)
 
 
-if __name__ == "__main__":
-    harness.main(globals())
-
 
 def hmp(path, command):
     """One HMP command over QEMU's monitor socket; what it printed."""
@@ -266,3 +263,7 @@ def test_qemu_virtio_balloon():
         assert "actual=256" in hmp(mon, "info balloon")
         hmp(mon, "quit")
         p.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    harness.main(globals())
