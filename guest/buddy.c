@@ -269,7 +269,7 @@ void buddy_free_movable(uint64_t addr)
 static int64_t pick_pageblock(void)
 {
 	int64_t best = -1;
-	unsigned least = PB_PAGES;
+	unsigned least = PB_PAGES + 1;
 
 	for (uint64_t b = 0; b < bd.npb; b++) {
 		uint64_t pfn = (bd.pb_first + b) << PB_ORDER;

@@ -202,8 +202,7 @@ def test_fragmented_cont_compacts_and_keeps_huge_pages():
 def test_fragmented_std_splits_huge_pages():
     # The contrast: 4 KiB pages come from the holes first and the host
     # splits the huge pages around them (about 64 of ~96 MiB kept).
-    before, after, moved = fragmented("bfrags", "std")
-    assert moved["compactions"] == "0", moved
+    before, after, _ = fragmented("bfrags", "std")
     if before["huge"] < 0.95 * before["resident"]:
         harness.skip(f"host THP gave {before['huge']} of "
                      f"{before['resident']} resident bytes")
