@@ -67,7 +67,7 @@ struct virtio_balloon_info {
 	uint64_t released;		/* bytes given back so far */
 	uint64_t release_calls;
 	uint64_t release_errors;	/* calls that failed */
-	uint64_t ignored;		/* refused pages or ranges */
+	uint64_t ignored;		/* refused elements (pfns, ranges) */
 	uint64_t features;		/* negotiated */
 	bool driver_ok;
 	enum balloon_policy policy;

@@ -35,7 +35,7 @@ static void batch_report(struct balloon_release *br, const char *what,
 			 const struct batch_errors *be)
 {
 	if (be->count && log_ratelimit_ok(&br->rl))
-		pr_warn("%s: %s: ignored %llu pages or ranges, the first "
+		pr_warn("%s: %s: ignored %llu elements, the first "
 			"at pfn 0x%llx: %s", br->name, what,
 			(unsigned long long)be->count,
 			(unsigned long long)be->first_pfn, be->first);
@@ -264,7 +264,7 @@ static uint64_t update(struct balloon_release *br, struct balloon_range *ranges,
 		const struct ram_region *r = &br->ram->regions[ri];
 		struct balloon_region_track *t = &br->track[ri];
 		uint64_t first = (gpa - r->gpa) >> BALLOON_PAGE_SHIFT;
-		uint64_t p;
+		uint64_t p, refused = 0;
 
 		for (p = first; p < first + ranges[i].nr_pages; p++) {
 			uint64_t b = p / br->pages_per_block;
@@ -272,10 +272,14 @@ static uint64_t update(struct balloon_release *br, struct balloon_range *ranges,
 			uint64_t page_gpa = r->gpa + (p << BALLOON_PAGE_SHIFT);
 
 			if (!page_flip(t, p, inflate)) {
-				batch_error(br, &be, inflate ?
-					    "page already ballooned" :
-					    "page not ballooned",
-					    page_gpa >> BALLOON_PAGE_SHIFT, 1);
+				/* One count per element, as for the
+				 * elements refused whole. */
+				if (!refused++)
+					batch_error(br, &be, inflate ?
+						    "page already ballooned" :
+						    "page not ballooned",
+						    page_gpa >> BALLOON_PAGE_SHIFT,
+						    1);
 				continue;
 			}
 			changed++;

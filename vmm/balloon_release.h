@@ -56,7 +56,8 @@ struct balloon_release_stats {
 	uint64_t released_bytes;	/* given back so far, reports too */
 	uint64_t release_calls;
 	uint64_t release_errors;
-	uint64_t ignored;		/* ranges or pages refused */
+	uint64_t ignored;		/* elements (pfns, ranges) refused
+					 * in whole or in part */
 };
 
 struct balloon_region_track {
