@@ -70,14 +70,26 @@ setup_main:
 	movw	%ds, %ax
 	movw	%ax, %es
 	movw	%ax, %ss
-	/* Stack at the end of the heap the loader granted, if any. */
+	/*
+	 * Stack at the end of the heap the loader granted, if any, as
+	 * Linux's header.S does: an end at or past 64 KiB (kvmtool grants
+	 * heap_end_ptr 0xfe00, so the end is 0x10000) becomes 0xfffc, not
+	 * SP = 0. BIOS handlers that run on our stack may touch a little
+	 * above the iret frame (kvmtool's int 0x15 writes its saved FLAGS
+	 * as 32 bits); with SP = 0 that crosses offset 0xffff and faults.
+	 * The upper half of ESP is cleared: kvmtool's BIOS addresses the
+	 * stack through ESP.
+	 */
+	movw	$0xfffc, %dx
 	testb	$LOADFLAG_CAN_USE_HEAP, BP_LOADFLAGS
 	jz	1f
-	movw	BP_HEAP_END_PTR, %sp
-	addw	$0x200, %sp
-	jmp	2f
-1:	movw	$0xfffc, %sp
-2:
+	movw	BP_HEAP_END_PTR, %ax
+	addw	$0x200, %ax
+	jc	1f
+	andw	$~3, %ax
+	jz	1f
+	movw	%ax, %dx
+1:	movzwl	%dx, %esp
 	/* BIOS e820: ebx continues, stop on CF, bad signature or ebx == 0. */
 	xorl	%ebx, %ebx
 	movw	$BP_E820_TABLE, %di
