@@ -43,25 +43,14 @@ static struct virtio_blk *to_blk(struct virtio_device *vdev)
 static unsigned data_iov(const struct virtq_chain *c, bool writable,
 			 struct iovec *out)
 {
-	const struct iovec *iov = c->iov + (writable ? c->nr_out : 0);
-	unsigned nr = writable ? c->nr_in : c->nr_out, i, n = 0;
-	uint64_t skip = writable ? 0 : HEADER_SIZE;
+	unsigned n;
 
-	for (i = 0; i < nr; i++) {
-		if (skip >= iov[i].iov_len) {
-			skip -= iov[i].iov_len;
-			continue;
-		}
-		out[n].iov_base = (uint8_t *)iov[i].iov_base + skip;
-		out[n].iov_len = iov[i].iov_len - skip;
-		skip = 0;
-		n++;
-	}
-	if (writable) {
-		/* Drop the status byte at the end. */
-		if (n && !--out[n - 1].iov_len)
-			n--;
-	}
+	if (!writable)
+		return iov_slice(c->iov, c->nr_out, HEADER_SIZE, out);
+	n = iov_slice(c->iov + c->nr_out, c->nr_in, 0, out);
+	/* Drop the status byte at the end. */
+	if (n && !--out[n - 1].iov_len)
+		n--;
 	return n;
 }
 

@@ -81,8 +81,7 @@ static int tx_send(struct virtio_net *net)
 	static const uint8_t hdr[HDR_SIZE];
 	const struct virtq_chain *c = &net->tx_chain;
 	struct iovec iov[VIRTQ_MAX_SIZE + 1];
-	uint64_t skip = HDR_SIZE;
-	unsigned i, n = 1;
+	unsigned n;
 
 	if (net->tap_lost) {
 		net->tx_dropped++;
@@ -96,16 +95,7 @@ static int tx_send(struct virtio_net *net)
 	}
 	iov[0].iov_base = (void *)hdr;
 	iov[0].iov_len = HDR_SIZE;
-	for (i = 0; i < c->nr_out; i++) {
-		if (skip >= c->iov[i].iov_len) {
-			skip -= c->iov[i].iov_len;
-			continue;
-		}
-		iov[n].iov_base = (uint8_t *)c->iov[i].iov_base + skip;
-		iov[n].iov_len = c->iov[i].iov_len - skip;
-		skip = 0;
-		n++;
-	}
+	n = 1 + iov_slice(c->iov, c->nr_out, HDR_SIZE, iov + 1);
 	if (writev(net->tap_fd, iov, n) >= 0)
 		return 0;
 	if (errno == EAGAIN)

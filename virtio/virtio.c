@@ -11,6 +11,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "util.h"
+
 #define STATUS_READY_MASK (VIRTIO_CONFIG_S_FEATURES_OK | \
 			   VIRTIO_CONFIG_S_DRIVER_OK | \
 			   VIRTIO_CONFIG_S_NEEDS_RESET | VIRTIO_CONFIG_S_FAILED)
@@ -177,13 +179,14 @@ static void reset_locked(struct virtio_device *vdev)
 
 void virtio_device_destroy(struct virtio_device *vdev)
 {
-	static const uint64_t one = 1;
 	unsigned q;
+	int err;
 
 	if (vdev->thread_started) {
-		if (write(vdev->stop_fd, &one, sizeof(one)) < 0)
+		err = eventfd_signal(vdev->stop_fd);
+		if (err)
 			pr_err("%s: cannot stop its thread: %s", vdev->name,
-			       strerror(errno));
+			       strerror(-err));
 		else
 			pthread_join(vdev->thread, NULL);
 		vdev->thread_started = false;
@@ -414,12 +417,14 @@ void virtio_queue_write(struct virtio_device *vdev, unsigned q,
 
 void virtio_queue_kick(struct virtio_device *vdev, unsigned q)
 {
-	static const uint64_t one = 1;
+	int err;
 
-	if (q < vdev->nr_queues &&
-	    write(vdev->queues[q].kick_fd, &one, sizeof(one)) < 0)
+	if (q >= vdev->nr_queues)
+		return;
+	err = eventfd_signal(vdev->queues[q].kick_fd);
+	if (err)
 		pr_warn_ratelimited("%s: queue %u: lost a notification: %s",
-				    vdev->name, q, strerror(errno));
+				    vdev->name, q, strerror(-err));
 }
 
 bool virtio_queue_ready(const struct virtio_device *vdev, unsigned q)

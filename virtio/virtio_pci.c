@@ -57,11 +57,11 @@ static bool msix_masked(struct virtio_pci *vp, unsigned i)
 
 static void msix_fire(struct virtio_pci *vp, struct msix_vector *v)
 {
-	static const uint64_t one = 1;
+	int err = eventfd_signal(v->irqfd);
 
-	if (write(v->irqfd, &one, sizeof(one)) < 0)
+	if (err)
 		pr_warn_ratelimited("%s: MSI-X interrupt lost: %s",
-				    vp->vdev->name, strerror(errno));
+				    vp->vdev->name, strerror(-err));
 }
 
 /* With msix_lock held: point the vector's GSI at the MSI the guest wrote

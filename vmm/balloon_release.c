@@ -44,13 +44,8 @@ static void batch_report(struct balloon_release *br, const char *what,
 static int default_release(void *opaque, const struct guest_ram *ram,
 			   uint64_t gpa, uint64_t len)
 {
-	const struct ram_region *r = NULL;
-	unsigned i;
+	const struct ram_region *r = guest_ram_region(ram, gpa);
 
-	for (i = 0; i < ram->nr_regions; i++)
-		if (gpa >= ram->regions[i].gpa &&
-		    gpa - ram->regions[i].gpa < ram->regions[i].size)
-			r = &ram->regions[i];
 	if (!r)
 		return -EINVAL;
 	if (ram->hugetlb_fd >= 0) {
@@ -140,15 +135,12 @@ const char *balloon_policy_name(enum balloon_policy policy)
 	return policy == BALLOON_EAGER ? "eager" : "preserve";
 }
 
+/* The index of the region holding gpa (for its tracking), or -1. */
 static int region_of(const struct guest_ram *ram, uint64_t gpa)
 {
-	unsigned i;
+	const struct ram_region *r = guest_ram_region(ram, gpa);
 
-	for (i = 0; i < ram->nr_regions; i++)
-		if (gpa >= ram->regions[i].gpa &&
-		    gpa - ram->regions[i].gpa < ram->regions[i].size)
-			return i;
-	return -1;
+	return r ? (int)(r - ram->regions) : -1;
 }
 
 static int range_cmp(const void *a, const void *b)

@@ -173,11 +173,10 @@ static uint64_t iov_bytes(const struct iovec *iov, unsigned nr)
 static int transfer(struct disk_image *d, const struct iovec *iov,
 		    unsigned nr, uint64_t offset, bool write)
 {
-	struct iovec local[nr ? nr : 1];
-	struct iovec *v = local;
+	struct iovec v[nr ? nr : 1];
 	ssize_t n;
 
-	memcpy(local, iov, nr * sizeof(*iov));
+	memcpy(v, iov, nr * sizeof(*iov));
 	while (nr) {
 		n = write ? pwritev(d->fd, v, nr, offset) :
 			    preadv(d->fd, v, nr, offset);
@@ -188,15 +187,7 @@ static int transfer(struct disk_image *d, const struct iovec *iov,
 		if (n == 0)
 			return -EIO;	/* the image shrank under us */
 		offset += n;
-		while (nr && (size_t)n >= v->iov_len) {
-			n -= v->iov_len;
-			v++;
-			nr--;
-		}
-		if (nr) {
-			v->iov_base = (uint8_t *)v->iov_base + n;
-			v->iov_len -= n;
-		}
+		nr = iov_slice(v, nr, n, v);
 	}
 	return 0;
 }

@@ -207,34 +207,38 @@ void guest_ram_unmap(struct guest_ram *ram)
 	ram->hugetlb_fd = -1;
 }
 
-void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len)
+const struct ram_region *guest_ram_region(const struct guest_ram *ram,
+					  uint64_t gpa)
 {
 	unsigned i;
 
-	if (!len)
-		len = 1;
 	for (i = 0; i < ram->nr_regions; i++) {
 		const struct ram_region *r = &ram->regions[i];
 
-		/* Written so that no sum can overflow. */
-		if (gpa >= r->gpa && gpa - r->gpa < r->size &&
-		    len <= r->size - (gpa - r->gpa))
-			return r->host + (gpa - r->gpa);
+		/* Not gpa < r->gpa + r->size: that sum can overflow. */
+		if (gpa >= r->gpa && gpa - r->gpa < r->size)
+			return r;
 	}
 	return NULL;
 }
 
+void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len)
+{
+	const struct ram_region *r = guest_ram_region(ram, gpa);
+
+	if (!len)
+		len = 1;
+	/* Never across two regions: their host mappings are apart. */
+	if (!r || len > r->size - (gpa - r->gpa))
+		return NULL;
+	return r->host + (gpa - r->gpa);
+}
+
 uint64_t guest_ram_contig(const struct guest_ram *ram, uint64_t gpa)
 {
-	unsigned i;
+	const struct ram_region *r = guest_ram_region(ram, gpa);
 
-	for (i = 0; i < ram->nr_regions; i++) {
-		const struct ram_region *r = &ram->regions[i];
-
-		if (gpa >= r->gpa && gpa - r->gpa < r->size)
-			return r->size - (gpa - r->gpa);
-	}
-	return 0;
+	return r ? r->size - (gpa - r->gpa) : 0;
 }
 
 /* The region a host mapping (VMA) belongs to; madvise() can split one

@@ -50,6 +50,10 @@ int guest_ram_map(struct guest_ram *ram, const struct ram_range *ranges,
 int guest_ram_register(const struct guest_ram *ram, int vm_fd);
 void guest_ram_unmap(struct guest_ram *ram);
 
+/* The region that holds gpa, or NULL when gpa is not RAM. */
+const struct ram_region *guest_ram_region(const struct guest_ram *ram,
+					  uint64_t gpa);
+
 /* Host pointer for [gpa, gpa+len) or NULL when any byte of it lies outside
  * guest RAM (or the range wraps). len 0 is treated as 1. */
 void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len);

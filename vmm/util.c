@@ -1,4 +1,4 @@
-/* Size parsing and file helpers. */
+/* Size parsing, file, iovec and eventfd helpers. */
 #include "util.h"
 
 #include <ctype.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,6 +132,39 @@ int file_read_all(const char *path, size_t max_size, uint8_t **data,
 out_close:
 	close(fd);
 	return err;
+}
+
+unsigned iov_slice(const struct iovec *iov, unsigned nr, uint64_t skip,
+		   struct iovec *dst)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < nr; i++) {
+		size_t len = iov[i].iov_len;
+
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		dst[n].iov_base = (uint8_t *)iov[i].iov_base + skip;
+		dst[n].iov_len = len - skip;
+		skip = 0;
+		n++;
+	}
+	return n;
+}
+
+int eventfd_signal(int fd)
+{
+	static const uint64_t one = 1;
+
+	while (write(fd, &one, sizeof(one)) < 0) {
+		if (errno == EAGAIN)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
 }
 
 double time_ms_since(const struct timespec *start)

@@ -34,6 +34,17 @@ int uint_parse(const char *s, unsigned long max, unsigned long *out);
 int file_read_all(const char *path, size_t max_size, uint8_t **data,
 		  size_t *size);
 
+/* The bytes of iov[0..nr) from skip on, as entries written to dst, which
+ * may be iov itself (each entry is read before it can be overwritten).
+ * Empty entries are left out. Returns the number of entries in dst. */
+struct iovec;
+unsigned iov_slice(const struct iovec *iov, unsigned nr, uint64_t skip,
+		   struct iovec *dst);
+
+/* Adds 1 to an eventfd's counter, to wake whoever polls it. Returns 0 or
+ * -errno. A full counter (EAGAIN) counts as done: it wakes them too. */
+int eventfd_signal(int fd);
+
 /* Milliseconds of CLOCK_MONOTONIC since start (taken with clock_gettime). */
 struct timespec;
 double time_ms_since(const struct timespec *start);

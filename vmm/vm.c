@@ -15,6 +15,7 @@
 #include "arch.h"
 #include "devices.h"
 #include "log.h"
+#include "util.h"
 #include "vcpu.h"
 
 static int kvm_open(void)
@@ -222,8 +223,8 @@ int vm_resume(struct vm *vm)
 
 void vm_request_exit(struct vm *vm, int status, enum vm_exit_reason reason)
 {
-	static const uint64_t one = 1;
 	bool first;
+	int err;
 
 	pthread_mutex_lock(&vm->lock);
 	first = vm->state != VM_STOPPING;
@@ -235,8 +236,11 @@ void vm_request_exit(struct vm *vm, int status, enum vm_exit_reason reason)
 		kick_all_locked(vm);
 	}
 	pthread_mutex_unlock(&vm->lock);
-	if (first && write(vm->exit_eventfd, &one, sizeof(one)) < 0)
-		pr_err("cannot signal VM exit: %s", strerror(errno));
+	if (!first)
+		return;
+	err = eventfd_signal(vm->exit_eventfd);
+	if (err)
+		pr_err("cannot signal VM exit: %s", strerror(-err));
 }
 
 int vm_stop(struct vm *vm)

@@ -53,6 +53,10 @@ static void test_ptr_bounds(void)
 	CHECK(guest_ram_ptr(&ram, UINT64_MAX, 2) == NULL);
 	CHECK(guest_ram_ptr(&ram, UINT64_MAX - 0xfff, 0x2000) == NULL);
 	CHECK(guest_ram_ptr(&ram, 16, 0) == base + 16);
+	CHECK(guest_ram_region(&ram, (4 << 20) - 1) == &ram.regions[0]);
+	CHECK(guest_ram_region(&ram, (1ULL << 32) + 5) == &ram.regions[1]);
+	CHECK(guest_ram_region(&ram, 4 << 20) == NULL);
+	CHECK(guest_ram_region(&ram, UINT64_MAX) == NULL);
 	CHECK_EQ(guest_ram_contig(&ram, 0x1000), (4 << 20) - 0x1000);
 	CHECK_EQ(guest_ram_contig(&ram, 5 << 20), 0);
 	guest_ram_unmap(&ram);

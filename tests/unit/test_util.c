@@ -1,5 +1,8 @@
-/* Size and number parsing. */
+/* Size and number parsing, iovec slicing, eventfd signalling. */
 #include <errno.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "unit.h"
 #include "util.h"
@@ -65,11 +68,59 @@ static void test_uint_parse(void)
 	CHECK_EQ(uint_parse("99999999999999999999999", ~0UL, &v), -ERANGE);
 }
 
+static void test_iov_slice(void)
+{
+	uint8_t a[8], b[4], c[6];
+	struct iovec v[] = {
+		{ a, sizeof(a) }, { NULL, 0 }, { b, sizeof(b) }, { c, sizeof(c) },
+	};
+	struct iovec out[4];
+
+	/* Nothing skipped: only the empty entry goes. */
+	CHECK_EQ(iov_slice(v, 4, 0, out), 3);
+	CHECK(out[0].iov_base == a && out[0].iov_len == 8);
+	CHECK(out[1].iov_base == b && out[1].iov_len == 4);
+	/* Into the middle of an entry past an empty one. */
+	CHECK_EQ(iov_slice(v, 4, 10, out), 2);
+	CHECK(out[0].iov_base == b + 2 && out[0].iov_len == 2);
+	CHECK(out[1].iov_base == c && out[1].iov_len == 6);
+	/* Exactly to an entry's end, and past everything. */
+	CHECK_EQ(iov_slice(v, 4, 12, out), 1);
+	CHECK(out[0].iov_base == c);
+	CHECK_EQ(iov_slice(v, 4, 18, out), 0);
+	CHECK_EQ(iov_slice(v, 4, UINT64_MAX, out), 0);
+	/* In place, as a partial transfer moves through its own array. */
+	CHECK_EQ(iov_slice(v, 4, 3, v), 3);
+	CHECK(v[0].iov_base == a + 3 && v[0].iov_len == 5);
+	CHECK(v[1].iov_base == b && v[1].iov_len == 4);
+	CHECK(v[2].iov_base == c && v[2].iov_len == 6);
+}
+
+static void test_eventfd_signal(void)
+{
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	uint64_t count = 0;
+
+	CHECK(fd >= 0);
+	CHECK_EQ(eventfd_signal(fd), 0);
+	CHECK_EQ(eventfd_signal(fd), 0);
+	CHECK_EQ(read(fd, &count, sizeof(count)), sizeof(count));
+	CHECK_EQ(count, 2);
+	/* A full counter already wakes the reader. */
+	count = UINT64_MAX - 1;
+	CHECK_EQ(write(fd, &count, sizeof(count)), sizeof(count));
+	CHECK_EQ(eventfd_signal(fd), 0);
+	close(fd);
+	CHECK_EQ(eventfd_signal(fd), -EBADF);
+}
+
 int main(void)
 {
 	RUN_TEST(test_size_parse_units);
 	RUN_TEST(test_size_parse_rejects);
 	RUN_TEST(test_size_format);
 	RUN_TEST(test_uint_parse);
+	RUN_TEST(test_iov_slice);
+	RUN_TEST(test_eventfd_signal);
 	return unit_finish();
 }
