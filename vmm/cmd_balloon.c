@@ -146,78 +146,70 @@ static int parse_size(const char *opt, const char *arg, uint64_t *out)
 	return 0;
 }
 
+enum { OPT_INFLATE = CMD_OPT_BASE, OPT_DEFLATE, OPT_SET, OPT_WAIT };
+
+/* What the options ask for: a new target (key: inflate, deflate or set;
+ * NULL: none) and how long to wait for it. */
+struct balloon_request {
+	const char *key;
+	uint64_t size;
+	unsigned long wait_s;
+};
+
+static int balloon_take_option(void *ctx, int opt, const char *arg)
+{
+	struct balloon_request *req = ctx;
+
+	if (opt == OPT_WAIT) {
+		req->wait_s = WAIT_DEFAULT_S;
+		if (arg && (uint_parse(arg, WAIT_MAX_S, &req->wait_s) ||
+			    !req->wait_s)) {
+			pr_err("balloon: --wait=%s: expected seconds from 1 "
+			       "to %d", arg, WAIT_MAX_S);
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	if (req->key) {
+		pr_err("balloon: --inflate, --deflate and --set exclude each "
+		       "other");
+		return EXIT_USAGE;
+	}
+	req->key = opt == OPT_INFLATE ? "inflate" :
+		   opt == OPT_DEFLATE ? "deflate" : "set";
+	return parse_size(req->key, arg, &req->size) ? EXIT_USAGE : 0;
+}
+
 static int balloon_main(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_INFLATE, OPT_DEFLATE, OPT_SET, OPT_WAIT };
 	static const struct option options[] = {
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
 		{ "inflate", required_argument, NULL, OPT_INFLATE },
 		{ "deflate", required_argument, NULL, OPT_DEFLATE },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "wait", optional_argument, NULL, OPT_WAIT },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *key = NULL, *name;
+	struct balloon_request req = { .key = NULL };
+	const struct cmd_options own = {
+		.options = options, .take = balloon_take_option, .ctx = &req,
+	};
 	struct control_result res;
+	struct cmd_args args;
 	struct json_writer w;
-	unsigned long wait_s = 0;
-	bool json = false;
-	uint64_t size = 0;
-	int c, rc;
+	const char *name;
+	int rc;
 
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'h':
-			fputs(cmd_balloon.usage, stdout);
-			return 0;
-		case OPT_WAIT:
-			wait_s = WAIT_DEFAULT_S;
-			if (optarg && (uint_parse(optarg, WAIT_MAX_S, &wait_s) ||
-				       !wait_s)) {
-				pr_err("balloon: --wait=%s: expected seconds "
-				       "from 1 to %d", optarg, WAIT_MAX_S);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_INFLATE:
-		case OPT_DEFLATE:
-		case OPT_SET:
-			if (key) {
-				pr_err("balloon: --inflate, --deflate and "
-				       "--set exclude each other");
-				return EXIT_USAGE;
-			}
-			key = c == OPT_INFLATE ? "inflate" :
-			      c == OPT_DEFLATE ? "deflate" : "set";
-			if (parse_size(key, optarg, &size))
-				return EXIT_USAGE;
-			break;
-		default:
-			pr_err("balloon: unknown option or missing argument "
-			       "\"%s\" (see thpvm balloon --help)",
-			       argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		pr_err("balloon: expected one VM name (see thpvm balloon "
-		       "--help)");
-		return EXIT_USAGE;
-	}
-	name = argv[optind];
+	rc = cmd_args_parse_opts(&cmd_balloon, argc, argv, 1, 1, &own, &args);
+	if (rc >= 0)
+		return rc;
+	name = args.argv[0];
 	if (!cmd_name_check(name))
 		return EXIT_USAGE;
 	json_writer_init(&w);
 	json_write_object_begin(&w);
 	json_field_string(&w, "cmd", "balloon");
-	if (key)
-		json_field_uint(&w, key, size);
+	if (req.key)
+		json_field_uint(&w, req.key, req.size);
 	json_write_object_end(&w);
 	if (w.err) {
 		pr_err("balloon: cannot build the request: %s",
@@ -232,18 +224,12 @@ static int balloon_main(int argc, char **argv)
 		control_result_free(&res);
 		return 1;
 	}
-	if (wait_s && wait_target(name, wait_s, &res)) {
+	if (req.wait_s && wait_target(name, req.wait_s, &res)) {
 		control_result_free(&res);
 		return 1;
 	}
-	if (json) {
-		json_writer_init(&w);
-		cmd_write_reply(&w, res.reply);
-		rc = cmd_print_json(&w);
-		json_writer_free(&w);
-	} else {
-		rc = balloon_print(name, res.reply);
-	}
+	rc = args.json ? cmd_print_reply(res.reply) :
+			 balloon_print(name, res.reply);
 	control_result_free(&res);
 	return rc;
 }

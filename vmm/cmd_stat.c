@@ -41,7 +41,6 @@ static int stat_main(int argc, char **argv)
 {
 	struct control_result res;
 	struct cmd_args args;
-	struct json_writer w;
 	const char *name;
 	int rc;
 
@@ -56,14 +55,8 @@ static int stat_main(int argc, char **argv)
 		control_result_free(&res);
 		return 1;
 	}
-	if (args.json) {
-		json_writer_init(&w);
-		cmd_write_reply(&w, res.reply);
-		rc = cmd_print_json(&w);
-		json_writer_free(&w);
-	} else {
-		rc = stat_print(name, res.reply);
-	}
+	rc = args.json ? cmd_print_reply(res.reply) :
+			 stat_print(name, res.reply);
 	control_result_free(&res);
 	return rc;
 }

@@ -2,6 +2,7 @@
 #include "cmd_util.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "control_path.h"
@@ -58,19 +59,33 @@ static void usage_error(const struct command *cmd, const char *what,
 int cmd_args_parse(const struct command *cmd, int argc, char **argv, int min,
 		   int max, struct cmd_args *args)
 {
+	return cmd_args_parse_opts(cmd, argc, argv, min, max, NULL, args);
+}
+
+int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
+			int min, int max, const struct cmd_options *own,
+			struct cmd_args *args)
+{
 	enum { OPT_JSON = 256 };	/* long only: no short letter */
-	static const struct option options[] = {
+	struct option options[CMD_MAX_OPTIONS + 3] = {
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
 	char shortopt[3] = { '-', 0, 0 };
-	int c;
+	unsigned i;
+	int c, rc;
 
+	for (i = 0; own && own->options[i].name; i++) {
+		if (i == CMD_MAX_OPTIONS)
+			abort();	/* a bug in the command's table */
+		options[2 + i] = own->options[i];
+	}
 	args->json = false;
 	opterr = 0;	/* errors are reported here, in thpvm's format */
 	optind = 0;	/* a fresh scan, also when called again */
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	/* The leading ':' tells a missing value (':') from an unknown
+	 * option ('?'). */
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			args->json = true;
@@ -78,7 +93,16 @@ int cmd_args_parse(const struct command *cmd, int argc, char **argv, int min,
 		case 'h':
 			fputs(cmd->usage, stdout);
 			return 0;
+		case ':':
+			usage_error(cmd, "missing value for", argv[optind - 1]);
+			return EXIT_USAGE;
 		default:
+			if (own && c >= CMD_OPT_BASE) {
+				rc = own->take(own->ctx, c, optarg);
+				if (rc)
+					return rc;
+				break;
+			}
 			shortopt[1] = (char)optopt;
 			usage_error(cmd, "unknown option",
 				    optopt > 0 && optopt < 256 ?
@@ -131,4 +155,16 @@ int cmd_print_json(const struct json_writer *w)
 	}
 	puts(json_writer_str(w));
 	return 0;
+}
+
+int cmd_print_reply(const struct json_value *reply)
+{
+	struct json_writer w;
+	int rc;
+
+	json_writer_init(&w);
+	cmd_write_reply(&w, reply);
+	rc = cmd_print_json(&w);
+	json_writer_free(&w);
+	return rc;
 }

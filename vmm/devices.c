@@ -20,25 +20,27 @@
  * 16-bit class and subclass): base class 0x00, subclass 0xff. */
 #define PCI_CLASS_OTHERS 0x00ff00
 
+/* A device's PCI function and how far its set-up got, which is what
+ * devices_destroy undoes. */
+struct device_slot {
+	struct virtio_pci pci;
+	bool created;		/* the device exists */
+	bool on_bus;		/* virtio_pci_add ran, even if it failed */
+};
+
 struct blk_device {
 	struct virtio_blk blk;
-	struct virtio_pci pci;
-	bool created;
-	bool on_bus;
+	struct device_slot slot;
 };
 
 struct net_device {
 	struct virtio_net net;
-	struct virtio_pci pci;
-	bool created;
-	bool on_bus;
+	struct device_slot slot;
 };
 
 struct balloon_device {
 	struct virtio_balloon balloon;
-	struct virtio_pci pci;
-	bool created;
-	bool on_bus;
+	struct device_slot slot;
 };
 
 struct vm_devices {
@@ -47,6 +49,26 @@ struct vm_devices {
 	struct net_device *net;
 	struct balloon_device *balloon;
 };
+
+/* Puts a device just created on the bus and starts it. */
+static int device_plug(struct vm *vm, struct device_slot *s,
+		       struct virtio_device *vdev, uint32_t class_code)
+{
+	int err;
+
+	s->created = true;
+	err = virtio_pci_add(vm, &s->pci, vdev, class_code);
+	/* A failed add may have opened irqfds that destroy closes. */
+	s->on_bus = true;
+	return err ?: virtio_device_start(vdev);
+}
+
+/* The bus half of device_plug undone, after the device's own destroy. */
+static void device_unplug(struct device_slot *s)
+{
+	if (s->on_bus)
+		virtio_pci_destroy(&s->pci);
+}
 
 static int add_disk(struct vm *vm, unsigned i)
 {
@@ -59,11 +81,7 @@ static int add_disk(struct vm *vm, unsigned i)
 				dc->direct, &vm->ram);
 	if (err)
 		return err;
-	d->created = true;
-	err = virtio_pci_add(vm, &d->pci, &d->blk.vdev,
-			     PCI_CLASS_STORAGE_OTHER);
-	d->on_bus = true;
-	return err ?: virtio_device_start(&d->blk.vdev);
+	return device_plug(vm, &d->slot, &d->blk.vdev, PCI_CLASS_STORAGE_OTHER);
 }
 
 static int add_net(struct vm *vm)
@@ -82,16 +100,13 @@ static int add_net(struct vm *vm)
 	err = virtio_net_create(&d->net, fd, nc->mac, &vm->ram);
 	if (err)
 		return err;
-	d->created = true;
 	/* Said by default only when the user cannot know the name. */
 	log_msg(nc->tapif[0] ? LOG_DEBUG : LOG_INFO,
 		"%s: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
 		d->net.vdev.name, ifname, nc->mac[0], nc->mac[1], nc->mac[2],
 		nc->mac[3], nc->mac[4], nc->mac[5]);
-	err = virtio_pci_add(vm, &d->pci, &d->net.vdev,
-			     PCI_CLASS_NETWORK_ETHERNET);
-	d->on_bus = true;
-	return err ?: virtio_device_start(&d->net.vdev);
+	return device_plug(vm, &d->slot, &d->net.vdev,
+			   PCI_CLASS_NETWORK_ETHERNET);
 }
 
 static int add_balloon(struct vm *vm)
@@ -106,14 +121,11 @@ static int add_balloon(struct vm *vm)
 	err = virtio_balloon_create(&d->balloon, bc, &vm->ram, NULL, NULL);
 	if (err)
 		return err;
-	d->created = true;
 	if (d->balloon.release.policy != bc->policy)
 		pr_info("%s: hugetlbfs RAM: only whole huge pages can be "
 			"released, so the policy is preserve",
 			d->balloon.vdev.name);
-	err = virtio_pci_add(vm, &d->pci, &d->balloon.vdev, PCI_CLASS_OTHERS);
-	d->on_bus = true;
-	return err ?: virtio_device_start(&d->balloon.vdev);
+	return device_plug(vm, &d->slot, &d->balloon.vdev, PCI_CLASS_OTHERS);
 }
 
 int devices_create(struct vm *vm)
@@ -147,19 +159,20 @@ void devices_destroy(struct vm *vm)
 	for (i = 0; i < devs->nr_blks; i++) {
 		struct blk_device *d = &devs->blks[i];
 
-		if (d->created)
+		if (d->slot.created)
 			virtio_blk_destroy(&d->blk);
-		if (d->on_bus)
-			virtio_pci_destroy(&d->pci);
+		device_unplug(&d->slot);
 	}
-	if (devs->net && devs->net->created)
-		virtio_net_destroy(&devs->net->net);
-	if (devs->net && devs->net->on_bus)
-		virtio_pci_destroy(&devs->net->pci);
-	if (devs->balloon && devs->balloon->created)
-		virtio_balloon_destroy(&devs->balloon->balloon);
-	if (devs->balloon && devs->balloon->on_bus)
-		virtio_pci_destroy(&devs->balloon->pci);
+	if (devs->net) {
+		if (devs->net->slot.created)
+			virtio_net_destroy(&devs->net->net);
+		device_unplug(&devs->net->slot);
+	}
+	if (devs->balloon) {
+		if (devs->balloon->slot.created)
+			virtio_balloon_destroy(&devs->balloon->balloon);
+		device_unplug(&devs->balloon->slot);
+	}
 	free(devs->balloon);
 	free(devs->net);
 	free(devs->blks);
@@ -171,6 +184,6 @@ struct virtio_balloon *devices_balloon(struct vm *vm)
 {
 	struct vm_devices *devs = vm->devices;
 
-	return devs && devs->balloon && devs->balloon->on_bus ?
+	return devs && devs->balloon && devs->balloon->slot.on_bus ?
 		       &devs->balloon->balloon : NULL;
 }

@@ -206,19 +206,52 @@ static int random_mac(uint8_t mac[ETH_ALEN])
 	return 0;
 }
 
-static int parse_net_key(const char *arg, char *key, struct net_config *nc,
-			 bool *have_mode, bool *have_mac)
+/* Hands each KEY=VALUE of arg, a comma-separated list, to parse_key; the
+ * first error ends it. opt is the option as written, for messages: "-n",
+ * or "--balloon", whose optional value can only follow '='. */
+static int parse_key_list(const char *opt, const char *arg,
+			  int (*parse_key)(void *ctx, const char *arg,
+					   const char *key, const char *val),
+			  void *ctx)
 {
-	static const uint8_t zero[ETH_ALEN];
-	char *val = strchr(key, '=');
+	const char *sep = opt[1] == '-' ? "=" : " ";
+	char buf[128], *p = buf, *key, *val;
+	int err;
 
-	if (!val) {
-		pr_err("-n %s: expected KEY=VALUE, not \"%s\"", arg, key);
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf)) {
+		pr_err("%s: argument too long", opt);
 		return -EINVAL;
 	}
-	*val++ = '\0';
+	while ((key = strsep(&p, ","))) {
+		val = strchr(key, '=');
+		if (!val) {
+			pr_err("%s%s%s: expected KEY=VALUE, not \"%s\"", opt,
+			       sep, arg, key);
+			return -EINVAL;
+		}
+		*val++ = '\0';
+		err = parse_key(ctx, arg, key, val);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* -n's keys, and which of them were given. */
+struct net_keys {
+	struct net_config nc;
+	bool have_mode, have_mac;
+};
+
+static int parse_net_key(void *ctx, const char *arg, const char *key,
+			 const char *val)
+{
+	static const uint8_t zero[ETH_ALEN];
+	struct net_keys *k = ctx;
+	struct net_config *nc = &k->nc;
+
 	if (!strcmp(key, "mode")) {
-		*have_mode = true;
+		k->have_mode = true;
 		if (!strcmp(val, "tap")) {
 			nc->mode = NET_TAP;
 		} else if (!strcmp(val, "none")) {
@@ -235,7 +268,7 @@ static int parse_net_key(const char *arg, char *key, struct net_config *nc,
 		}
 		snprintf(nc->tapif, sizeof(nc->tapif), "%s", val);
 	} else if (!strcmp(key, "mac")) {
-		*have_mac = true;
+		k->have_mac = true;
 		if (!parse_mac(val, nc->mac) ||
 		    !memcmp(nc->mac, zero, sizeof(zero))) {
 			pr_err("-n %s: mac: expected six hex bytes such as "
@@ -258,38 +291,31 @@ static int parse_net_key(const char *arg, char *key, struct net_config *nc,
 /* mode=tap[,tapif=NAME][,mac=MAC] or mode=none. */
 static int parse_net(const char *arg, struct vm_config *cfg)
 {
-	struct net_config nc = { .mode = NET_NONE };
-	bool have_mode = false, have_mac = false;
-	char buf[128], *p = buf, *key;
+	struct net_keys k = { .nc = { .mode = NET_NONE } };
+	struct net_config *nc = &k.nc;
 	int err;
 
-	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf)) {
-		pr_err("-n: argument too long");
-		return -EINVAL;
-	}
-	while ((key = strsep(&p, ","))) {
-		err = parse_net_key(arg, key, &nc, &have_mode, &have_mac);
-		if (err)
-			return err;
-	}
-	if (!have_mode) {
+	err = parse_key_list("-n", arg, parse_net_key, &k);
+	if (err)
+		return err;
+	if (!k.have_mode) {
 		pr_err("-n %s: missing mode=tap or mode=none", arg);
 		return -EINVAL;
 	}
-	if (nc.mode == NET_NONE && (nc.tapif[0] || have_mac)) {
+	if (nc->mode == NET_NONE && (nc->tapif[0] || k.have_mac)) {
 		pr_err("-n %s: tapif and mac need mode=tap", arg);
 		return -EINVAL;
 	}
-	if (nc.mode == NET_TAP && cfg->net.mode == NET_TAP) {
+	if (nc->mode == NET_TAP && cfg->net.mode == NET_TAP) {
 		pr_err("-n %s: only one network device is supported", arg);
 		return -EINVAL;
 	}
-	if (nc.mode == NET_TAP && !have_mac) {
-		err = random_mac(nc.mac);
+	if (nc->mode == NET_TAP && !k.have_mac) {
+		err = random_mac(nc->mac);
 		if (err)
 			return err;
 	}
-	cfg->net = nc;
+	cfg->net = *nc;
 	return 0;
 }
 
@@ -307,18 +333,12 @@ static int parse_on_off(const char *arg, const char *key, const char *val,
 	return 0;
 }
 
-static int parse_balloon_key(const char *arg, char *key,
-			     struct balloon_config *bc)
+static int parse_balloon_key(void *ctx, const char *arg, const char *key,
+			     const char *val)
 {
-	char *val = strchr(key, '=');
+	struct balloon_config *bc = ctx;
 	unsigned long n;
 
-	if (!val) {
-		pr_err("--balloon=%s: expected KEY=VALUE, not \"%s\"", arg,
-		       key);
-		return -EINVAL;
-	}
-	*val++ = '\0';
 	if (!strcmp(key, "stats")) {
 		if (uint_parse(val, BALLOON_MAX_STATS_INTERVAL, &n)) {
 			pr_err("--balloon=%s: stats: expected seconds from 0 "
@@ -362,7 +382,6 @@ static int parse_balloon(const char *arg, struct vm_config *cfg)
 		.cont_pages = true,
 		.policy = BALLOON_EAGER,
 	};
-	char buf[128], *p = buf, *key;
 	int err;
 
 	if (cfg->balloon.enabled) {
@@ -370,16 +389,9 @@ static int parse_balloon(const char *arg, struct vm_config *cfg)
 		return -EINVAL;
 	}
 	if (arg) {
-		if (snprintf(buf, sizeof(buf), "%s", arg) >=
-		    (int)sizeof(buf)) {
-			pr_err("--balloon: argument too long");
-			return -EINVAL;
-		}
-		while ((key = strsep(&p, ","))) {
-			err = parse_balloon_key(arg, key, &bc);
-			if (err)
-				return err;
-		}
+		err = parse_key_list("--balloon", arg, parse_balloon_key, &bc);
+		if (err)
+			return err;
 	}
 	cfg->balloon = bc;
 	return 0;

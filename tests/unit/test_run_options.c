@@ -142,6 +142,11 @@ static void test_network_rejects(void)
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap", "-n", "mode=tap"),
 		 RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-n"), RUN_PARSE_ERROR);
+	/* Longer than the list parser's copy holds. */
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,tapif=x,mac=52:54:00:12:34:56,"
+		       "mode=tap,tapif=x,mac=52:54:00:12:34:56,mode=tap,"
+		       "tapif=x,mac=52:54:00:12:34:56,mode=tap,tapif=x"),
+		 RUN_PARSE_ERROR);
 }
 
 static void test_balloon(void)
@@ -185,6 +190,11 @@ static void test_balloon_rejects(void)
 	CHECK_EQ(PARSE(&cfg, "--balloon="), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--balloon=stats=1,"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--balloon", "--balloon"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon=stats=1,stats=1,stats=1,stats=1,"
+		       "stats=1,stats=1,stats=1,stats=1,stats=1,stats=1,"
+		       "stats=1,stats=1,stats=1,stats=1,stats=1,stats=1,"
+		       "stats=1"),
+		 RUN_PARSE_ERROR);
 	/* An optional argument only attaches with '='. */
 	CHECK_EQ(PARSE(&cfg, "--balloon", "stats=1"), RUN_PARSE_ERROR);
 }
