@@ -6,7 +6,7 @@
 #include "json.h"
 #include "unit.h"
 #include "util.h"
-#include "vm_control.h"
+#include "balloon_control.h"
 
 #define RAM (1 * GiB)
 
@@ -26,7 +26,7 @@ static int request(const char *text, uint64_t target, uint64_t *out,
 	}
 	json_writer_init(&w);
 	json_write_object_begin(&w);
-	err = vm_balloon_request_target(req, RAM, target, out, &w);
+	err = balloon_control_target(req, RAM, target, out, &w);
 	json_write_object_end(&w);
 	snprintf(reply_text, len, "%s", json_writer_str(&w));
 	json_writer_free(&w);

@@ -1,0 +1,24 @@
+/* The balloon command of the control socket (docs/control-protocol.md),
+ * which vm_control_register() registers with the VM's other commands. */
+#ifndef THPVM_BALLOON_CONTROL_H
+#define THPVM_BALLOON_CONTROL_H
+
+#include <stdint.h>
+
+struct json_value;
+struct json_writer;
+
+/* The control handler (control_handler_fn); opaque is the struct vm.
+ * Shows the balloon, after changing its target if asked to. */
+int balloon_control_handle(void *opaque, const struct json_value *request,
+			   struct json_writer *reply);
+
+/* The balloon size a balloon request asks for (one of "inflate",
+ * "deflate" or "set", in bytes; none: target unchanged), given guest
+ * RAM and the current balloon target. Returns 0, or fills reply with
+ * the error and returns -EINVAL (malformed) or -ERANGE. */
+int balloon_control_target(const struct json_value *request, uint64_t ram,
+			   uint64_t target, uint64_t *out,
+			   struct json_writer *reply);
+
+#endif
