@@ -16,6 +16,8 @@ BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 THPVM = os.path.join(BUILD, "thpvm")
 BZIMAGE = os.path.join(BUILD, "guest", "testguest.bzImage")
 QEMU = shutil.which("qemu-system-x86_64")
+# kvmtool is not packaged in Debian: a build of it, by LKVM= or on PATH.
+LKVM = os.environ.get("LKVM") or shutil.which("lkvm")
 
 
 def require_build():
@@ -41,6 +43,16 @@ def print_command():
     print("command: " + (f"BUILD={shlex.quote(build)} " if build else "") +
           " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv),
           flush=True)
+
+
+def lkvm_cmd(mem_mib, params, cpus=1):
+    """kvmtool on the test guest: its real-mode entry, our command line
+    only (--nodefaults: no 9p root, no appended parameters), no network.
+    lkvm ignores port 0x501 and exits 0 whatever the guest reports, so
+    results come from the guest's lines (check_passed)."""
+    return [LKVM, "run", "--nodefaults", "--network", "mode=none",
+            "-k", BZIMAGE, "-m", str(mem_mib), "-c", str(cpus),
+            "-p", params]
 
 
 def tg_fields(out, key):

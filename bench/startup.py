@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Start-up time: from starting the VMM on the test guest with `-p exit`
 (the guest ends at its first instruction that can) to the VMM's exit.
-thpvm against QEMU's microvm machine on the same image, and against
+thpvm against QEMU's microvm machine on the same image, kvmtool where a
+build of it is found (LKVM= or lkvm on PATH), and against
 bench/bare_vm, which only creates a VM and runs one vCPU to its first
 exit (with --irqchip, also the in-kernel interrupt controllers and PIT
 that thpvm and QEMU use). Several runs each, interleaved; medians and ratios.
@@ -12,7 +13,8 @@ import subprocess
 import sys
 import time
 
-from common import BUILD, QEMU, THPVM, median, qemu_cmd, require_build
+from common import (BUILD, LKVM, QEMU, THPVM, lkvm_cmd, median, qemu_cmd,
+                    require_build)
 
 MEM = "128M"
 
@@ -41,6 +43,8 @@ def main():
         # isa-debug-exit: status 0 from the guest is exit code 1.
         configs.append(("QEMU 7.2 -M microvm",
                         qemu_cmd(MEM, "exit", machine="microvm"), 1))
+    if LKVM:
+        configs.append(("kvmtool (lkvm)", lkvm_cmd(128, "exit"), 0))
     times = {name: [] for name, _, _ in configs}
     for _ in range(runs):
         for name, cmd, rc in configs:
@@ -57,6 +61,8 @@ def main():
     if QEMU:
         print(f"thpvm / QEMU microvm: "
               f"{med['thpvm'] / med['QEMU 7.2 -M microvm']:.3f}")
+    if LKVM:
+        print(f"thpvm / kvmtool: {med['thpvm'] / med['kvmtool (lkvm)']:.3f}")
 
 
 if __name__ == "__main__":

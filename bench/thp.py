@@ -2,9 +2,9 @@
 """Host huge pages and guest speed: the test guest (user mode, 2 MiB guest
 pages) first-touches 1 GiB at a 4 KiB stride, then does 50 M random
 8-byte reads over it. Guest RAM on THP (thpvm's default), with --no-thp,
-and the same guest under QEMU, several runs each, in one run of this
-script. Then host THP coverage after the guest touches all of a 1 GiB
-guest, for thpvm and QEMU.
+and the same guest under QEMU and, where a build of it is found (LKVM= or
+lkvm on PATH), kvmtool; several runs each, in one run of this script.
+Then host THP coverage after the guest touches all of a 1 GiB guest.
 
 usage: bench/thp.py [RUNS]   (default 3; needs a build in ./build)"""
 import json
@@ -12,9 +12,10 @@ import subprocess
 import sys
 import time
 
-from common import (BZIMAGE, QEMU, THPVM, anon_huge_of_largest_mapping,
-                    median, qemu_cmd, require_build, run_guest,
-                    start_serving, tg_fields)
+from common import (BZIMAGE, LKVM, QEMU, THPVM,
+                    anon_huge_of_largest_mapping, lkvm_cmd, median,
+                    qemu_cmd, require_build, run_guest, start_serving,
+                    tg_fields)
 
 PARAMS = "touch=1G rand=50000000 skip=smp,lapic,pit"
 MEM = "1536M"
@@ -42,8 +43,10 @@ def coverage_thpvm():
         p.wait()
 
 
-def coverage_qemu():
-    p = start_serving(qemu_cmd("1G", SERVE))
+def coverage_of(cmd):
+    """Huge-page share of the largest mapping of a VMM serving the guest
+    (its guest RAM), for VMMs without thpvm's stat command."""
+    p = start_serving(cmd)
     try:
         size, huge = anon_huge_of_largest_mapping(p.pid)
         return huge / size
@@ -60,6 +63,8 @@ def main():
                                    "-p", PARAMS])]
     if QEMU:
         configs.append(("QEMU 7.2 -accel kvm", qemu_cmd(MEM, PARAMS)))
+    if LKVM:
+        configs.append(("kvmtool (lkvm)", lkvm_cmd(1536, PARAMS)))
     results = {name: [] for name, _ in configs}
     for _ in range(runs):
         # Interleaved, so drift on the host affects every config alike.
@@ -79,13 +84,19 @@ def main():
     thp, nothp = med["thpvm (THP)"], med["thpvm --no-thp"]
     print(f"THP speed-up: first touch {nothp[0] / thp[0]:.2f}x, "
           f"random reads {nothp[1] / thp[1]:.2f}x")
+    for name, label in (("QEMU 7.2 -accel kvm", "QEMU"),
+                        ("kvmtool (lkvm)", "kvmtool")):
+        if name in med:
+            o = med[name]
+            print(f"thpvm / {label} time: first touch {thp[0] / o[0]:.2f}, "
+                  f"random reads {thp[1] / o[1]:.2f}")
+    coverage = [f"thpvm {coverage_thpvm():.1%}"]
     if QEMU:
-        q = med["QEMU 7.2 -accel kvm"]
-        print(f"thpvm / QEMU time: first touch {thp[0] / q[0]:.2f}, "
-              f"random reads {thp[1] / q[1]:.2f}")
-    print(f"host THP coverage after touching all of a 1 GiB guest: "
-          f"thpvm {coverage_thpvm():.1%}" +
-          (f", QEMU {coverage_qemu():.1%}" if QEMU else ""))
+        coverage.append(f"QEMU {coverage_of(qemu_cmd('1G', SERVE)):.1%}")
+    if LKVM:
+        coverage.append(f"kvmtool {coverage_of(lkvm_cmd(1024, SERVE)):.1%}")
+    print("host THP coverage after touching all of a 1 GiB guest: " +
+          ", ".join(coverage))
 
 
 if __name__ == "__main__":
