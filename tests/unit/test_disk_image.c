@@ -21,22 +21,12 @@
 
 static const char *const dirs[] = { "/var/tmp", "/tmp" };
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t rnd(uint64_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state % n;
-}
-
 static void fill_random(uint8_t *p, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		p[i] = rnd(256);
+		p[i] = unit_rand(256);
 }
 
 /* A new empty file in dir that accepts O_DIRECT, or false (and no file):
@@ -111,7 +101,7 @@ static size_t misalignment(void)
 {
 	static const size_t choices[] = { 0, 1, 7, 511, 512, 2048, 4095 };
 
-	return choices[rnd(ARRAY_SIZE(choices))];
+	return choices[unit_rand(ARRAY_SIZE(choices))];
 }
 
 static void request_make(struct request *r, size_t len)
@@ -119,9 +109,9 @@ static void request_make(struct request *r, size_t len)
 	size_t left = len, n, mis;
 	unsigned i;
 
-	r->nr = 1 + rnd(MAX_PIECES);
+	r->nr = 1 + unit_rand(MAX_PIECES);
 	for (i = 0; i < r->nr; i++) {
-		n = i == r->nr - 1 ? left : rnd(4) ? rnd(left + 1) : 0;
+		n = i == r->nr - 1 ? left : unit_rand(4) ? unit_rand(left + 1) : 0;
 		mis = misalignment();
 		CHECK_EQ(posix_memalign((void **)&r->alloc[i], 4096,
 					mis + n + GUARD), 0);
@@ -171,12 +161,12 @@ static bool request_free(struct request *r)
 static void random_range(uint64_t *offset, size_t *len)
 {
 	static const size_t max_len[] = { 8192, 300 << 10, 5 << 19 };
-	bool sectors = rnd(2);
+	bool sectors = unit_rand(2);
 
-	*len = 1 + rnd(max_len[rnd(ARRAY_SIZE(max_len))]);
+	*len = 1 + unit_rand(max_len[unit_rand(ARRAY_SIZE(max_len))]);
 	if (sectors)
 		*len = ALIGN_UP(*len, DISK_SECTOR_SIZE);
-	*offset = rnd(8) ? rnd(IMAGE_SIZE - *len + 1) : IMAGE_SIZE - *len;
+	*offset = unit_rand(8) ? unit_rand(IMAGE_SIZE - *len + 1) : IMAGE_SIZE - *len;
 	if (sectors)
 		*offset = ALIGN_DOWN(*offset, DISK_SECTOR_SIZE);
 }
@@ -187,7 +177,7 @@ static void one_random_op(struct disk_image *direct, struct disk_image *ref,
 	struct request r;
 	uint64_t offset;
 	size_t len;
-	bool write = rnd(2);
+	bool write = unit_rand(2);
 
 	random_range(&offset, &len);
 	request_make(&r, len);

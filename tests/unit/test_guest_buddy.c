@@ -24,15 +24,6 @@ uint64_t kernel_area_end(void)
 }
 
 static uint64_t *table;
-static uint64_t rng = 88172645463325252ULL;
-
-static uint64_t rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
-}
 
 /* RAM at RAM_BASE, [start, end) of it usable; the allocator reset. */
 static int ram_setup(uint64_t start, uint64_t end)
@@ -122,9 +113,9 @@ static void test_random_operations(void)
 	}
 	CHECK(counts_agree());
 	for (int it = 0; it < 3000 && agreed; it++) {
-		uint64_t e = rnd(n), a;
+		uint64_t e = unit_rand(n), a;
 
-		switch (rnd(3)) {
+		switch (unit_rand(3)) {
 		case 0:
 			if (nheld == 512)
 				break;
@@ -136,7 +127,7 @@ static void test_random_operations(void)
 			break;
 		case 1:
 			if (nheld) {
-				uint64_t k = rnd(nheld);
+				uint64_t k = unit_rand(nheld);
 
 				buddy_free(held[k], 9);
 				held[k] = held[--nheld];

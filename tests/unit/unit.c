@@ -26,3 +26,13 @@ int unit_finish(void)
 	printf("1..%u\n", unit.run);
 	return unit.failed_tests ? 1 : 0;
 }
+
+uint64_t unit_rand(uint64_t n)
+{
+	static uint64_t state = 0x9e3779b97f4a7c15ULL;
+
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return state % n;
+}

@@ -54,6 +54,10 @@ void unit_run(const char *name, void (*fn)(void));
 /* Prints the TAP plan; returns the process exit status. */
 int unit_finish(void);
 
+/* Pseudo-random in [0, n): xorshift64 from a fixed seed, so that a
+ * failing sequence repeats. */
+uint64_t unit_rand(uint64_t n);
+
 #define RUN_TEST(fn) unit_run(#fn, fn)
 
 #endif
