@@ -325,6 +325,16 @@ static void blk_queue_notify(struct virtio_device *vdev, unsigned q)
 }
 
 /* Requests not started yet are dropped; running ones finish first. */
+/* Requests taken before the pause finish first, as a paused VM's disk
+ * must not change under whoever looks at it. */
+static void blk_quiesce(struct virtio_device *vdev)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+
+	while (blk->inflight)
+		pthread_cond_wait(&blk->idle, &vdev->lock);
+}
+
 static void blk_reset(struct virtio_device *vdev)
 {
 	struct virtio_blk *blk = to_blk(vdev);
@@ -339,13 +349,13 @@ static void blk_reset(struct virtio_device *vdev)
 	}
 	blk->pending_tail = &blk->pending;
 	blk->starved = false;
-	while (blk->inflight)
-		pthread_cond_wait(&blk->idle, &vdev->lock);
+	blk_quiesce(vdev);
 }
 
 static const struct virtio_device_ops blk_ops = {
 	.queue_notify = blk_queue_notify,
 	.reset = blk_reset,
+	.quiesce = blk_quiesce,
 };
 
 static void fill_config(struct virtio_blk *blk)

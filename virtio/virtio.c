@@ -50,6 +50,7 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 	vdev->opaque = opaque;
 	vdev->ram = ram;
 	pthread_mutex_init(&vdev->lock, NULL);
+	pthread_cond_init(&vdev->running, NULL);
 
 	vdev->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	vdev->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -77,6 +78,44 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 	return 0;
 }
 
+/* Before handling an event: waits while the VM is paused, then marks the
+ * thread busy so that a pause waits for the handler to return. */
+static void handler_enter(struct virtio_device *vdev)
+{
+	pthread_mutex_lock(&vdev->lock);
+	while (vdev->paused)
+		pthread_cond_wait(&vdev->running, &vdev->lock);
+	vdev->busy = true;
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+static void handler_exit(struct virtio_device *vdev)
+{
+	pthread_mutex_lock(&vdev->lock);
+	vdev->busy = false;
+	pthread_cond_broadcast(&vdev->running);
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+void virtio_device_pause(struct virtio_device *vdev)
+{
+	pthread_mutex_lock(&vdev->lock);
+	vdev->paused = true;
+	while (vdev->busy)
+		pthread_cond_wait(&vdev->running, &vdev->lock);
+	if (vdev->ops->quiesce)
+		vdev->ops->quiesce(vdev);
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+void virtio_device_resume(struct virtio_device *vdev)
+{
+	pthread_mutex_lock(&vdev->lock);
+	vdev->paused = false;
+	pthread_cond_broadcast(&vdev->running);
+	pthread_mutex_unlock(&vdev->lock);
+}
+
 static void *device_thread(void *arg)
 {
 	struct virtio_device *vdev = arg;
@@ -99,18 +138,23 @@ static void *device_thread(void *arg)
 
 			if (q == STOP_TOKEN)
 				return NULL;
+			handler_enter(vdev);
 			if (q == WATCH_TOKEN) {
 				vdev->ops->watch_event(vdev, evs[i].events);
+				handler_exit(vdev);
 				continue;
 			}
 			if (read(vdev->queues[q].kick_fd, &count,
-				 sizeof(count)) < 0)
+				 sizeof(count)) < 0) {
+				handler_exit(vdev);
 				continue;
+			}
 			pthread_mutex_lock(&vdev->lock);
 			ready = virtio_queue_ready(vdev, q);
 			pthread_mutex_unlock(&vdev->lock);
 			if (ready)
 				vdev->ops->queue_notify(vdev, q);
+			handler_exit(vdev);
 		}
 	}
 }
@@ -183,6 +227,8 @@ void virtio_device_destroy(struct virtio_device *vdev)
 	int err;
 
 	if (vdev->thread_started) {
+		/* A paused thread would never see the stop. */
+		virtio_device_resume(vdev);
 		err = eventfd_signal(vdev->stop_fd);
 		if (err)
 			pr_err("%s: cannot stop its thread: %s", vdev->name,

@@ -42,6 +42,9 @@ struct virtio_device_ops {
 	/* Optional: events on the fd given to virtio_device_watch (device
 	 * thread, without the lock), for a backend such as a tap. */
 	void (*watch_event)(struct virtio_device *vdev, uint32_t events);
+	/* Optional: the VM is pausing (lock held, the device thread idle):
+	 * return once no request the device took is still running. */
+	void (*quiesce)(struct virtio_device *vdev);
 };
 
 struct virtio_queue {
@@ -83,6 +86,11 @@ struct virtio_device {
 	int stop_fd;
 	uint32_t watch_events;	/* see virtio_device_watch */
 	struct log_ratelimit error_rl;
+	/* Pause: the device thread handles nothing while paused, and busy
+	 * says it is inside a handler; both under lock, running signals
+	 * changes. */
+	bool paused, busy;
+	pthread_cond_t running;
 };
 
 /* Fills in the generic part; host_features gets VERSION_1, EVENT_IDX and
@@ -95,6 +103,10 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 		       const struct guest_ram *ram);
 /* Starts the notification thread (after the transport is attached). */
 int virtio_device_start(struct virtio_device *vdev);
+/* The VM pauses: returns once the device thread is idle and every request
+ * taken has completed; nothing new is taken until virtio_device_resume. */
+void virtio_device_pause(struct virtio_device *vdev);
+void virtio_device_resume(struct virtio_device *vdev);
 /* Stops the thread, resets the device, closes the eventfds. */
 void virtio_device_destroy(struct virtio_device *vdev);
 /* With vdev->lock held: the device thread also waits for events (EPOLLIN,

@@ -149,6 +149,33 @@ int devices_create(struct vm *vm)
 	return err;
 }
 
+/* fn on every virtio device that exists, in creation order. */
+static void for_each_device(struct vm *vm, void (*fn)(struct virtio_device *))
+{
+	struct vm_devices *devs = vm->devices;
+	unsigned i;
+
+	if (!devs)
+		return;
+	for (i = 0; i < devs->nr_blks; i++)
+		if (devs->blks[i].slot.created)
+			fn(&devs->blks[i].blk.vdev);
+	if (devs->net && devs->net->slot.created)
+		fn(&devs->net->net.vdev);
+	if (devs->balloon && devs->balloon->slot.created)
+		fn(&devs->balloon->balloon.vdev);
+}
+
+void devices_pause(struct vm *vm)
+{
+	for_each_device(vm, virtio_device_pause);
+}
+
+void devices_resume(struct vm *vm)
+{
+	for_each_device(vm, virtio_device_resume);
+}
+
 void devices_destroy(struct vm *vm)
 {
 	struct vm_devices *devs = vm->devices;

@@ -201,6 +201,9 @@ int vm_pause(struct vm *vm)
 			pthread_cond_wait(&vm->state_changed, &vm->lock);
 	}
 	pthread_mutex_unlock(&vm->lock);
+	/* Then the devices, which no vCPU can notify any more. */
+	if (!err)
+		devices_pause(vm);
 	return err;
 }
 
@@ -214,6 +217,8 @@ int vm_resume(struct vm *vm)
 	} else if (vm->state != VM_PAUSED) {
 		err = -EINVAL;
 	} else {
+		/* Devices first: a vCPU may notify one at once. */
+		devices_resume(vm);
 		vm->state = VM_RUNNING;
 		pthread_cond_broadcast(&vm->state_changed);
 	}

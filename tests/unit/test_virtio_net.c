@@ -297,6 +297,34 @@ static void test_rx_waits_for_buffers(void)
 	teardown();
 }
 
+/* A paused device takes nothing, neither from the guest's queues nor from
+ * the tap, and carries on where it was when resumed. */
+static void test_pause(void)
+{
+	uint8_t pkt[2048];
+
+	if (!setup(BASE_FEATURES))
+		return;
+	virtio_device_pause(&net.vdev);
+	guest_send(0, 60, 6);
+	virtio_queue_kick(&net.vdev, NET_TXQ);
+	post_rx(0, 1526);
+	virtio_queue_kick(&net.vdev, NET_RXQ);
+	host_send(100, 7);
+	usleep(200 * 1000);
+	CHECK_EQ(used_idx(NET_TXQ), 0);
+	CHECK_EQ(used_idx(NET_RXQ), 0);
+	virtio_device_resume(&net.vdev);
+	CHECK(WAIT_FOR(used_idx(NET_TXQ) == 1));
+	CHECK(WAIT_FOR(used_idx(NET_RXQ) == 1));
+	CHECK_EQ(host_recv(pkt, sizeof(pkt)), HDR + 60);
+	CHECK(frame_ok(pkt + HDR, 60, 6));
+	CHECK(frame_ok(gpa(BUF_GPA(NET_RXQ, 0)) + HDR, 100, 7));
+	/* Stopping a paused device does not hang. */
+	virtio_device_pause(&net.vdev);
+	teardown();
+}
+
 /* Reassembles a packet spread over used entries first..first+n-1. */
 static bool merged_ok(unsigned first, unsigned n, size_t frame_len,
 		      uint8_t marker)
@@ -652,6 +680,7 @@ int main(void)
 	RUN_TEST(test_tx_eagain);
 	RUN_TEST(test_rx);
 	RUN_TEST(test_rx_waits_for_buffers);
+	RUN_TEST(test_pause);
 	RUN_TEST(test_rx_mergeable);
 	RUN_TEST(test_rx_buffer_too_small);
 	RUN_TEST(test_rx_larger_than_queue);
