@@ -21,8 +21,6 @@ usage: bench/balloon.py [--modes eager,preserve,cont,reporting,qemu]
 import argparse
 import json
 import os
-import re
-import shlex
 import socket
 import subprocess
 import sys
@@ -30,7 +28,8 @@ import tempfile
 import time
 
 import common
-from common import (QEMU, THPVM, RunError, print_command, print_table,
+from host import guest_ram_usage, snapshot, thp_split_pmd
+from common import (QEMU, THPVM, RunError, print_command, print_table, quote,
                     qemu_cmd, require_build, summarise)
 
 MIB = 1 << 20
@@ -61,93 +60,6 @@ STOP_TIMEOUT = 60
 # RAM after inflate and after the reuse phase.
 TARGET_HUGE_INFLATED = 616
 TARGET_HUGE_REUSED = 907
-
-
-# ---- host measurements -------------------------------------------------
-
-def thp_split_pmd():
-    """System-wide count of huge PMDs split (other processes count too)."""
-    with open("/proc/vmstat") as f:
-        for line in f:
-            k, v = line.split()
-            if k == "thp_split_pmd":
-                return int(v)
-    return 0
-
-
-def guest_ram_usage(pid):
-    """(AnonHugePages, Rss) in bytes of the process's largest mapping, its
-    guest RAM: common.anon_huge_of_largest_mapping with Rss as well."""
-    best = (0, 0, 0)          # (size, huge, rss)
-    size = huge = rss = 0
-    with open(f"/proc/{pid}/smaps") as f:
-        for line in f:
-            m = re.match(r"([0-9a-f]+)-([0-9a-f]+) ", line)
-            if m:
-                best = max(best, (size, huge, rss))
-                size = int(m.group(2), 16) - int(m.group(1), 16)
-                huge = rss = 0
-            elif line.startswith("AnonHugePages:"):
-                huge = int(line.split()[1]) * 1024
-            elif line.startswith("Rss:"):
-                rss = int(line.split()[1]) * 1024
-    best = max(best, (size, huge, rss))
-    return best[1], best[2]
-
-
-def is_vcpu_thread(comm):
-    # thpvm names its vCPU threads vcpuN, QEMU "CPU N/KVM".
-    return (re.fullmatch(r"vcpu\d+", comm) is not None or
-            re.fullmatch(r"CPU \d+/KVM", comm) is not None)
-
-
-def thread_cpu_ns(task):
-    """CPU time of one thread in ns: schedstat's run time (exact) where
-    the kernel has it, else utime + stime in clock ticks."""
-    try:
-        with open(f"{task}/schedstat") as f:
-            return int(f.read().split()[0])
-    except (FileNotFoundError, ValueError, IndexError):
-        pass
-    with open(f"{task}/stat") as f:
-        # Fields after the parenthesised comm, which may hold spaces.
-        rest = f.read().rsplit(")", 1)[1].split()
-    ticks = int(rest[11]) + int(rest[12])       # utime, stime
-    return ticks * 10**9 // os.sysconf("SC_CLK_TCK")
-
-
-def vmm_cpu_ns(pid):
-    """(all, non-vCPU) host CPU time of the VMM's threads in ns. All of it
-    is what the host pays for the VM, the guest's work included; the
-    non-vCPU threads are where thpvm serves balloon requests. QEMU 7.2
-    serves them in the vCPU thread here (its main thread gained 2 ms of
-    CPU over a 424 MiB inflate), so only the first compares across
-    VMMs."""
-    total = dev = vcpus = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        task = f"/proc/{pid}/task/{tid}"
-        try:
-            with open(f"{task}/comm") as f:
-                vcpu = is_vcpu_thread(f.read().strip())
-            ns = thread_cpu_ns(task)
-        except (FileNotFoundError, ProcessLookupError):
-            continue                            # thread ended meanwhile
-        total += ns
-        if vcpu:
-            vcpus += 1
-        else:
-            dev += ns
-    if not vcpus:
-        # Unnamed vCPU threads would be counted as the device's.
-        raise RunError(f"no vCPU thread found among process {pid}'s")
-    return total, dev
-
-
-def snapshot(pid):
-    huge, rss = guest_ram_usage(pid)
-    cpu, dev = vmm_cpu_ns(pid)
-    return {"huge": huge, "rss": rss, "cpu_ns": cpu, "dev_ns": dev,
-            "splits": thp_split_pmd()}
 
 
 # ---- the guest's console ----------------------------------------------
@@ -237,7 +149,7 @@ class Qemu:
     def __init__(self, name, params, tmpdir):
         self.monitor = os.path.join(tmpdir, f"{name}.monitor")
         # debug-threads names the vCPU threads "CPU N/KVM", which
-        # vmm_cpu_ns() tells apart.
+        # host.vmm_cpu_ns() tells apart.
         self.cmd = qemu_cmd(f"{RAM_MIB}", params) + [
             "-name", f"{name},debug-threads=on",
             "-device", "virtio-balloon-pci",
@@ -345,10 +257,6 @@ def stop(vmm, p):
     if p.poll() is None:
         p.kill()
     p.wait()
-
-
-def quote(cmd):
-    return " ".join(shlex.quote(a) for a in cmd)
 
 
 def make_vmm(mode, index, tmpdir):

@@ -14,7 +14,8 @@ import tempfile
 import time
 
 from common import (QEMU, THPVM, median, qemu_cmd, require_build,
-                    run_guest, start_serving, tg_fields, vmm_overhead)
+                    run_guest, start_serving, tg_fields)
+from host import vmm_overhead
 
 PARAMS = "skip=smp,lapic,pit blkbench"
 MEM = "256M"

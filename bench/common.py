@@ -37,12 +37,16 @@ def qemu_cmd(mem, params, cpus=1, machine=None):
     return cmd
 
 
+def quote(cmd):
+    """A command line as a shell would take it back."""
+    return " ".join(shlex.quote(a) for a in cmd)
+
+
 def print_command():
     """The command line that produced the figures, first in the output."""
     build = os.environ.get("BUILD")
     print("command: " + (f"BUILD={shlex.quote(build)} " if build else "") +
-          " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv),
-          flush=True)
+          quote([sys.executable] + sys.argv), flush=True)
 
 
 def lkvm_cmd(mem_mib, params, cpus=1):
@@ -93,45 +97,6 @@ def start_serving(cmd):
 
 def median(xs):
     return statistics.median(xs)
-
-
-def anon_huge_of_largest_mapping(pid):
-    """(size, AnonHugePages) in bytes of a process's largest mapping: the
-    guest RAM of a VMM."""
-    best = (0, 0)
-    size = huge = 0
-    with open(f"/proc/{pid}/smaps") as f:
-        for line in f:
-            m = re.match(r"([0-9a-f]+)-([0-9a-f]+) ", line)
-            if m:
-                best = max(best, (size, huge))
-                size = int(m.group(2), 16) - int(m.group(1), 16)
-                huge = 0
-            elif line.startswith("AnonHugePages:"):
-                huge = int(line.split()[1]) * 1024
-    return max(best, (size, huge))
-
-
-def vmm_overhead(p):
-    """Resident memory of a serving VMM other than its guest RAM (its
-    largest mapping), in bytes; stops the VMM."""
-    try:
-        total = 0
-        largest = (0, 0)    # (size, rss) of the largest mapping
-        size = 0
-        with open(f"/proc/{p.pid}/smaps") as f:
-            for line in f:
-                m = re.match(r"([0-9a-f]+)-([0-9a-f]+) ", line)
-                if m:
-                    size = int(m.group(2), 16) - int(m.group(1), 16)
-                elif line.startswith("Rss:"):
-                    rss = int(line.split()[1]) * 1024
-                    total += rss
-                    largest = max(largest, (size, rss))
-        return total - largest[1]
-    finally:
-        p.kill()
-        p.wait()
 
 
 class RunError(Exception):

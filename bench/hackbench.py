@@ -26,8 +26,8 @@ import sys
 import tempfile
 import time
 
-from balloon import guest_ram_usage, quote
-from common import THPVM
+from common import THPVM, quote
+from host import guest_ram_usage
 from linux_guest import (STOP_TIMEOUT, RunError, begin, build_initramfs,
                          end_vmm, kernel_version, start_vmm, vmlinuz)
 

@@ -42,8 +42,9 @@ import tempfile
 import time
 
 import balloon
-from balloon import (guest_ram_usage, hmp, quote, snapshot, thp_split_pmd)
-from common import QEMU, THPVM, print_table
+from balloon import hmp
+from common import QEMU, THPVM, print_table, quote
+from host import guest_ram_usage, snapshot, thp_split_pmd
 from linux_guest import (STOP_TIMEOUT, RunError, begin, build_cont_balloon,
                          build_initramfs, end_vmm, kernel_version, start_vmm,
                          vmlinuz)
@@ -104,7 +105,7 @@ class Qemu(balloon.Qemu):
         self.monitor = os.path.join(tmpdir, f"{name}.monitor")
         # -cpu host: thpvm passes the host's CPUID through too. debug-
         # threads names the vCPU threads "CPU N/KVM", which
-        # balloon.vmm_cpu_ns() counts apart from the others.
+        # host.vmm_cpu_ns() counts apart from the others.
         self.cmd = [QEMU, "-accel", "kvm", "-cpu", "host",
                     "-m", f"{RAM_MIB}", "-smp", "1",
                     "-kernel", kernel, "-initrd", initrd,

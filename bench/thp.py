@@ -12,10 +12,9 @@ import subprocess
 import sys
 import time
 
-from common import (BZIMAGE, LKVM, QEMU, THPVM,
-                    anon_huge_of_largest_mapping, lkvm_cmd, median,
-                    qemu_cmd, require_build, run_guest, start_serving,
-                    tg_fields)
+from common import (BZIMAGE, LKVM, QEMU, THPVM, lkvm_cmd, median, qemu_cmd,
+                    require_build, run_guest, start_serving, tg_fields)
+from host import guest_ram
 
 PARAMS = "touch=1G rand=50000000 skip=smp,lapic,pit"
 MEM = "1536M"
@@ -48,8 +47,8 @@ def coverage_of(cmd):
     (its guest RAM), for VMMs without thpvm's stat command."""
     p = start_serving(cmd)
     try:
-        size, huge = anon_huge_of_largest_mapping(p.pid)
-        return huge / size
+        ram = guest_ram(p.pid)
+        return ram["huge"] / ram["size"]
     finally:
         p.kill()
         p.wait()
