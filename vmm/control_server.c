@@ -541,9 +541,14 @@ void control_server_close(struct control_server *srv)
 	if (!srv)
 		return;
 	if (srv->started) {
-		/* Cannot fail: a valid eventfd, written with 1. */
-		eventfd_signal(srv->stop_fd);
-		pthread_join(srv->thread, NULL);
+		int err = eventfd_signal(srv->stop_fd);
+
+		/* A thread that was not told would be waited for ever. */
+		if (err)
+			pr_err("control socket: cannot stop its thread: %s",
+			       strerror(-err));
+		else
+			pthread_join(srv->thread, NULL);
 	}
 	/* Unlink while still listening: another thpvm probing the path
 	 * meanwhile sees a live VM, never a stale socket to replace. */
