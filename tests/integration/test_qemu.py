@@ -4,13 +4,12 @@ checks against an implementation we did not write. QEMU's isa-debug-exit
 exits with (status << 1) | 1, so a passing guest gives 1."""
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 
 import harness
 import netns
+from balloon import hmp  # bench/balloon.py, on harness's path
 from harness import start_cmd, wait_for_line
 from disk_images import (BLK_CHECKS, EVIL_CASES, MIB, PATTERN_A, PATTERN_B,
                          make_image, pattern, write_region)
@@ -213,28 +212,6 @@ def test_qemu_virtio_net_noevent_noindirect():
     features = net_run(harness.GUEST_ELF, " vfeat=noevent,noindirect")
     assert not features & (F_INDIRECT_DESC | F_EVENT_IDX), hex(features)
 
-
-
-def hmp(path, command):
-    """One HMP command over QEMU's monitor socket; what it printed."""
-    deadline = time.monotonic() + 10
-    while not os.path.exists(path):
-        assert time.monotonic() < deadline, "no QEMU monitor socket"
-        time.sleep(0.05)
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(10)
-        s.connect(path)
-        buf = b""
-        while b"(qemu) " not in buf:
-            buf += s.recv(4096)
-        s.sendall(command.encode() + b"\n")
-        reply = b""
-        while b"(qemu) " not in reply:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            reply += chunk
-    return reply.decode(errors="replace")
 
 
 def test_qemu_virtio_balloon():
