@@ -45,7 +45,13 @@ int main(int argc, char **argv)
 	slot.userspace_addr = (unsigned long)ram;
 	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &slot) < 0)
 		return fail("KVM_SET_USER_MEMORY_REGION");
-	if (argc > 1 && !strcmp(argv[1], "--irqchip")) {
+	if (argc > 1 && !strcmp(argv[1], "--split-irqchip")) {
+		struct kvm_enable_cap cap = { .cap = KVM_CAP_SPLIT_IRQCHIP,
+					      .args = { 24 } };
+
+		if (ioctl(vm, KVM_ENABLE_CAP, &cap) < 0)
+			return fail("KVM_CAP_SPLIT_IRQCHIP");
+	} else if (argc > 1 && !strcmp(argv[1], "--irqchip")) {
 		struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
 
 		if (ioctl(vm, KVM_CREATE_IRQCHIP, 0) < 0)

@@ -5,7 +5,7 @@ thpvm against QEMU's microvm machine on the same image, kvmtool where a
 build of it is found (LKVM= or lkvm on PATH), and against
 bench/bare_vm, which only creates a VM and runs one vCPU to its first
 exit (with --irqchip, also the in-kernel interrupt controllers and PIT
-that thpvm and QEMU use). Several runs each, interleaved; medians and ratios.
+that thpvm and QEMU use; with --split-irqchip, only the in-kernel LAPICs). Several runs each, interleaved; medians and ratios.
 
 usage: bench/startup.py [RUNS]   (default 20; needs a build in ./build)"""
 import os
@@ -37,6 +37,8 @@ def main():
         ("bare_vm (floor)", [os.path.join(BUILD, "bench", "bare_vm")], 0),
         ("bare_vm --irqchip", [os.path.join(BUILD, "bench", "bare_vm"),
                                "--irqchip"], 0),
+        ("bare_vm --split-irqchip", [os.path.join(BUILD, "bench", "bare_vm"),
+                                     "--split-irqchip"], 0),
         ("thpvm", [THPVM, "run", "-m", MEM, "-p", "exit"], 0),
     ]
     if QEMU:
@@ -53,7 +55,7 @@ def main():
           f"each ({time.strftime('%Y-%m-%d')})")
     med = {name: median(ts) for name, ts in times.items()}
     for name, ts in times.items():
-        print(f"{name:<22} median {med[name] * 1e3:8.2f} ms   "
+        print(f"{name:<24} median {med[name] * 1e3:8.2f} ms   "
               f"min {min(ts) * 1e3:8.2f} ms   max {max(ts) * 1e3:8.2f} ms")
     print(f"thpvm / bare_vm: {med['thpvm'] / med['bare_vm (floor)']:.2f}")
     print(f"thpvm / bare_vm --irqchip: "
