@@ -15,13 +15,13 @@ int balloon_control_target(const struct json_value *request, uint64_t ram,
 			   uint64_t target, uint64_t *out,
 			   struct json_writer *reply)
 {
-	static const char *const keys[] = { "inflate", "deflate", "set" };
+	static const char *const keys[] = BALLOON_CONTROL_ARGS;
 	const char *key = NULL;
 	char a[32], b[32];
 	uint64_t n = 0;
 	unsigned i;
 
-	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+	for (i = 0; keys[i]; i++) {
 		if (!json_object_get(request, keys[i]))
 			continue;
 		if (key)
@@ -34,6 +34,13 @@ int balloon_control_target(const struct json_value *request, uint64_t ram,
 			return control_reply_error(reply, -EINVAL,
 						   "\"%s\" must be a size in "
 						   "bytes", key);
+		/* The device counts in pages; rounding would change a
+		 * request the user made into a smaller one unannounced. */
+		if (n % BALLOON_PAGE_SIZE)
+			return control_reply_error(reply, -EINVAL,
+						   "\"%s\" must be a multiple "
+						   "of 4 KiB, the balloon's "
+						   "page size", key);
 	}
 	*out = target;
 	if (!key)

@@ -8,6 +8,10 @@
 struct json_value;
 struct json_writer;
 
+/* The members a balloon request may have besides "cmd", for
+ * control_server_add_command(). */
+#define BALLOON_CONTROL_ARGS { "inflate", "deflate", "set", NULL }
+
 /* The control handler (control_handler_fn); opaque is the struct vm.
  * Shows the balloon, after changing its target if asked to. */
 int balloon_control_handle(void *opaque, const struct json_value *request,
@@ -16,7 +20,8 @@ int balloon_control_handle(void *opaque, const struct json_value *request,
 /* The balloon size a balloon request asks for (one of "inflate",
  * "deflate" or "set", in bytes; none: target unchanged), given guest
  * RAM and the current balloon target. Returns 0, or fills reply with
- * the error and returns -EINVAL (malformed) or -ERANGE. */
+ * the error and returns -EINVAL (malformed or not whole 4 KiB pages) or
+ * -ERANGE. */
 int balloon_control_target(const struct json_value *request, uint64_t ram,
 			   uint64_t target, uint64_t *out,
 			   struct json_writer *reply);

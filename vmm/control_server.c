@@ -27,6 +27,7 @@
 
 struct control_command {
 	char name[CONTROL_COMMAND_NAME_MAX + 1];
+	const char *const *args;	/* NULL-terminated, or NULL */
 	control_handler_fn fn;
 	void *opaque;
 };
@@ -185,14 +186,25 @@ static const struct control_command *server_find(struct control_server *srv,
 	return NULL;
 }
 
+static unsigned args_count(const char *const *args)
+{
+	unsigned n = 0;
+
+	while (args && args[n])
+		n++;
+	return n;
+}
+
 int control_server_add_command(struct control_server *srv, const char *cmd,
-			       control_handler_fn fn, void *opaque)
+			       const char *const *args, control_handler_fn fn,
+			       void *opaque)
 {
 	struct control_command *c;
 
 	if (srv->started)
 		return -EBUSY;
-	if (!cmd[0] || strlen(cmd) > CONTROL_COMMAND_NAME_MAX)
+	if (!cmd[0] || strlen(cmd) > CONTROL_COMMAND_NAME_MAX ||
+	    args_count(args) > CONTROL_MAX_ARGS)
 		return -EINVAL;
 	if (server_find(srv, cmd))
 		return -EEXIST;
@@ -200,8 +212,39 @@ int control_server_add_command(struct control_server *srv, const char *cmd,
 		return -ENOSPC;
 	c = &srv->commands[srv->nr_commands++];
 	strcpy(c->name, cmd);
+	c->args = args;
 	c->fn = fn;
 	c->opaque = opaque;
+	return 0;
+}
+
+/* The request's members must be "cmd" and the command's arguments, each
+ * at most once: a misspelt argument is refused, not silently ignored. */
+static int request_check_members(const struct control_command *cmd,
+				 const struct json_value *req,
+				 struct json_writer *w)
+{
+	unsigned seen = 0, nr_args = args_count(cmd->args), i, k;
+
+	for (i = 0; i < req->object.len; i++) {
+		const char *key = req->object.members[i].key;
+
+		/* k: 0 for "cmd", 1 + n for args[n], past the end if unknown */
+		k = 0;
+		if (strcmp(key, "cmd"))
+			for (k = 1; k <= nr_args; k++)
+				if (!strcmp(key, cmd->args[k - 1]))
+					break;
+		if (k > nr_args)
+			return control_reply_error(w, -EINVAL,
+						   "\"%s\" takes no member "
+						   "\"%.64s\"", cmd->name, key);
+		if (seen & 1U << k)
+			return control_reply_error(w, -EINVAL,
+						   "member \"%.64s\" given "
+						   "twice", key);
+		seen |= 1U << k;
+	}
 	return 0;
 }
 
@@ -236,7 +279,7 @@ static int server_handle(struct control_server *srv, struct control_client *c,
 	} else if (!(cmd = server_find(srv, name))) {
 		control_reply_error(w, -EINVAL, "unknown command \"%.64s\"",
 				    name);
-	} else {
+	} else if (!request_check_members(cmd, req, w)) {
 		err = cmd->fn(cmd->opaque, req, w);
 		if (err < 0 && !reply_failed(w))
 			control_reply_error(w, err, "%s", strerror(-err));

@@ -12,6 +12,7 @@
 #define CONTROL_MAX_CLIENTS 16
 #define CONTROL_MAX_COMMANDS 32
 #define CONTROL_COMMAND_NAME_MAX 31
+#define CONTROL_MAX_ARGS 8
 #define CONTROL_IDLE_TIMEOUT_MS 30000	/* then a silent client is dropped */
 
 struct control_server;
@@ -30,10 +31,15 @@ typedef int (*control_handler_fn)(void *opaque,
  * errors: -EINVAL (bad name), -ENAMETOOLONG, -ENOTDIR/-EPERM (the
  * directory is a symlink or not ours), -errno. */
 int control_server_open(const char *name, struct control_server **out);
-/* Before control_server_start() only. cmd is copied. -EEXIST, -ENOSPC,
- * -EINVAL (empty or too long), -EBUSY (already started). */
+/* Before control_server_start() only. cmd is copied; args, the names of
+ * the members the command takes besides "cmd" (NULL-terminated, at most
+ * CONTROL_MAX_ARGS; NULL for none), must outlive the server: requests
+ * with other members, or with one twice, are refused before fn runs.
+ * -EEXIST, -ENOSPC, -EINVAL (name empty or too long, too many args),
+ * -EBUSY (already started). */
 int control_server_add_command(struct control_server *srv, const char *cmd,
-			       control_handler_fn fn, void *opaque);
+			       const char *const *args, control_handler_fn fn,
+			       void *opaque);
 /* Starts the server thread (with all signals blocked). */
 int control_server_start(struct control_server *srv);
 /* Stops the thread, drops the clients, removes the socket and frees srv.

@@ -102,22 +102,25 @@ static int handle_stop(void *opaque, const struct json_value *request,
 
 int vm_control_register(struct control_server *srv, struct vm *vm)
 {
+	static const char *const balloon_args[] = BALLOON_CONTROL_ARGS;
 	static const struct {
 		const char *name;
+		const char *const *args;
 		control_handler_fn fn;
 	} commands[] = {
-		{ "info", handle_info },
-		{ "stat", handle_stat },
-		{ "pause", handle_pause },
-		{ "resume", handle_resume },
-		{ "stop", handle_stop },
-		{ "balloon", balloon_control_handle },
+		{ "info", NULL, handle_info },
+		{ "stat", NULL, handle_stat },
+		{ "pause", NULL, handle_pause },
+		{ "resume", NULL, handle_resume },
+		{ "stop", NULL, handle_stop },
+		{ "balloon", balloon_args, balloon_control_handle },
 	};
 	unsigned i;
 	int err;
 
 	for (i = 0; i < ARRAY_SIZE(commands); i++) {
 		err = control_server_add_command(srv, commands[i].name,
+						 commands[i].args,
 						 commands[i].fn, vm);
 		if (err)
 			return err;

@@ -44,7 +44,9 @@ def test_balloon_errors_leave_the_vm_running():
             ("--set", "lots", "--set lots: not a size above 0"),
             ("--inflate", "-5", "--inflate -5: not a size above 0"),
             ("--set", "1T", "cannot set guest memory to 1 TiB"),
-            ("--deflate", "1M", "cannot deflate by 1 MiB")):
+            ("--deflate", "1M", "cannot deflate by 1 MiB"),
+            ("--inflate", "6K",
+             '"inflate" must be a multiple of 4 KiB')):
         one_error(run(["balloon", "withb", opt, size]), text)
     one_error(run(["balloon", "nosuchvm"]), 'no VM named "nosuchvm"')
     assert p.poll() is None and q.poll() is None

@@ -115,6 +115,8 @@ static int handle_stop(void *opaque, const struct json_value *request,
 	return 0;
 }
 
+static const char *const echo_args[] = { "arg", NULL };
+
 static struct control_server *server_start(const char *name)
 {
 	struct control_server *srv = NULL;
@@ -123,21 +125,21 @@ static struct control_server *server_start(const char *name)
 	CHECK_EQ(control_server_open(name, &srv), 0);
 	if (!srv)
 		return NULL;
-	CHECK_EQ(control_server_add_command(srv, "echo", handle_echo,
-					    "opaque!"), 0);
-	CHECK_EQ(control_server_add_command(srv, "fail", handle_fail, NULL),
-		 0);
-	CHECK_EQ(control_server_add_command(srv, "errno", handle_errno, NULL),
-		 0);
-	CHECK_EQ(control_server_add_command(srv, "big", handle_big,
+	CHECK_EQ(control_server_add_command(srv, "echo", echo_args,
+					    handle_echo, "opaque!"), 0);
+	CHECK_EQ(control_server_add_command(srv, "fail", NULL, handle_fail,
+					    NULL), 0);
+	CHECK_EQ(control_server_add_command(srv, "errno", NULL, handle_errno,
+					    NULL), 0);
+	CHECK_EQ(control_server_add_command(srv, "big", NULL, handle_big,
 					    (void *)(uintptr_t)(200 << 10)),
 		 0);
-	CHECK_EQ(control_server_add_command(srv, "huge", handle_big,
+	CHECK_EQ(control_server_add_command(srv, "huge", NULL, handle_big,
 					    (void *)(uintptr_t)(2 << 20)), 0);
-	CHECK_EQ(control_server_add_command(srv, "misuse", handle_misuse,
+	CHECK_EQ(control_server_add_command(srv, "misuse", NULL, handle_misuse,
 					    NULL), 0);
-	CHECK_EQ(control_server_add_command(srv, "stop", handle_stop, NULL),
-		 0);
+	CHECK_EQ(control_server_add_command(srv, "stop", NULL, handle_stop,
+					    NULL), 0);
 	CHECK_EQ(control_server_start(srv), 0);
 	return srv;
 }
@@ -234,6 +236,17 @@ static void expect_served(const char *name)
 	CHECK_EQ(control_client_request(name, "{\"cmd\":\"echo\",\"arg\":\"hi\"}",
 					0, &res), 0);
 	CHECK_STR(json_get_string(res.reply, "arg"), "hi");
+	control_result_free(&res);
+}
+
+static void expect_refused(const char *name, const char *request,
+			   const char *error)
+{
+	struct control_result res;
+
+	CHECK_EQ(control_client_request(name, request, 0, &res), -EREMOTEIO);
+	CHECK_STR(res.error, error);
+	CHECK(res.reply == NULL);
 	control_result_free(&res);
 }
 
@@ -406,8 +419,8 @@ static void test_requests(void)
 
 	if (!srv)
 		return;
-	CHECK_EQ(control_server_add_command(srv, "late", handle_echo, NULL),
-		 -EBUSY);
+	CHECK_EQ(control_server_add_command(srv, "late", NULL, handle_echo,
+					    NULL), -EBUSY);
 
 	CHECK_EQ(control_client_request("req",
 		"{\"cmd\":\"echo\",\"arg\":\"\\u00e9\\n\\\"\"}", 0, &res), 0);
@@ -428,6 +441,16 @@ static void test_requests(void)
 	CHECK_STR(res.error, "unknown command \"nope\"");
 	control_result_free(&res);
 
+	/* Only "cmd" and the command's arguments, each once. */
+	expect_refused("req", "{\"cmd\":\"echo\",\"agr\":\"x\"}",
+		       "\"echo\" takes no member \"agr\"");
+	expect_refused("req", "{\"cmd\":\"errno\",\"arg\":\"x\"}",
+		       "\"errno\" takes no member \"arg\"");
+	expect_refused("req", "{\"cmd\":\"echo\",\"arg\":\"x\",\"arg\":\"y\"}",
+		       "member \"arg\" given twice");
+	expect_refused("req", "{\"cmd\":\"echo\",\"cmd\":\"echo\"}",
+		       "member \"cmd\" given twice");
+
 	CHECK_EQ(control_client_command("req", "huge", 0, &res), -EREMOTEIO);
 	CHECK(strstr(res.error, "too large") != NULL);
 	control_result_free(&res);
@@ -446,6 +469,10 @@ static void test_requests(void)
 
 static void test_registration(void)
 {
+	/* one more than CONTROL_MAX_ARGS, then exactly that many */
+	static const char *const many_args[] = {
+		"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", NULL
+	};
 	struct control_server *srv = NULL;
 	char long_name[CONTROL_COMMAND_NAME_MAX + 2];
 	char name[16];
@@ -455,22 +482,27 @@ static void test_registration(void)
 	CHECK_EQ(control_server_open("reg", &srv), 0);
 	if (!srv)
 		return;
-	CHECK_EQ(control_server_add_command(srv, "", handle_echo, NULL),
+	CHECK_EQ(control_server_add_command(srv, "", NULL, handle_echo, NULL),
 		 -EINVAL);
 	memset(long_name, 'c', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
-	CHECK_EQ(control_server_add_command(srv, long_name, handle_echo, NULL),
-		 -EINVAL);
-	CHECK_EQ(control_server_add_command(srv, "a", handle_echo, NULL), 0);
-	CHECK_EQ(control_server_add_command(srv, "a", handle_echo, NULL),
+	CHECK_EQ(control_server_add_command(srv, long_name, NULL, handle_echo,
+					    NULL), -EINVAL);
+	CHECK_EQ(control_server_add_command(srv, "args", many_args,
+					    handle_echo, NULL), -EINVAL);
+	CHECK_EQ(control_server_add_command(srv, "args", many_args + 1,
+					    handle_echo, NULL), 0);
+	CHECK_EQ(control_server_add_command(srv, "a", NULL, handle_echo, NULL),
+		 0);
+	CHECK_EQ(control_server_add_command(srv, "a", NULL, handle_echo, NULL),
 		 -EEXIST);
-	for (i = 1; i < CONTROL_MAX_COMMANDS; i++) {
+	for (i = 2; i < CONTROL_MAX_COMMANDS; i++) {
 		snprintf(name, sizeof(name), "c%u", i);
-		CHECK_EQ(control_server_add_command(srv, name, handle_echo,
+		CHECK_EQ(control_server_add_command(srv, name, NULL, handle_echo,
 						    NULL), 0);
 	}
-	CHECK_EQ(control_server_add_command(srv, "full", handle_echo, NULL),
-		 -ENOSPC);
+	CHECK_EQ(control_server_add_command(srv, "full", NULL, handle_echo,
+					    NULL), -ENOSPC);
 	control_server_close(srv);
 }
 

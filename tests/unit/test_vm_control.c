@@ -75,16 +75,20 @@ static void test_errors(void)
 		  "set\\\" must be a size in bytes" },
 		{ "{\"cmd\":\"balloon\",\"set\":null}", -EINVAL,
 		  "set\\\" must be a size in bytes" },
-		{ "{\"cmd\":\"balloon\",\"inflate\":1,\"set\":1}", -EINVAL,
+		{ "{\"cmd\":\"balloon\",\"inflate\":4096,\"set\":4096}", -EINVAL,
 		  "balloon takes one of" },
-		{ "{\"cmd\":\"balloon\",\"inflate\":1048577}", -ERANGE,
+		{ "{\"cmd\":\"balloon\",\"inflate\":4097}", -EINVAL,
+		  "inflate\\\" must be a multiple of 4 KiB" },
+		{ "{\"cmd\":\"balloon\",\"set\":1}", -EINVAL,
+		  "set\\\" must be a multiple of 4 KiB" },
+		{ "{\"cmd\":\"balloon\",\"inflate\":1052672}", -ERANGE,
 		  "cannot inflate by 1.0 MiB: the balloon would hold more "
 		  "than the guest's 1 GiB of RAM" },
 		{ "{\"cmd\":\"balloon\",\"deflate\":2147483648}", -ERANGE,
 		  "cannot deflate by 2 GiB: the balloon target is 1023 MiB" },
 		{ "{\"cmd\":\"balloon\",\"set\":0}", -ERANGE,
 		  "cannot set guest memory to 0 B" },
-		{ "{\"cmd\":\"balloon\",\"set\":1073741825}", -ERANGE,
+		{ "{\"cmd\":\"balloon\",\"set\":1073745920}", -ERANGE,
 		  "cannot set guest memory to 1.0 GiB" },
 	};
 	char reply[256];
