@@ -1,6 +1,5 @@
 /* thpvm balloon NAME [--inflate SIZE|--deflate SIZE|--set SIZE] [--wait]:
  * shows a VM's balloon, after changing its target if asked to. */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -129,20 +128,13 @@ static int wait_target(const char *name, unsigned timeout_s,
 	return 0;
 }
 
-/* A bare number is MiB, as for lkvm's --inflate and QEMU's balloon. */
 static int parse_size(const char *opt, const char *arg, uint64_t *out)
 {
-	const char *p = arg;
-	uint64_t v;
-
-	while (isdigit((unsigned char)*p))
-		p++;
-	if (size_parse(arg, &v) || (!*p && v > (UINT64_MAX >> 20))) {
+	if (size_parse(arg, out)) {
 		pr_err("balloon: --%s %s: not a size above 0 (examples: 600, "
 		       "512M, 1G; a bare number is MiB)", opt, arg);
 		return -EINVAL;
 	}
-	*out = *p ? v : v << 20;
 	return 0;
 }
 

@@ -27,8 +27,9 @@ const char run_usage[] =
 "  -p, --params PARAMS    kernel command line (default for a Linux kernel:\n"
 "                         \"" RUN_DEFAULT_LINUX_PARAMS "\";\n"
 "                         for the test guest: none)\n"
-"  -m, --mem SIZE         guest RAM, e.g. 512M or 2G (default 256M);\n"
-"                         rounded up to a multiple of 2 MiB\n"
+"  -m, --mem SIZE         guest RAM, e.g. 512M, 2G, or 1024 (a bare\n"
+"                         number is MiB; default 256M); rounded up to a\n"
+"                         multiple of 2 MiB\n"
 "  -c, --cpus N           number of vCPUs (default 1)\n"
 "  -d, --disk PATH[,ro][,direct]\n"
 "                         a virtio-blk disk: raw image file or block device\n"
@@ -96,7 +97,8 @@ static int parse_ram(const char *arg, uint64_t *out)
 	int err = size_parse(arg, &size);
 
 	if (err) {
-		pr_err("-m %s: not a size (examples: 512M, 2G)", arg);
+		pr_err("-m %s: not a size (examples: 512M, 2G, 1024; a bare "
+		       "number is MiB)", arg);
 		return err;
 	}
 	if (size < VM_MIN_RAM || size > MAX_RAM) {

@@ -30,19 +30,17 @@ int size_parse(const char *s, uint64_t *out)
 	}
 	switch (toupper((unsigned char)*p)) {
 	case 'K': shift = 10; break;
+	case '\0':	/* a bare number */
 	case 'M': shift = 20; break;
 	case 'G': shift = 30; break;
 	case 'T': shift = 40; break;
-	case '\0': break;
+	case 'B': break;
 	default: return -EINVAL;
 	}
-	if (shift) {
+	if (*p)
 		p++;
-		if (!strcasecmp(p, "iB") || !strcasecmp(p, "B"))
-			p += strlen(p);
-	} else if (!strcasecmp(p, "B")) {
-		p++;
-	}
+	if (shift && (!strcasecmp(p, "iB") || !strcasecmp(p, "B")))
+		p += strlen(p);
 	if (*p)
 		return -EINVAL;
 	if (value == 0)

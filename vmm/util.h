@@ -17,9 +17,10 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/* Parses "512M", "2G", "4096K", "1073741824" (a bare number is bytes;
- * suffixes K, M, G, T are binary, case-insensitive, an optional trailing
- * "iB"/"B" is accepted). Returns 0 or -EINVAL (malformed, zero) or
+/* Parses "512M", "2G", "4096K", "600" or "65536B": suffixes K, M, G, T
+ * are binary, case-insensitive, with an optional trailing "iB"/"B"; "B"
+ * alone is bytes and a bare number is MiB, as for lkvm's and QEMU's -m
+ * and balloon commands. Returns 0 or -EINVAL (malformed, zero) or
  * -ERANGE (overflows 64 bits). */
 int size_parse(const char *s, uint64_t *out);
 

@@ -90,6 +90,7 @@ def test_initrd_missing():
 def test_sizes():
     one_error(run(["run", "-m", "12Q"]), "not a size", rc=2)
     one_error(run(["run", "-m", "1M"]), "between", rc=2)
+    one_error(run(["run", "-m", "2000000"]), "between", rc=2)
     one_error(run(["run", "-m", ""]), "not a size", rc=2)
 
 

@@ -64,6 +64,12 @@ static void test_ram_rounding_and_limits(void)
 	CHECK_EQ(PARSE(&cfg, "-m", "33M"), RUN_PARSE_OK);
 	CHECK_EQ(cfg.ram_size, 34ULL << 20);
 	CHECK_EQ(PARSE(&cfg, "-m", "1M"), RUN_PARSE_ERROR);
+	/* A bare number is MiB, as for lkvm and QEMU. */
+	CHECK_EQ(PARSE(&cfg, "-m", "256"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.ram_size, 256ULL << 20);
+	CHECK_EQ(PARSE(&cfg, "-m", "268435456B"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.ram_size, 256ULL << 20);
+	CHECK_EQ(PARSE(&cfg, "-m", "256B"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-m", "abc"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-m", "5T"), RUN_PARSE_ERROR);
 }

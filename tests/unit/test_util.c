@@ -25,7 +25,10 @@ static void test_size_parse_units(void)
 	CHECK_EQ(v, 3ULL << 20);
 	CHECK_EQ(size_parse("1T", &v), 0);
 	CHECK_EQ(v, 1ULL << 40);
+	/* A bare number is MiB, as for lkvm and QEMU; B alone is bytes. */
 	CHECK_EQ(size_parse("123", &v), 0);
+	CHECK_EQ(v, 123ULL << 20);
+	CHECK_EQ(size_parse("123b", &v), 0);
 	CHECK_EQ(v, 123);
 }
 
@@ -43,6 +46,9 @@ static void test_size_parse_rejects(void)
 	CHECK_EQ(size_parse("1Gx", &v), -EINVAL);
 	CHECK_EQ(size_parse("99999999999999999999", &v), -ERANGE);
 	CHECK_EQ(size_parse("17179869184G", &v), -ERANGE);
+	CHECK_EQ(size_parse("17592186044416", &v), -ERANGE);	/* 2^44 MiB */
+	CHECK_EQ(size_parse("12BB", &v), -EINVAL);
+	CHECK_EQ(size_parse("12iB", &v), -EINVAL);
 	CHECK_EQ(v, 7);
 }
 
