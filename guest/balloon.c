@@ -40,6 +40,10 @@
 #define PAGE_SHIFT			12
 #define BATCH				256	/* elements per buffer, as Linux */
 #define CONT_ORDER			9	/* 2 MiB runs */
+/* Held-stack entries inflating leaves free for deflate's splits: a block
+ * of order k split down to what is left to give leaves at most k pieces
+ * of distinct orders where it was (u_give), so k - 1 more entries. */
+#define SPLIT_RESERVE			(CONT_ORDER - 1)
 /* A held block: pfn << ORDER_BITS | order. */
 #define ORDER_BITS			4
 /* Free page reporting: blocks of order 9 and up (Linux on x86), 32
@@ -223,7 +227,7 @@ static long u_take(long arg)
 	(void)arg;
 	batch.n = batch.pages = 0;
 	while (batch.n < BATCH && batch.pages < batch.want &&
-	       bl.nheld < bl.held_cap) {
+	       bl.nheld < bl.held_cap - SPLIT_RESERVE) {
 		unsigned order = 0;
 		uint64_t pa, pfn;
 
@@ -255,7 +259,8 @@ static long u_take(long arg)
 
 /* Up to BATCH blocks off the top of the held stack toward batch.want
  * pages into the buffer; a block larger than what is left is split, its
- * upper half staying in the balloon. */
+ * upper half staying in the balloon (in room SPLIT_RESERVE keeps; the
+ * bound check only guards memory). */
 static long u_give(long arg)
 {
 	(void)arg;
