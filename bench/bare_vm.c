@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #define RAM_SIZE (2 << 20)
+#define IOAPIC_PINS 24	/* GSIs a split irqchip leaves to user space */
 
 static int fail(const char *what)
 {
@@ -28,8 +29,14 @@ int main(int argc, char **argv)
 	struct kvm_regs regs = { .rip = 0x1000, .rflags = 2 };
 	struct kvm_run *run;
 	int kvm, vm, vcpu, size;
+	const char *mode = argc > 1 ? argv[1] : "";
 	void *ram;
 
+	if (argc > 2 || (*mode && strcmp(mode, "--irqchip") &&
+			 strcmp(mode, "--split-irqchip"))) {
+		fprintf(stderr, "usage: bare_vm [--irqchip|--split-irqchip]\n");
+		return 2;
+	}
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0)
 		return fail("/dev/kvm");
@@ -45,13 +52,13 @@ int main(int argc, char **argv)
 	slot.userspace_addr = (unsigned long)ram;
 	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &slot) < 0)
 		return fail("KVM_SET_USER_MEMORY_REGION");
-	if (argc > 1 && !strcmp(argv[1], "--split-irqchip")) {
+	if (!strcmp(mode, "--split-irqchip")) {
 		struct kvm_enable_cap cap = { .cap = KVM_CAP_SPLIT_IRQCHIP,
-					      .args = { 24 } };
+					      .args = { IOAPIC_PINS } };
 
 		if (ioctl(vm, KVM_ENABLE_CAP, &cap) < 0)
 			return fail("KVM_CAP_SPLIT_IRQCHIP");
-	} else if (argc > 1 && !strcmp(argv[1], "--irqchip")) {
+	} else if (!strcmp(mode, "--irqchip")) {
 		struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
 
 		if (ioctl(vm, KVM_CREATE_IRQCHIP, 0) < 0)

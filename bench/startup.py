@@ -5,7 +5,8 @@ thpvm against QEMU's microvm machine on the same image, kvmtool where a
 build of it is found (LKVM= or lkvm on PATH), and against
 bench/bare_vm, which only creates a VM and runs one vCPU to its first
 exit (with --irqchip, also the in-kernel interrupt controllers and PIT
-that thpvm and QEMU use; with --split-irqchip, only the in-kernel LAPICs). Several runs each, interleaved; medians and ratios.
+that thpvm and QEMU use; with --split-irqchip, only the in-kernel
+LAPICs). Several runs each, interleaved; medians and ratios.
 
 usage: bench/startup.py [RUNS]   (default 20; needs a build in ./build)"""
 import os
@@ -33,12 +34,11 @@ def wall(cmd, expect_rc):
 def main():
     require_build()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    bare = os.path.join(BUILD, "bench", "bare_vm")
     configs = [
-        ("bare_vm (floor)", [os.path.join(BUILD, "bench", "bare_vm")], 0),
-        ("bare_vm --irqchip", [os.path.join(BUILD, "bench", "bare_vm"),
-                               "--irqchip"], 0),
-        ("bare_vm --split-irqchip", [os.path.join(BUILD, "bench", "bare_vm"),
-                                     "--split-irqchip"], 0),
+        ("bare_vm (floor)", [bare], 0),
+        ("bare_vm --irqchip", [bare, "--irqchip"], 0),
+        ("bare_vm --split-irqchip", [bare, "--split-irqchip"], 0),
         ("thpvm", [THPVM, "run", "-m", MEM, "-p", "exit"], 0),
     ]
     if QEMU:
