@@ -259,8 +259,9 @@ static long u_take(long arg)
 
 /* Up to BATCH blocks off the top of the held stack toward batch.want
  * pages into the buffer; a block larger than what is left is split, its
- * upper half staying in the balloon (in room SPLIT_RESERVE keeps; the
- * bound check only guards memory). */
+ * upper half staying in the balloon. A split takes a free entry;
+ * inflating leaves SPLIT_RESERVE of them, so the bound check on it only
+ * guards memory. */
 static long u_give(long arg)
 {
 	(void)arg;

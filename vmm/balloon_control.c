@@ -11,11 +11,15 @@
 #include "devices.h"
 #include "util.h"
 
+const char *const balloon_control_args[] = {
+	"inflate", "deflate", "set", NULL
+};
+
 int balloon_control_target(const struct json_value *request, uint64_t ram,
 			   uint64_t target, uint64_t *out,
 			   struct json_writer *reply)
 {
-	static const char *const keys[] = BALLOON_CONTROL_ARGS;
+	const char *const *keys = balloon_control_args;
 	const char *key = NULL;
 	char a[32], b[32];
 	uint64_t n = 0;

@@ -9,8 +9,8 @@ struct json_value;
 struct json_writer;
 
 /* The members a balloon request may have besides "cmd", for
- * control_server_add_command(). */
-#define BALLOON_CONTROL_ARGS { "inflate", "deflate", "set", NULL }
+ * control_server_add_command(): NULL-terminated. */
+extern const char *const balloon_control_args[];
 
 /* The control handler (control_handler_fn); opaque is the struct vm.
  * Shows the balloon, after changing its target if asked to. */

@@ -218,32 +218,42 @@ int control_server_add_command(struct control_server *srv, const char *cmd,
 	return 0;
 }
 
+/* Which bit of request_check_members()'s seen-mask key takes: 0 for
+ * "cmd", 1 + n for the command's args[n], -1 for a member it does not
+ * take. */
+static int member_bit(const struct control_command *cmd, const char *key)
+{
+	unsigned n;
+
+	if (!strcmp(key, "cmd"))
+		return 0;
+	for (n = 0; cmd->args && cmd->args[n]; n++)
+		if (!strcmp(key, cmd->args[n]))
+			return 1 + n;
+	return -1;
+}
+
 /* The request's members must be "cmd" and the command's arguments, each
  * at most once: a misspelt argument is refused, not silently ignored. */
 static int request_check_members(const struct control_command *cmd,
 				 const struct json_value *req,
 				 struct json_writer *w)
 {
-	unsigned seen = 0, nr_args = args_count(cmd->args), i, k;
+	unsigned seen = 0, i;
 
 	for (i = 0; i < req->object.len; i++) {
 		const char *key = req->object.members[i].key;
+		int bit = member_bit(cmd, key);
 
-		/* k: 0 for "cmd", 1 + n for args[n], past the end if unknown */
-		k = 0;
-		if (strcmp(key, "cmd"))
-			for (k = 1; k <= nr_args; k++)
-				if (!strcmp(key, cmd->args[k - 1]))
-					break;
-		if (k > nr_args)
+		if (bit < 0)
 			return control_reply_error(w, -EINVAL,
 						   "\"%s\" takes no member "
 						   "\"%.64s\"", cmd->name, key);
-		if (seen & 1U << k)
+		if (seen & 1U << bit)
 			return control_reply_error(w, -EINVAL,
 						   "member \"%.64s\" given "
 						   "twice", key);
-		seen |= 1U << k;
+		seen |= 1U << bit;
 	}
 	return 0;
 }

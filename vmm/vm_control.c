@@ -102,7 +102,6 @@ static int handle_stop(void *opaque, const struct json_value *request,
 
 int vm_control_register(struct control_server *srv, struct vm *vm)
 {
-	static const char *const balloon_args[] = BALLOON_CONTROL_ARGS;
 	static const struct {
 		const char *name;
 		const char *const *args;
@@ -113,7 +112,7 @@ int vm_control_register(struct control_server *srv, struct vm *vm)
 		{ "pause", NULL, handle_pause },
 		{ "resume", NULL, handle_resume },
 		{ "stop", NULL, handle_stop },
-		{ "balloon", balloon_args, balloon_control_handle },
+		{ "balloon", balloon_control_args, balloon_control_handle },
 	};
 	unsigned i;
 	int err;
