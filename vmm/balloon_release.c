@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -41,25 +44,107 @@ static void batch_report(struct balloon_release *br, const char *what,
 			(unsigned long long)be->first_pfn, be->first);
 }
 
-static int default_release(void *opaque, const struct guest_ram *ram,
-			   uint64_t gpa, uint64_t len)
+/* Host address of an extent: it lies inside one region. */
+static void *extent_host(const struct guest_ram *ram,
+			 const struct balloon_extent *e)
 {
-	const struct ram_region *r = guest_ram_region(ram, gpa);
+	const struct ram_region *r = guest_ram_region(ram, e->gpa);
 
-	if (!r)
-		return -EINVAL;
-	if (ram->hugetlb_fd >= 0) {
-		/* A shared hugetlbfs mapping keeps its pages in the file:
-		 * only punching the file gives them back. */
+	return r->host + (e->gpa - r->gpa);
+}
+
+/* A shared hugetlbfs mapping keeps its pages in the file: only punching
+ * the file gives them back. */
+static unsigned release_hugetlbfs(const struct guest_ram *ram,
+				  const struct balloon_extent *ext,
+				  unsigned nr, uint64_t *calls)
+{
+	unsigned i;
+
+	for (i = 0; i < nr; i++) {
+		const struct ram_region *r = guest_ram_region(ram, ext[i].gpa);
+
+		(*calls)++;
 		if (fallocate(ram->hugetlb_fd,
 			      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			      r->file_offset + (gpa - r->gpa), len) < 0)
-			return -errno;
-		return 0;
+			      r->file_offset + (ext[i].gpa - r->gpa),
+			      ext[i].len) < 0)
+			break;
 	}
-	if (madvise(r->host + (gpa - r->gpa), len, MADV_DONTNEED) < 0)
-		return -errno;
-	return 0;
+	return i;
+}
+
+static unsigned release_each(const struct guest_ram *ram,
+			     const struct balloon_extent *ext, unsigned nr,
+			     uint64_t *calls)
+{
+	unsigned i;
+
+	for (i = 0; i < nr; i++) {
+		(*calls)++;
+		if (madvise(extent_host(ram, &ext[i]), ext[i].len,
+			    MADV_DONTNEED) < 0)
+			break;
+	}
+	return i;
+}
+
+/* One call for the whole batch. A short count means the kernel stopped
+ * in an extent: from that one on they go one by one, which says why. */
+static unsigned release_batched(struct balloon_release *br,
+				const struct balloon_extent *ext, unsigned nr,
+				uint64_t *calls)
+{
+	ssize_t done;
+	unsigned i;
+
+	for (i = 0; i < nr; i++)
+		br->iov[i] = (struct iovec){ extent_host(br->ram, &ext[i]),
+					     ext[i].len };
+	(*calls)++;
+	done = process_madvise(br->pidfd, br->iov, nr, MADV_DONTNEED, 0);
+	if (done < 0)
+		return 0;
+	for (i = 0; i < nr && (uint64_t)done >= ext[i].len; i++)
+		done -= ext[i].len;
+	return i + release_each(br->ram, ext + i, nr - i, calls);
+}
+
+static unsigned default_release(void *opaque, const struct guest_ram *ram,
+				const struct balloon_extent *ext, unsigned nr,
+				uint64_t *calls)
+{
+	struct balloon_release *br = opaque;
+
+	if (ram->hugetlb_fd >= 0)
+		return release_hugetlbfs(ram, ext, nr, calls);
+	if (br->pidfd >= 0)
+		return release_batched(br, ext, nr, calls);
+	return release_each(ram, ext, nr, calls);
+}
+
+/* This process's pidfd if process_madvise() takes MADV_DONTNEED for it
+ * (Linux 6.13 and later; before, only advice for other processes that
+ * drops nothing), tried on a page of its own; otherwise -1. */
+static int open_self_pidfd(void)
+{
+	int pidfd = pidfd_open(getpid(), 0);
+	void *page;
+	bool ok;
+
+	if (pidfd < 0)
+		return -1;
+	page = mmap(NULL, BALLOON_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ok = page != MAP_FAILED &&
+	     process_madvise(pidfd, &(struct iovec){ page, BALLOON_PAGE_SIZE },
+			     1, MADV_DONTNEED, 0) == BALLOON_PAGE_SIZE;
+	if (page != MAP_FAILED)
+		munmap(page, BALLOON_PAGE_SIZE);
+	if (ok)
+		return pidfd;
+	close(pidfd);
+	return -1;
 }
 
 int balloon_release_init(struct balloon_release *br, const char *name,
@@ -70,6 +155,7 @@ int balloon_release_init(struct balloon_release *br, const char *name,
 	unsigned i;
 
 	memset(br, 0, sizeof(*br));
+	br->pidfd = -1;
 	br->name = name;
 	br->ram = ram;
 	br->policy = policy;
@@ -80,7 +166,9 @@ int balloon_release_init(struct balloon_release *br, const char *name,
 	}
 	br->pages_per_block = br->block_size >> BALLOON_PAGE_SHIFT;
 	br->release = release ?: default_release;
-	br->opaque = opaque;
+	br->opaque = release ? opaque : br;
+	if (!release && ram->hugetlb_fd < 0)
+		br->pidfd = open_self_pidfd();
 	for (i = 0; i < ram->nr_regions; i++) {
 		uint64_t pages = ram->regions[i].size >> BALLOON_PAGE_SHIFT;
 		struct balloon_region_track *t = &br->track[i];
@@ -101,6 +189,9 @@ void balloon_release_destroy(struct balloon_release *br)
 {
 	unsigned i;
 
+	/* A zeroed br (ram NULL) owns no pidfd: fd 0 is not its. */
+	if (br->ram && br->pidfd >= 0)
+		close(br->pidfd);
 	for (i = 0; i < GUEST_RAM_MAX_REGIONS; i++) {
 		free(br->track[i].bitmap);
 		free(br->track[i].block_pages);
@@ -178,42 +269,49 @@ static unsigned batch_prepare(struct balloon_release *br,
 
 static void flush(struct balloon_release *br)
 {
+	const struct balloon_extent *failed;
+	unsigned i, done;
 	int err;
 
-	if (!br->pending_len)
+	if (!br->nr_pending)
 		return;
-	br->stats.release_calls++;
-	err = br->release(br->opaque, br->ram, br->pending_gpa,
-			  br->pending_len);
-	if (err) {
+	done = br->release(br->opaque, br->ram, br->pending, br->nr_pending,
+			   &br->stats.release_calls);
+	err = errno;
+	for (i = 0; i < done; i++)
+		br->stats.released_bytes += br->pending[i].len;
+	if (done < br->nr_pending) {
+		failed = &br->pending[done];
 		br->stats.release_errors++;
 		if (log_ratelimit_ok(&br->rl))
-			pr_warn("%s: cannot release %llu KiB at 0x%llx: %s",
-				br->name,
-				(unsigned long long)(br->pending_len >> 10),
-				(unsigned long long)br->pending_gpa,
-				strerror(-err));
-	} else {
-		br->stats.released_bytes += br->pending_len;
+			pr_warn("%s: cannot release %llu KiB at 0x%llx (and "
+				"%u runs after it): %s", br->name,
+				(unsigned long long)(failed->len >> 10),
+				(unsigned long long)failed->gpa,
+				br->nr_pending - done - 1, strerror(err));
 	}
-	br->pending_len = 0;
+	br->nr_pending = 0;
 }
 
-/* Adds a range to the release being built; one that does not touch or
- * overlap it, or lies in another region, sends that one first. */
+/* Adds a range to the release being built: it extends the last run when
+ * it touches or overlaps it in the same region, else starts a new one
+ * (sending the batch first when it is full). */
 static void release_add(struct balloon_release *br, uint64_t gpa,
 			uint64_t len)
 {
-	uint64_t end = br->pending_gpa + br->pending_len;
+	if (br->nr_pending) {
+		struct balloon_extent *last = &br->pending[br->nr_pending - 1];
+		uint64_t end = last->gpa + last->len;
 
-	if (br->pending_len && gpa >= br->pending_gpa && gpa <= end &&
-	    region_of(br->ram, gpa) == region_of(br->ram, br->pending_gpa)) {
-		br->pending_len = MAX(end, gpa + len) - br->pending_gpa;
-		return;
+		if (gpa >= last->gpa && gpa <= end &&
+		    region_of(br->ram, gpa) == region_of(br->ram, last->gpa)) {
+			last->len = MAX(end, gpa + len) - last->gpa;
+			return;
+		}
 	}
-	flush(br);
-	br->pending_gpa = gpa;
-	br->pending_len = len;
+	if (br->nr_pending == BALLOON_RELEASE_BATCH)
+		flush(br);
+	br->pending[br->nr_pending++] = (struct balloon_extent){ gpa, len };
 }
 
 /* Partial-block accounting when a block goes from old to new pages. */

@@ -7,8 +7,12 @@
  * guest-physical terms, straight from the guest: every range is checked
  * against guest RAM, and what is invalid (outside RAM, empty, wrapping,
  * already ballooned, deflated without being inflated) is ignored with one
- * rate-limited line per batch. Each batch is sorted and merged into runs
- * and each run is released with one call.
+ * rate-limited line per batch. Each batch is sorted and merged into runs,
+ * and the runs are released together: one process_madvise() call for up
+ * to BALLOON_RELEASE_BATCH of them where the host kernel takes
+ * MADV_DONTNEED through it (Linux 6.13 and later), one madvise() per run
+ * elsewhere. Nothing is left pending between batches: a page the guest
+ * deflates next is never released after it took the page back.
  *
  * Policies:
  * - EAGER releases every ballooned page at once, splitting a host huge
@@ -26,6 +30,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "guest_ram.h"
 #include "log.h"
@@ -39,23 +44,37 @@ enum balloon_policy {
 	BALLOON_PRESERVE,
 };
 
+/* Runs released with one call at most: the kernel's limit on the
+ * iovecs of one process_madvise() (IOV_MAX). */
+#define BALLOON_RELEASE_BATCH 1024
+
 struct balloon_range {
 	uint64_t pfn;		/* guest-physical, 4 KiB pages */
 	uint64_t nr_pages;
 };
 
-/* Gives [gpa, gpa + len) back to the host; the range lies inside one
- * RAM region and is page aligned. Returns 0 or -errno. */
-typedef int (*balloon_release_fn)(void *opaque, const struct guest_ram *ram,
-				  uint64_t gpa, uint64_t len);
+/* Guest-physical bytes to give back: page aligned, inside one region. */
+struct balloon_extent {
+	uint64_t gpa;
+	uint64_t len;
+};
+
+/* Gives nr (<= BALLOON_RELEASE_BATCH) extents back to the host and adds
+ * the system calls it made to *calls. The extents are sorted and do not
+ * overlap. Returns how many of them, from the first, it released: fewer
+ * than nr when it failed, with errno set. */
+typedef unsigned (*balloon_release_fn)(void *opaque,
+				       const struct guest_ram *ram,
+				       const struct balloon_extent *ext,
+				       unsigned nr, uint64_t *calls);
 
 struct balloon_release_stats {
 	uint64_t ballooned_pages;	/* inflated and not deflated */
 	uint64_t held_pages;		/* of which in partial blocks */
 	uint64_t partial_blocks;	/* blocks with some pages ballooned */
 	uint64_t released_bytes;	/* given back so far, reports too */
-	uint64_t release_calls;
-	uint64_t release_errors;
+	uint64_t release_calls;		/* system calls */
+	uint64_t release_errors;	/* batches that failed (in part) */
 	uint64_t ignored;		/* elements (pfns, ranges) refused
 					 * in whole or in part */
 };
@@ -76,13 +95,18 @@ struct balloon_release {
 	struct balloon_release_stats stats;
 	struct log_ratelimit rl;
 	const char *name;		/* for messages */
-	/* Release being built: extended while runs stay contiguous. */
-	uint64_t pending_gpa, pending_len;
+	/* The release being built; its last extent grows while runs
+	 * stay contiguous. */
+	struct balloon_extent pending[BALLOON_RELEASE_BATCH];
+	unsigned nr_pending;
+	int pidfd;			/* own pidfd for process_madvise,
+					 * or -1: one madvise per run */
+	struct iovec iov[BALLOON_RELEASE_BATCH];	/* its argument */
 };
 
-/* release NULL: madvise(MADV_DONTNEED) on anonymous RAM, fallocate
- * punch-hole on hugetlbfs. The policy is forced to PRESERVE on
- * hugetlbfs. Returns 0 or -ENOMEM. */
+/* release NULL: MADV_DONTNEED on anonymous RAM, fallocate punch-hole on
+ * hugetlbfs. The policy is forced to PRESERVE on hugetlbfs. Returns 0 or
+ * -ENOMEM. */
 int balloon_release_init(struct balloon_release *br, const char *name,
 			 const struct guest_ram *ram,
 			 enum balloon_policy policy, balloon_release_fn release,

@@ -1,10 +1,14 @@
 /* Balloon host release: most cases run on a guest RAM layout built by
  * hand (no mapping) with the release call replaced by a recorder, so
- * they check the exact ranges released; the last one releases a real
- * mapping with madvise and watches its resident size fall. */
+ * they check the exact ranges released; the last ones release a real
+ * mapping with madvise and watch its resident size fall. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "balloon_release.h"
 #include "guest_ram.h"
@@ -14,23 +18,28 @@
 #define PAGE BALLOON_PAGE_SIZE
 #define BLOCK BALLOON_BLOCK_SIZE
 #define PPB (BLOCK / PAGE)
-#define MAX_CALLS 64
+#define MAX_RUNS 64
 
-struct call {
+struct run {
 	uint64_t gpa, len;
 };
 
-static struct call calls[MAX_CALLS];
-static unsigned nr_calls;
-static int fail_with;
+static struct run runs[MAX_RUNS];
+static unsigned nr_runs;
+static int fail_with;	/* errno for every call, or 0 */
 
-static int record(void *opaque, const struct guest_ram *ram, uint64_t gpa,
-		  uint64_t len)
+static unsigned record(void *opaque, const struct guest_ram *ram,
+		       const struct balloon_extent *ext, unsigned nr,
+		       uint64_t *calls)
 {
-	if (nr_calls < MAX_CALLS)
-		calls[nr_calls] = (struct call){ gpa, len };
-	nr_calls++;
-	return fail_with;
+	unsigned i;
+
+	for (i = 0; i < nr; i++, nr_runs++)
+		if (nr_runs < MAX_RUNS)
+			runs[nr_runs] = (struct run){ ext[i].gpa, ext[i].len };
+	(*calls)++;
+	errno = fail_with;
+	return fail_with ? 0 : nr;
 }
 
 static struct guest_ram ram;
@@ -48,7 +57,7 @@ static void setup_layout(enum balloon_policy policy, bool adjacent)
 	ram.regions[1] = (struct ram_region){
 		.gpa = adjacent ? 8 * MiB : 16 * MiB, .size = 4 * MiB };
 	ram.total = 12 * MiB;
-	nr_calls = 0;
+	nr_runs = 0;
 	fail_with = 0;
 	CHECK_EQ(balloon_release_init(&br, "test", &ram, policy, record, NULL),
 		 0);
@@ -59,9 +68,9 @@ static void setup(enum balloon_policy policy)
 	setup_layout(policy, false);
 }
 
-static bool called(unsigned i, uint64_t gpa, uint64_t len)
+static bool released(unsigned i, uint64_t gpa, uint64_t len)
 {
-	return i < nr_calls && calls[i].gpa == gpa && calls[i].len == len;
+	return i < nr_runs && runs[i].gpa == gpa && runs[i].len == len;
 }
 
 #define R(pfn, n) ((struct balloon_range){ (pfn), (n) })
@@ -73,11 +82,11 @@ static void test_eager_sorts_and_merges(void)
 
 	setup(BALLOON_EAGER);
 	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), 6);
-	CHECK_EQ(nr_calls, 2);
-	CHECK(called(0, 3 * PAGE, 4 * PAGE));
-	CHECK(called(1, 10 * PAGE, 2 * PAGE));
+	CHECK_EQ(nr_runs, 2);
+	CHECK(released(0, 3 * PAGE, 4 * PAGE));
+	CHECK(released(1, 10 * PAGE, 2 * PAGE));
 	CHECK_EQ(br.stats.ballooned_pages, 6);
-	CHECK_EQ(br.stats.release_calls, 2);
+	CHECK_EQ(br.stats.release_calls, 1);	/* one batch */
 	CHECK_EQ(br.stats.released_bytes, 6 * PAGE);
 	CHECK_EQ(br.stats.partial_blocks, 0);
 	CHECK_EQ(br.stats.held_pages, 0);
@@ -94,9 +103,9 @@ static void test_eager_adjacent_ranges(void)
 	setup(BALLOON_EAGER);
 	CHECK_EQ(balloon_inflate(&br, a, ARRAY_SIZE(a)), 5);
 	CHECK_EQ(balloon_inflate(&br, b, 1), 1);
-	CHECK_EQ(nr_calls, 2);
-	CHECK(called(0, 0, 5 * PAGE));
-	CHECK(called(1, 5 * PAGE, PAGE));
+	CHECK_EQ(nr_runs, 2);
+	CHECK(released(0, 0, 5 * PAGE));
+	CHECK(released(1, 5 * PAGE, PAGE));
 	balloon_release_destroy(&br);
 }
 
@@ -110,23 +119,23 @@ static void test_repeated_and_overlapping(void)
 	setup(BALLOON_EAGER);
 	CHECK_EQ(balloon_inflate(&br, a, ARRAY_SIZE(a)), 2);
 	CHECK_EQ(br.stats.ignored, 1);
-	CHECK_EQ(nr_calls, 1);
-	CHECK(called(0, 3 * PAGE, 2 * PAGE));
+	CHECK_EQ(nr_runs, 1);
+	CHECK(released(0, 3 * PAGE, 2 * PAGE));
 	/* Already ballooned: nothing is released twice. */
 	CHECK_EQ(balloon_inflate(&br, b, 1), 0);
-	CHECK_EQ(nr_calls, 1);
+	CHECK_EQ(nr_runs, 1);
 	/* One count per element refused, however many of its pages. */
 	CHECK_EQ(br.stats.ignored, 2);
 	CHECK_EQ(balloon_inflate(&br, c, ARRAY_SIZE(c)), 6);
-	CHECK_EQ(nr_calls, 2);
-	CHECK(called(1, 100 * PAGE, 6 * PAGE));
+	CHECK_EQ(nr_runs, 2);
+	CHECK(released(1, 100 * PAGE, 6 * PAGE));
 	CHECK_EQ(br.stats.ignored, 3);
 	/* Pages 3 and 4 are ballooned: 2 and 5 around them are released
 	 * in two calls. */
 	CHECK_EQ(balloon_inflate(&br, d, ARRAY_SIZE(d)), 2);
-	CHECK_EQ(nr_calls, 4);
-	CHECK(called(2, 2 * PAGE, PAGE));
-	CHECK(called(3, 5 * PAGE, PAGE));
+	CHECK_EQ(nr_runs, 4);
+	CHECK(released(2, 2 * PAGE, PAGE));
+	CHECK(released(3, 5 * PAGE, PAGE));
 	CHECK_EQ(br.stats.ballooned_pages, 10);
 	CHECK_EQ(br.stats.released_bytes, 10 * PAGE);
 	balloon_release_destroy(&br);
@@ -151,8 +160,8 @@ static void test_hostile_ranges(void)
 	memcpy(r, bad, sizeof(bad));
 	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), 1);
 	CHECK_EQ(br.stats.ignored, ARRAY_SIZE(r) - 1);
-	CHECK_EQ(nr_calls, 1);
-	CHECK(called(0, 16 * MiB, PAGE));
+	CHECK_EQ(nr_runs, 1);
+	CHECK(released(0, 16 * MiB, PAGE));
 	CHECK_EQ(br.stats.ballooned_pages, 1);
 	/* The array was compacted and sorted in place: rebuild it. Nothing
 	 * was inflated there, so deflating is ignored as well. */
@@ -171,9 +180,9 @@ static void test_adjacent_regions(void)
 
 	setup_layout(BALLOON_EAGER, true);
 	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), 4);
-	CHECK_EQ(nr_calls, 2);
-	CHECK(called(0, 8 * MiB - 2 * PAGE, 2 * PAGE));
-	CHECK(called(1, 8 * MiB, 2 * PAGE));
+	CHECK_EQ(nr_runs, 2);
+	CHECK(released(0, 8 * MiB - 2 * PAGE, 2 * PAGE));
+	CHECK(released(1, 8 * MiB, 2 * PAGE));
 	balloon_release_destroy(&br);
 }
 
@@ -184,13 +193,13 @@ static void test_preserve_partial_then_complete(void)
 
 	setup(BALLOON_PRESERVE);
 	CHECK_EQ(balloon_inflate(&br, a, 1), PPB - 1);
-	CHECK_EQ(nr_calls, 0);
+	CHECK_EQ(nr_runs, 0);
 	CHECK_EQ(br.stats.partial_blocks, 1);
 	CHECK_EQ(br.stats.held_pages, PPB - 1);
 	/* The block completes in a later batch: one 2 MiB release. */
 	CHECK_EQ(balloon_inflate(&br, b, 1), 1);
-	CHECK_EQ(nr_calls, 1);
-	CHECK(called(0, 0, BLOCK));
+	CHECK_EQ(nr_runs, 1);
+	CHECK(released(0, 0, BLOCK));
 	CHECK_EQ(br.stats.partial_blocks, 0);
 	CHECK_EQ(br.stats.held_pages, 0);
 	CHECK_EQ(br.stats.ballooned_pages, PPB);
@@ -210,9 +219,9 @@ static void test_preserve_merges_blocks(void)
 
 	setup(BALLOON_PRESERVE);
 	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), 3 * PPB + 3);
-	CHECK_EQ(nr_calls, 2);
-	CHECK(called(0, BLOCK, 2 * BLOCK));
-	CHECK(called(1, 16 * MiB, BLOCK));
+	CHECK_EQ(nr_runs, 2);
+	CHECK(released(0, BLOCK, 2 * BLOCK));
+	CHECK(released(1, 16 * MiB, BLOCK));
 	CHECK_EQ(br.stats.partial_blocks, 1);
 	CHECK_EQ(br.stats.held_pages, 3);
 	CHECK_EQ(br.stats.ballooned_pages, 3 * PPB + 3);
@@ -229,12 +238,12 @@ static void test_deflate(void)
 	setup(BALLOON_EAGER);
 	CHECK_EQ(balloon_inflate(&br, in, 1), 10);
 	CHECK_EQ(balloon_deflate(&br, out, ARRAY_SIZE(out)), 4);
-	CHECK_EQ(nr_calls, 1);		/* deflating releases nothing */
+	CHECK_EQ(nr_runs, 1);		/* deflating releases nothing */
 	CHECK_EQ(br.stats.ballooned_pages, 6);
 	CHECK_EQ(br.stats.ignored, 1);	/* page 50 was never inflated */
 	/* Deflated pages can be ballooned again. */
 	CHECK_EQ(balloon_inflate(&br, out, 1), 4);
-	CHECK(called(1, 2 * PAGE, 4 * PAGE));
+	CHECK(released(1, 2 * PAGE, 4 * PAGE));
 	balloon_release_destroy(&br);
 
 	setup(BALLOON_PRESERVE);
@@ -245,8 +254,8 @@ static void test_deflate(void)
 	CHECK_EQ(br.stats.ballooned_pages, PPB - 1);
 	/* Whole again: released whole again. */
 	CHECK_EQ(balloon_inflate(&br, one, 1), 1);
-	CHECK_EQ(nr_calls, 2);
-	CHECK(called(1, BLOCK, BLOCK));
+	CHECK_EQ(nr_runs, 2);
+	CHECK(released(1, BLOCK, BLOCK));
 	CHECK_EQ(br.stats.partial_blocks, 0);
 	CHECK_EQ(balloon_deflate(&br, block, 1), PPB);
 	CHECK_EQ(br.stats.ballooned_pages, 0);
@@ -281,8 +290,8 @@ static void test_report(void)
 
 	setup(BALLOON_EAGER);
 	CHECK_EQ(balloon_report(&br, a, ARRAY_SIZE(a)), 5 * PAGE);
-	CHECK_EQ(nr_calls, 1);
-	CHECK(called(0, PAGE, 5 * PAGE));
+	CHECK_EQ(nr_runs, 1);
+	CHECK(released(0, PAGE, 5 * PAGE));
 	CHECK_EQ(br.stats.ballooned_pages, 0);
 	/* Reported pages are not ballooned: deflating them is ignored. */
 	CHECK_EQ(balloon_deflate(&br, a, 1), 0);
@@ -290,9 +299,9 @@ static void test_report(void)
 
 	setup(BALLOON_PRESERVE);
 	CHECK_EQ(balloon_report(&br, b, 1), BLOCK);
-	CHECK(called(0, 2 * MiB, BLOCK));
+	CHECK(released(0, 2 * MiB, BLOCK));
 	CHECK_EQ(balloon_report(&br, c, 1), 0);
-	CHECK_EQ(nr_calls, 1);
+	CHECK_EQ(nr_runs, 1);
 	CHECK_EQ(br.stats.ballooned_pages, 0);
 	CHECK_EQ(br.stats.partial_blocks, 0);
 	balloon_release_destroy(&br);
@@ -303,7 +312,7 @@ static void test_release_error(void)
 	struct balloon_range a[] = { R(0, 4) };
 
 	setup(BALLOON_EAGER);
-	fail_with = -EINVAL;
+	fail_with = EINVAL;
 	CHECK_EQ(balloon_inflate(&br, a, 1), 4);
 	CHECK_EQ(br.stats.release_calls, 1);
 	CHECK_EQ(br.stats.release_errors, 1);
@@ -326,36 +335,68 @@ static void test_hugetlbfs(void)
 	ram.hugetlb_page_size = 2 * MiB;
 	ram.nr_regions = 1;
 	ram.regions[0] = (struct ram_region){ .gpa = 0, .size = 4 * MiB };
-	nr_calls = 0;
+	nr_runs = 0;
 	fail_with = 0;
 	CHECK_EQ(balloon_release_init(&br, "test", &ram, BALLOON_EAGER, record,
 				      NULL), 0);
 	CHECK_EQ(br.policy, BALLOON_PRESERVE);
 	CHECK_EQ(balloon_inflate(&br, a, 1), 1);
-	CHECK_EQ(nr_calls, 0);
+	CHECK_EQ(nr_runs, 0);
 	CHECK_EQ(balloon_inflate(&br, b, 1), PPB - 1);
-	CHECK_EQ(nr_calls, 1);
-	CHECK(called(0, 0, 2 * MiB));
+	CHECK_EQ(nr_runs, 1);
+	CHECK(released(0, 0, 2 * MiB));
 	balloon_release_destroy(&br);
 
 	/* 1 GiB huge pages: a block is 262144 pages. */
 	ram.hugetlb_page_size = GiB;
 	ram.regions[0].size = GiB;
-	nr_calls = 0;
+	nr_runs = 0;
 	CHECK_EQ(balloon_release_init(&br, "test", &ram, BALLOON_PRESERVE,
 				      record, NULL), 0);
 	CHECK_EQ(balloon_inflate(&br, gib, 1), GiB / PAGE - 1);
-	CHECK_EQ(nr_calls, 0);
+	CHECK_EQ(nr_runs, 0);
 	CHECK_EQ(br.stats.held_pages, GiB / PAGE - 1);
 	CHECK_EQ(balloon_inflate(&br, last, 1), 1);
-	CHECK_EQ(nr_calls, 1);
-	CHECK(called(0, 0, GiB));
+	CHECK_EQ(nr_runs, 1);
+	CHECK(released(0, 0, GiB));
 	balloon_release_destroy(&br);
 }
 
-/* The real call on anonymous RAM: the host's resident size falls by what
- * was released, and the pages read back as zeros. */
-static void test_real_madvise(void)
+/* More runs than one call takes: the batch goes out full, then the
+ * rest. */
+static void test_full_batch(void)
+{
+	static struct balloon_range r[BALLOON_RELEASE_BATCH + 1];
+	unsigned i;
+
+	setup(BALLOON_EAGER);
+	for (i = 0; i < BALLOON_RELEASE_BATCH; i++)
+		r[i] = R(2 * i, 1);		/* every other page */
+	r[i] = R(16 * MiB / PAGE, 1);		/* region 1 */
+	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), ARRAY_SIZE(r));
+	CHECK_EQ(nr_runs, BALLOON_RELEASE_BATCH + 1);
+	CHECK_EQ(br.stats.release_calls, 2);
+	CHECK(released(0, 0, PAGE));
+	CHECK(released(1, 2 * PAGE, PAGE));
+	CHECK_EQ(br.stats.released_bytes, ARRAY_SIZE(r) * PAGE);
+	balloon_release_destroy(&br);
+}
+
+/* Linux 6.13 and later take MADV_DONTNEED for one's own process through
+ * process_madvise(). */
+static bool host_batches_madvise(void)
+{
+	struct utsname u;
+	unsigned major, minor;
+
+	return !uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+	       (major > 6 || (major == 6 && minor >= 13));
+}
+
+/* The real calls on anonymous RAM, batched where the host can and one
+ * per run as on older hosts: the host's resident size falls by what was
+ * released, and the pages read back as zeros. */
+static void check_real_madvise(bool batched)
 {
 	const struct ram_range rr[] = { { 0, 8 * MiB } };
 	struct balloon_range r[] = { R(PPB, PPB), R(3 * PPB, 16) };
@@ -372,14 +413,57 @@ static void test_real_madvise(void)
 	CHECK_EQ(guest_ram_usage(&real, &before), 0);
 	CHECK_EQ(balloon_release_init(&br, "test", &real, BALLOON_EAGER, NULL,
 				      NULL), 0);
+	CHECK_EQ(br.pidfd >= 0, host_batches_madvise());
+	if (!batched && br.pidfd >= 0) {
+		close(br.pidfd);
+		br.pidfd = -1;
+	}
 	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), PPB + 16);
-	CHECK_EQ(br.stats.release_calls, 2);
+	CHECK_EQ(br.stats.release_calls, br.pidfd >= 0 ? 1 : 2);
 	CHECK_EQ(br.stats.release_errors, 0);
 	CHECK_EQ(guest_ram_usage(&real, &after), 0);
 	CHECK_EQ(before.resident - after.resident, BLOCK + 16 * PAGE);
 	CHECK_EQ(p[BLOCK], 0);
 	CHECK_EQ(p[3 * BLOCK + 16 * PAGE - 1], 0);
 	CHECK_EQ(p[3 * BLOCK + 16 * PAGE], 0x5a);
+	balloon_release_destroy(&br);
+	guest_ram_unmap(&real);
+}
+
+static void test_real_madvise(void)
+{
+	check_real_madvise(true);
+	check_real_madvise(false);
+}
+
+/* A batch the kernel stops in the middle of (here: host memory that is
+ * no longer mapped): the runs before it are released, the error is the
+ * failing run's, and the runs after it are left alone. */
+static void test_real_failure_mid_batch(void)
+{
+	const struct ram_range rr[] = { { 0, 8 * MiB } };
+	struct balloon_range r[] = { R(1 * PPB, 1), R(2 * PPB, 1),
+				     R(3 * PPB, 1) };
+	struct guest_ram real;
+	uint8_t *p;
+
+	if (guest_ram_map(&real, rr, 1, RAM_BACKING_NO_THP, NULL)) {
+		CHECK(!"guest_ram_map");
+		return;
+	}
+	p = guest_ram_ptr(&real, 0, 8 * MiB);
+	memset(p, 0x5a, 8 * MiB);
+	CHECK_EQ(munmap(p + 4 * MiB, 2 * MiB), 0);
+	CHECK_EQ(balloon_release_init(&br, "test", &real, BALLOON_EAGER, NULL,
+				      NULL), 0);
+	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), 3);
+	CHECK_EQ(br.stats.release_errors, 1);
+	/* Batched: the batch, then the failing run alone; one by one:
+	 * the first run, then the failing one. */
+	CHECK_EQ(br.stats.release_calls, 2);
+	CHECK_EQ(br.stats.released_bytes, PAGE);
+	CHECK_EQ(p[BLOCK], 0);
+	CHECK_EQ(p[3 * BLOCK], 0x5a);
 	balloon_release_destroy(&br);
 	guest_ram_unmap(&real);
 }
@@ -445,7 +529,9 @@ int main(void)
 	RUN_TEST(test_report);
 	RUN_TEST(test_release_error);
 	RUN_TEST(test_hugetlbfs);
+	RUN_TEST(test_full_batch);
 	RUN_TEST(test_real_madvise);
+	RUN_TEST(test_real_failure_mid_batch);
 	RUN_TEST(test_real_thp);
 	return unit_finish();
 }

@@ -18,7 +18,7 @@
 
 #define BUF_GPA(q, i) (0x100000 + (q) * 0x40000 + (i) * 0x1000)
 #define PAGE 4096
-#define MAX_CALLS 64
+#define MAX_RUNS 64
 
 #define F(bit) (1ULL << (bit))
 #define BASE (F(VIRTIO_F_VERSION_1) | F(VIRTIO_BALLOON_F_MUST_TELL_HOST))
@@ -29,26 +29,30 @@
 
 static struct virtio_balloon bln;
 
-struct call {
+struct run {
 	uint64_t gpa, len;
 };
-static struct call calls[MAX_CALLS];
-static unsigned nr_calls;
+static struct run runs[MAX_RUNS];
+static unsigned nr_runs;
 
 /* Runs on the device thread under vdev.lock; read after used_idx moved
  * (acquire) or under the lock. */
-static int record(void *opaque, const struct guest_ram *r, uint64_t gpa,
-		  uint64_t len)
+static unsigned record(void *opaque, const struct guest_ram *r,
+		       const struct balloon_extent *ext, unsigned nr,
+		       uint64_t *calls)
 {
-	if (nr_calls < MAX_CALLS)
-		calls[nr_calls] = (struct call){ gpa, len };
-	nr_calls++;
-	return 0;
+	unsigned i;
+
+	for (i = 0; i < nr; i++, nr_runs++)
+		if (nr_runs < MAX_RUNS)
+			runs[nr_runs] = (struct run){ ext[i].gpa, ext[i].len };
+	(*calls)++;
+	return nr;
 }
 
-static bool called(unsigned i, uint64_t gpa, uint64_t len)
+static bool released(unsigned i, uint64_t gpa, uint64_t len)
 {
-	return i < nr_calls && calls[i].gpa == gpa && calls[i].len == len;
+	return i < nr_runs && runs[i].gpa == gpa && runs[i].len == len;
 }
 
 static struct virtio_balloon_info info(void)
@@ -69,12 +73,12 @@ static enum balloon_vq_role role(unsigned q)
 	return r;
 }
 
-static unsigned calls_made(void)
+static unsigned runs_released(void)
 {
 	unsigned n;
 
 	pthread_mutex_lock(&bln.vdev.lock);
-	n = nr_calls;
+	n = nr_runs;
 	pthread_mutex_unlock(&bln.vdev.lock);
 	return n;
 }
@@ -115,7 +119,7 @@ static const struct balloon_config all_on = {
 
 static bool setup_with(const struct balloon_config *opts, uint64_t features)
 {
-	nr_calls = 0;
+	nr_runs = 0;
 	if (!fake_driver_map_ram()) {
 		CHECK(!"guest_ram_map");
 		return false;
@@ -271,7 +275,7 @@ static void test_queue_numbering(void)
 		if (cases[i].features & F(VIRTIO_BALLOON_F_CONT_PAGES)) {
 			send_cont(qc, 0, run, 1);
 			CHECK(WAIT_FOR(used_idx(qc) == 1));
-			CHECK(called(0, 4 * MiB, 2 * MiB));
+			CHECK(released(0, 4 * MiB, 2 * MiB));
 			CHECK_EQ(info().ballooned, 2 * MiB);
 		}
 		teardown();
@@ -290,15 +294,15 @@ static void test_inflate_deflate(void)
 	CHECK(WAIT_FOR(used_idx(0) == 1));
 	CHECK_EQ(get_le32(gpa(USED_GPA(0) + 8)), 0);	/* used length */
 	CHECK(irq_count(0) >= 1);
-	CHECK_EQ(nr_calls, 2);
-	CHECK(called(0, 0x203 * PAGE, 4 * PAGE));
-	CHECK(called(1, 0x300 * PAGE, PAGE));
+	CHECK_EQ(nr_runs, 2);
+	CHECK(released(0, 0x203 * PAGE, 4 * PAGE));
+	CHECK(released(1, 0x300 * PAGE, PAGE));
 	send_pfns(1, 0, out, ARRAY_SIZE(out));
 	CHECK(WAIT_FOR(used_idx(1) == 1));
 	i = info();
 	CHECK_EQ(i.ballooned, 3 * PAGE);
 	CHECK_EQ(i.released, 5 * PAGE);
-	CHECK_EQ(i.release_calls, 2);
+	CHECK_EQ(i.release_calls, 1);	/* both runs in one call */
 	CHECK_EQ(i.ignored, 0);
 	CHECK(i.driver_ok);
 	CHECK_EQ(i.policy, BALLOON_EAGER);
@@ -321,9 +325,9 @@ static void test_preserve_policy(void)
 			pfns[k] = 0x400 + 256 * b + k;
 		send_pfns(0, b, pfns, 256);
 		CHECK(WAIT_FOR(used_idx(0) == b + 1));
-		CHECK_EQ(calls_made(), b);
+		CHECK_EQ(runs_released(), b);
 	}
-	CHECK(called(0, 4 * MiB, 2 * MiB));
+	CHECK(released(0, 4 * MiB, 2 * MiB));
 	pfns[0] = 0x600;
 	send_pfns(0, 2, pfns, 1);
 	CHECK(WAIT_FOR(used_idx(0) == 3));
@@ -348,9 +352,9 @@ static void test_cont_pages(void)
 		return;
 	send_cont(qi, 0, in, 3);
 	CHECK(WAIT_FOR(used_idx(qi) == 1));
-	CHECK_EQ(nr_calls, 2);
-	CHECK(called(0, 0x100 * PAGE, 4 * PAGE));
-	CHECK(called(1, 4 * MiB, 4 * MiB));
+	CHECK_EQ(nr_runs, 2);
+	CHECK(released(0, 0x100 * PAGE, 4 * PAGE));
+	CHECK(released(1, 4 * MiB, 4 * MiB));
 	send_cont(qd, 0, out, 1);
 	CHECK(WAIT_FOR(used_idx(qd) == 1));
 	CHECK_EQ(info().ballooned, 3 * MiB + 4 * PAGE);
@@ -377,8 +381,8 @@ static void test_reporting(void)
 		return;
 	send_report(q, 6 * MiB, 2 * MiB, 4 * MiB, 2 * MiB);
 	CHECK(WAIT_FOR(used_idx(q) == 1));
-	CHECK_EQ(nr_calls, 1);
-	CHECK(called(0, 4 * MiB, 4 * MiB));
+	CHECK_EQ(nr_runs, 1);
+	CHECK(released(0, 4 * MiB, 4 * MiB));
 	CHECK_EQ(info().ballooned, 0);
 	CHECK_EQ(info().released, 4 * MiB);
 	/* Poisoned free pages must keep their value: nothing released. */
@@ -386,13 +390,13 @@ static void test_reporting(void)
 		       0xaaaaaaaa);
 	send_report(q, 4 * MiB, 2 * MiB, 2 * MiB, 2 * MiB);
 	CHECK(WAIT_FOR(used_idx(q) == 2));
-	CHECK_EQ(calls_made(), 1);
+	CHECK_EQ(runs_released(), 1);
 	/* Poison 0 reads back as zeros, as released pages do. */
 	config_write32(offsetof(struct virtio_balloon_config, poison_val), 0);
 	send_report(q, 2 * MiB, 2 * MiB, 2 * MiB + 100, 5000);
 	CHECK(WAIT_FOR(used_idx(q) == 3));
-	CHECK_EQ(calls_made(), 2);
-	CHECK(called(1, 2 * MiB, 2 * MiB));
+	CHECK_EQ(runs_released(), 2);
+	CHECK(released(1, 2 * MiB, 2 * MiB));
 	teardown();
 }
 
