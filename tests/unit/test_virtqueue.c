@@ -236,6 +236,15 @@ static void test_hostile_indirect(void)
 		 VRING_DESC_F_INDIRECT, 0);
 	expect_broken("chain longer than the queue");
 
+	/* Direct buffers, then a table: together longer than the queue. */
+	setup(ALL_FEATURES);
+	for (i = 0; i < QSIZE; i++)
+		set_desc(TABLE_GPA, i, BUF_GPA, 16,
+			 i + 1 < QSIZE ? VRING_DESC_F_NEXT : 0, i + 1);
+	set_desc(DESC_GPA, 0, BUF_GPA, 16, VRING_DESC_F_NEXT, 1);
+	set_desc(DESC_GPA, 1, TABLE_GPA, 16 * QSIZE, VRING_DESC_F_INDIRECT, 0);
+	expect_broken("chain longer than the queue");
+
 	/* Zero-length entries add no buffer but still count. */
 	setup(ALL_FEATURES);
 	for (i = 0; i <= QSIZE; i++)
@@ -286,6 +295,172 @@ static void test_used_and_interrupts(void)
 	CHECK(virtq_enable_notify(&vq));
 }
 
+/* Deterministic pseudo-random numbers (xorshift64), so that a failing
+ * round can be replayed. */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static uint64_t rnd_below(uint64_t n)
+{
+	return rnd() % n;
+}
+
+/* A buffer address as a guest might write one: mostly inside RAM, else
+ * across its end, at the indirect tables, or anywhere at all. */
+static uint64_t rnd_addr(void)
+{
+	switch (rnd_below(6)) {
+	case 0:
+		return RAM_SIZE - rnd_below(64);
+	case 1:
+		return TABLE_GPA + 16 * rnd_below(8);
+	case 2:
+		return rnd();
+	default:
+		return BUF_GPA + rnd_below(RAM_SIZE - BUF_GPA);
+	}
+}
+
+static uint32_t rnd_len(void)
+{
+	switch (rnd_below(5)) {
+	case 0:
+		return 0;
+	case 1:
+		return (uint32_t)rnd();
+	case 2:		/* indirect tables, up to a full one */
+		return 16 * (rnd_below(2) ? 1 + rnd_below(16) : 256);
+	default:
+		return 1 + rnd_below(8192);
+	}
+}
+
+/* Random descriptors; plausible ones link each to the next, readable
+ * before writable, with an occasional bad field, so that long chains
+ * (up to the 256 buffers a chain holds) come through too; the last of a
+ * plausible ring may point to an indirect table of more. */
+static void rnd_descs(uint64_t table, unsigned n, unsigned size,
+		      bool plausible)
+{
+	static const uint16_t flags[] = {
+		0, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE,
+		VRING_DESC_F_NEXT | VRING_DESC_F_WRITE, VRING_DESC_F_INDIRECT,
+	};
+	unsigned i, first_in = rnd_below(n + 1);
+	bool early_ends = rnd_below(2);	/* or one chain through all */
+
+	for (i = 0; i < n; i++) {
+		if (plausible && i + 1 == n && table == DESC_GPA &&
+		    rnd_below(2)) {
+			/* Buffers, then a table of more. */
+			set_desc(table, i, TABLE_GPA, 16 * (1 + rnd_below(256)),
+				 VRING_DESC_F_INDIRECT, 0);
+			continue;
+		}
+		if (plausible && rnd_below(256)) {
+			set_desc(table, i, BUF_GPA + rnd_below(RAM_SIZE / 2),
+				 1 + rnd_below(4096),
+				 (i + 1 < n && (!early_ends || rnd_below(32)) ?
+				  VRING_DESC_F_NEXT : 0) |
+				 (i >= first_in ? VRING_DESC_F_WRITE : 0),
+				 (i + 1) % size);
+			continue;
+		}
+		set_desc(table, i, rnd_addr(), rnd_len(),
+			 rnd_below(8) ? flags[rnd_below(ARRAY_SIZE(flags))] :
+					(uint16_t)rnd(),
+			 rnd_below(8) ? rnd_below(size) : (uint16_t)rnd());
+	}
+}
+
+/* What every chain handed to a device must satisfy, however the rings
+ * were written. */
+static void check_chain(unsigned size)
+{
+	const uint8_t *lo = ram.regions[0].host, *hi = lo + RAM_SIZE;
+	uint64_t bytes = 0;
+	unsigned i;
+
+	CHECK(chain.head < size);
+	CHECK(chain.nr_out + chain.nr_in <= size);
+	for (i = 0; i < chain.nr_out + chain.nr_in; i++) {
+		const uint8_t *b = chain.iov[i].iov_base;
+
+		CHECK(chain.iov[i].iov_len > 0);
+		CHECK(b >= lo && b < hi &&
+		      chain.iov[i].iov_len <= (uint64_t)(hi - b));
+		bytes += chain.iov[i].iov_len;
+	}
+	CHECK_EQ(bytes, chain.out_bytes + chain.in_bytes);
+}
+
+/* Rings full of random, mostly malformed, guest writes: every pop ends,
+ * returns a chain inside guest RAM or breaks the queue for good, and the
+ * copy helpers stay inside the chain. Under ASan+UBSan in CI this also
+ * catches what the checks cannot see. */
+static void test_random_rings(void)
+{
+	static const uint16_t sizes[] = { 1, 2, QSIZE, VIRTQ_MAX_SIZE };
+	static uint8_t data[2 * 8192];
+	unsigned round, chains = 0, broken = 0, longest = 0;
+
+	for (round = 0; round < 3000; round++) {
+		uint16_t size = sizes[rnd_below(ARRAY_SIZE(sizes))];
+		uint16_t idx = 0;
+		unsigned pop;
+		int ret = 0;
+
+		setup(rnd_below(4) ? ALL_FEATURES : 0);
+		virtq_unmap(&vq);
+		CHECK_EQ(virtq_map(&vq, &ram, size, DESC_GPA, AVAIL_GPA,
+				   USED_GPA, rnd_below(4) ? ALL_FEATURES : 0),
+			 0);
+		rnd_descs(DESC_GPA, size, size, rnd_below(2));
+		rnd_descs(TABLE_GPA, 256, 256, rnd_below(2));
+		for (pop = 0; pop < 2u * size + 2 && ret >= 0; pop++) {
+			unsigned i, more = rnd_below(4) ? 1 : rnd_below(size + 2);
+
+			for (i = 0; i < more; i++, idx++)
+				put_le16(gpa(AVAIL_GPA + 4 + 2 * (idx % size)),
+					 rnd_below(8) ? rnd_below(size) :
+							(uint16_t)rnd());
+			put_le16(gpa(AVAIL_GPA + 2), idx);
+			ret = virtq_pop(&vq, &chain);
+			if (ret == 1) {
+				chains++;
+				longest = MAX(longest, chain.nr_out +
+							       chain.nr_in);
+				check_chain(size);
+				virtq_chain_read(&chain, rnd_below(8192), data,
+						 rnd_below(sizeof(data)));
+				virtq_chain_write(&chain, rnd_below(8192),
+						  data,
+						  rnd_below(sizeof(data)));
+				virtq_push(&vq, chain.head, (uint32_t)rnd());
+				virtq_need_interrupt(&vq);
+			} else if (ret < 0) {
+				CHECK_EQ(ret, -EIO);
+				CHECK(vq.error != NULL);
+				CHECK_EQ(virtq_pop(&vq, &chain), -EIO);
+				broken++;
+			} else {
+				CHECK_EQ(ret, 0);
+			}
+		}
+	}
+	/* The generator reaches both outcomes often, and full chains. */
+	CHECK(chains > 1000);
+	CHECK(broken > 1000);
+	CHECK_EQ(longest, VIRTQ_MAX_SIZE);
+}
+
 int main(void)
 {
 	RUN_TEST(test_map_checks);
@@ -294,6 +469,7 @@ int main(void)
 	RUN_TEST(test_hostile_direct);
 	RUN_TEST(test_hostile_indirect);
 	RUN_TEST(test_used_and_interrupts);
+	RUN_TEST(test_random_rings);
 	guest_ram_unmap(&ram);
 	return unit_finish();
 }
