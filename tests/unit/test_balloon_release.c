@@ -382,6 +382,187 @@ static void test_full_batch(void)
 	balloon_release_destroy(&br);
 }
 
+/* The random batches below, against a model: a page is ballooned once
+ * any valid range of an inflate covers it, and what a call gives back is
+ * recorded page by page. */
+#define MODEL_PAGES (20 * MiB / PAGE)	/* both layouts lie below */
+#define MODEL_BLOCKS (MODEL_PAGES / PPB)
+
+enum batch_kind { INFLATE, DEFLATE, REPORT };
+
+static bool model_ballooned[MODEL_PAGES];
+static bool model_covered[MODEL_PAGES];	/* by a valid range of the call */
+static bool model_whole[MODEL_BLOCKS];	/* inside one valid range */
+static bool model_released[MODEL_PAGES];	/* by the call */
+static bool model_changed[MODEL_PAGES];		/* by the call */
+static unsigned model_before[MODEL_BLOCKS];	/* ballooned pages */
+static unsigned model_after[MODEL_BLOCKS];
+static bool model_twice;	/* a page given back twice in one call */
+static uint64_t rnd_state = 0x2545f4914f6cdd1dULL;
+
+static uint64_t rnd_below(uint64_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state % n;
+}
+
+static unsigned mark(void *opaque, const struct guest_ram *r,
+		     const struct balloon_extent *ext, unsigned nr,
+		     uint64_t *calls)
+{
+	uint64_t pfn;
+	unsigned i;
+
+	CHECK(nr >= 1 && nr <= BALLOON_RELEASE_BATCH);
+	for (i = 0; i < nr; i++) {
+		CHECK(ext[i].len && ext[i].len % PAGE == 0 &&
+		      ext[i].gpa % PAGE == 0 &&
+		      ext[i].len <= guest_ram_contig(r, ext[i].gpa));
+		CHECK(!i || ext[i].gpa > ext[i - 1].gpa);
+		for (pfn = ext[i].gpa / PAGE;
+		     pfn < (ext[i].gpa + ext[i].len) / PAGE &&
+		     pfn < MODEL_PAGES; pfn++) {
+			model_twice |= model_released[pfn];
+			model_released[pfn] = true;
+		}
+	}
+	(*calls)++;
+	return nr;
+}
+
+static unsigned model_block_pages(uint64_t block)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < PPB; i++)
+		n += model_ballooned[block * PPB + i];
+	return n;
+}
+
+/* Fills r with nr random ranges (short runs, whole blocks, wild ones)
+ * and marks the pages of those the host must take (inside one region),
+ * and the blocks one of them covers whole. */
+static void model_random_ranges(struct balloon_range *r, unsigned nr)
+{
+	uint64_t b;
+	unsigned i;
+
+	memset(model_covered, 0, sizeof(model_covered));
+	memset(model_whole, 0, sizeof(model_whole));
+	for (i = 0; i < nr; i++) {
+		uint64_t n = rnd_below(4) ? 1 + rnd_below(8) :
+			     rnd_below(2) ? PPB : rnd_below(1ULL << 40);
+		uint64_t pfn = rnd_below(8) ? rnd_below(MODEL_PAGES + 64) :
+			       rnd_below(2) ? UINT64_MAX - rnd_below(4) :
+			       rnd_below(MODEL_BLOCKS) * PPB;
+
+		r[i] = R(pfn, n);
+		if (!n || pfn >= MODEL_PAGES || n > MODEL_PAGES - pfn ||
+		    guest_ram_contig(&ram, pfn * PAGE) < n * PAGE)
+			continue;
+		/* Regions start on block boundaries in both layouts. */
+		for (b = ALIGN_UP(pfn, PPB); b + PPB <= pfn + n; b += PPB)
+			model_whole[b / PPB] = true;
+		for (; n; n--, pfn++)
+			model_covered[pfn] = true;
+	}
+}
+
+/* Applies the call to the model; returns the pages whose state changed
+ * (for a report: none). */
+static uint64_t model_apply(enum batch_kind kind)
+{
+	uint64_t pfn, changed = 0;
+
+	for (pfn = 0; pfn < MODEL_BLOCKS; pfn++)
+		model_before[pfn] = model_block_pages(pfn);
+	for (pfn = 0; pfn < MODEL_PAGES; pfn++) {
+		model_changed[pfn] = model_covered[pfn] && kind != REPORT &&
+				     model_ballooned[pfn] != (kind == INFLATE);
+		if (model_changed[pfn])
+			model_ballooned[pfn] = kind == INFLATE;
+		changed += model_changed[pfn];
+	}
+	for (pfn = 0; pfn < MODEL_BLOCKS; pfn++)
+		model_after[pfn] = model_block_pages(pfn);
+	return changed;
+}
+
+/* Whether the call had to give the page back. */
+static bool model_must_release(enum balloon_policy policy,
+			       enum batch_kind kind, uint64_t pfn)
+{
+	uint64_t b = pfn / PPB;
+
+	if (kind == DEFLATE)
+		return false;
+	if (policy == BALLOON_PRESERVE)
+		return kind == REPORT ? model_whole[b] :
+		       model_before[b] < PPB && model_after[b] == PPB;
+	/* Eager: newly ballooned pages, and every reported one. */
+	return kind == REPORT ? model_covered[pfn] : model_changed[pfn];
+}
+
+/* Random inflates, deflates and reports, valid and not, under both
+ * policies and both layouts: counts, partial blocks and what is given
+ * back must match the model after every call. */
+static void test_random_batches(void)
+{
+	static struct balloon_range r[64];
+	unsigned round, call, wrong = 0;
+
+	for (round = 0; round < 40 && !wrong; round++) {
+		enum balloon_policy policy = round % 2 ? BALLOON_PRESERVE :
+							 BALLOON_EAGER;
+
+		setup_layout(policy, round % 4 >= 2);
+		balloon_release_destroy(&br);
+		CHECK_EQ(balloon_release_init(&br, "test", &ram, policy, mark,
+					      NULL), 0);
+		memset(model_ballooned, 0, sizeof(model_ballooned));
+		for (call = 0; call < 300 && !wrong; call++) {
+			enum batch_kind kind = rnd_below(3);
+			unsigned nr = 1 + rnd_below(ARRAY_SIZE(r));
+			uint64_t got, changed, given = 0, pfn, b;
+			uint64_t total = 0, partial = 0, held = 0;
+
+			model_random_ranges(r, nr);
+			memset(model_released, 0, sizeof(model_released));
+			model_twice = false;
+			if (kind == INFLATE)
+				got = balloon_inflate(&br, r, nr);
+			else if (kind == DEFLATE)
+				got = balloon_deflate(&br, r, nr);
+			else
+				got = balloon_report(&br, r, nr) / PAGE;
+			changed = model_apply(kind);
+			for (pfn = 0; pfn < MODEL_PAGES; pfn++) {
+				given += model_released[pfn];
+				wrong += model_released[pfn] !=
+					 model_must_release(policy, kind, pfn);
+			}
+			CHECK_EQ(wrong, 0);
+			CHECK(!model_twice);
+			CHECK_EQ(got, kind == REPORT ? given : changed);
+			for (b = 0; b < MODEL_BLOCKS; b++) {
+				unsigned n = model_after[b];
+
+				total += n;
+				partial += n && n < PPB;
+				held += n < PPB ? n : 0;
+			}
+			CHECK_EQ(br.stats.ballooned_pages, total);
+			if (policy == BALLOON_EAGER)
+				partial = held = 0;
+			CHECK_EQ(br.stats.partial_blocks, partial);
+			CHECK_EQ(br.stats.held_pages, held);
+		}
+		balloon_release_destroy(&br);
+	}
+}
+
 /* Linux 6.13 and later take MADV_DONTNEED for one's own process through
  * process_madvise(). */
 static bool host_batches_madvise(void)
@@ -530,6 +711,7 @@ int main(void)
 	RUN_TEST(test_release_error);
 	RUN_TEST(test_hugetlbfs);
 	RUN_TEST(test_full_batch);
+	RUN_TEST(test_random_batches);
 	RUN_TEST(test_real_madvise);
 	RUN_TEST(test_real_failure_mid_batch);
 	RUN_TEST(test_real_thp);
