@@ -70,6 +70,13 @@ int main(int argc, char **argv)
 	if (vcpu < 0)
 		return fail("KVM_CREATE_VCPU");
 	size = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (size < 0)
+		return fail("KVM_GET_VCPU_MMAP_SIZE");
+	if (size < (int)sizeof(*run)) {
+		fprintf(stderr, "KVM_GET_VCPU_MMAP_SIZE: %d bytes, less than "
+			"struct kvm_run\n", size);
+		return 1;
+	}
 	run = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
 	if (run == MAP_FAILED)
 		return fail("mmap vcpu");
