@@ -25,6 +25,7 @@ int balloon_control_target(const struct json_value *request, uint64_t ram,
 	uint64_t n = 0;
 	unsigned i;
 
+	/* Which one first: its value is checked only when it is alone. */
 	for (i = 0; keys[i]; i++) {
 		if (!json_object_get(request, keys[i]))
 			continue;
@@ -34,21 +35,20 @@ int balloon_control_target(const struct json_value *request, uint64_t ram,
 						   "\"inflate\", \"deflate\" "
 						   "and \"set\"");
 		key = keys[i];
-		if (!json_get_u64(request, key, &n))
-			return control_reply_error(reply, -EINVAL,
-						   "\"%s\" must be a size in "
-						   "bytes", key);
-		/* The device counts in pages; rounding would change a
-		 * request the user made into a smaller one unannounced. */
-		if (n % BALLOON_PAGE_SIZE)
-			return control_reply_error(reply, -EINVAL,
-						   "\"%s\" must be a multiple "
-						   "of 4 KiB, the balloon's "
-						   "page size", key);
 	}
 	*out = target;
 	if (!key)
 		return 0;
+	if (!json_get_u64(request, key, &n))
+		return control_reply_error(reply, -EINVAL,
+					   "\"%s\" must be a size in bytes",
+					   key);
+	/* The device counts in pages; rounding would change a request
+	 * the user made into a smaller one unannounced. */
+	if (n % BALLOON_PAGE_SIZE)
+		return control_reply_error(reply, -EINVAL,
+					   "\"%s\" must be a multiple of 4 "
+					   "KiB, the balloon's page size", key);
 	size_format(n, a, sizeof(a));
 	size_format(ram, b, sizeof(b));
 	if (!strcmp(key, "inflate")) {

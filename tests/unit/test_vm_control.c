@@ -77,6 +77,11 @@ static void test_errors(void)
 		  "set\\\" must be a size in bytes" },
 		{ "{\"cmd\":\"balloon\",\"inflate\":4096,\"set\":4096}", -EINVAL,
 		  "balloon takes one of" },
+		/* Two sizes: that is the error, whatever their values. */
+		{ "{\"cmd\":\"balloon\",\"inflate\":4097,\"set\":4096}", -EINVAL,
+		  "balloon takes one of" },
+		{ "{\"cmd\":\"balloon\",\"inflate\":4096,\"deflate\":\"x\"}",
+		  -EINVAL, "balloon takes one of" },
 		{ "{\"cmd\":\"balloon\",\"inflate\":4097}", -EINVAL,
 		  "inflate\\\" must be a multiple of 4 KiB" },
 		{ "{\"cmd\":\"balloon\",\"set\":1}", -EINVAL,
