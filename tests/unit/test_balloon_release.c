@@ -574,23 +574,33 @@ static bool host_batches_madvise(void)
 	       (major > 6 || (major == 6 && minor >= 13));
 }
 
+/* 8 MiB of real guest RAM, every byte 0x5a; NULL if it cannot be had. */
+static uint8_t *map_filled(struct guest_ram *real, enum ram_backing backing)
+{
+	const struct ram_range rr[] = { { 0, 8 * MiB } };
+	uint8_t *p;
+
+	if (guest_ram_map(real, rr, 1, backing, NULL)) {
+		CHECK(!"guest_ram_map");
+		return NULL;
+	}
+	p = guest_ram_ptr(real, 0, 8 * MiB);
+	memset(p, 0x5a, 8 * MiB);
+	return p;
+}
+
 /* The real calls on anonymous RAM, batched where the host can and one
  * per run as on older hosts: the host's resident size falls by what was
  * released, and the pages read back as zeros. */
 static void check_real_madvise(bool batched)
 {
-	const struct ram_range rr[] = { { 0, 8 * MiB } };
 	struct balloon_range r[] = { R(PPB, PPB), R(3 * PPB, 16) };
 	struct guest_ram_usage before, after;
 	struct guest_ram real;
-	uint8_t *p;
+	uint8_t *p = map_filled(&real, RAM_BACKING_NO_THP);
 
-	if (guest_ram_map(&real, rr, 1, RAM_BACKING_NO_THP, NULL)) {
-		CHECK(!"guest_ram_map");
+	if (!p)
 		return;
-	}
-	p = guest_ram_ptr(&real, 0, 8 * MiB);
-	memset(p, 0x5a, 8 * MiB);
 	CHECK_EQ(guest_ram_usage(&real, &before), 0);
 	CHECK_EQ(balloon_release_init(&br, "test", &real, BALLOON_EAGER, NULL,
 				      NULL), 0);
@@ -622,18 +632,13 @@ static void test_real_madvise(void)
  * failing run's, and the runs after it are left alone. */
 static void test_real_failure_mid_batch(void)
 {
-	const struct ram_range rr[] = { { 0, 8 * MiB } };
 	struct balloon_range r[] = { R(1 * PPB, 1), R(2 * PPB, 1),
 				     R(3 * PPB, 1) };
 	struct guest_ram real;
-	uint8_t *p;
+	uint8_t *p = map_filled(&real, RAM_BACKING_NO_THP);
 
-	if (guest_ram_map(&real, rr, 1, RAM_BACKING_NO_THP, NULL)) {
-		CHECK(!"guest_ram_map");
+	if (!p)
 		return;
-	}
-	p = guest_ram_ptr(&real, 0, 8 * MiB);
-	memset(p, 0x5a, 8 * MiB);
 	CHECK_EQ(munmap(p + 4 * MiB, 2 * MiB), 0);
 	CHECK_EQ(balloon_release_init(&br, "test", &real, BALLOON_EAGER, NULL,
 				      NULL), 0);
@@ -654,20 +659,14 @@ static void test_real_failure_mid_batch(void)
  * Skipped when the host gives the mapping no huge pages. */
 static void test_real_thp(void)
 {
-	const struct ram_range rr[] = { { 0, 8 * MiB } };
 	struct balloon_range one[] = { R(5, 1) };
 	struct balloon_range rest[] = { R(PPB + 6, PPB - 6), R(PPB, 6) };
 	struct balloon_range first[] = { R(PPB + 1, 1) };
 	struct guest_ram_usage u0, u1, u2;
 	struct guest_ram real;
-	uint8_t *p;
 
-	if (guest_ram_map(&real, rr, 1, RAM_BACKING_THP, NULL)) {
-		CHECK(!"guest_ram_map");
+	if (!map_filled(&real, RAM_BACKING_THP))
 		return;
-	}
-	p = guest_ram_ptr(&real, 0, 8 * MiB);
-	memset(p, 0x5a, 8 * MiB);
 	CHECK_EQ(guest_ram_usage(&real, &u0), 0);
 	if (u0.huge < 4 * MiB) {
 		SKIP("no transparent huge pages for the mapping");
