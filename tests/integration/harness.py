@@ -150,8 +150,8 @@ def start(args, **kw):
 
 def start_cmd(cmd, **kw):
     """start() for any command line (thpvm under a wrapper, QEMU)."""
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    kw.setdefault("stdin", subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          bufsize=0, **kw)
     p.out_buf = b""
     _procs.append(p)
