@@ -5,7 +5,8 @@ pages (issue 5).
 Boots Debian's kernel with the initramfs of guest/linux/mkinitramfs.py
 twice, in a 2 GiB, 4-vCPU VM: once as thpvm runs by default (guest RAM
 2 MiB-aligned and MADV_HUGEPAGE) and once with --no-thp; each guest runs
-`hackbench 50 process 1000` RUNS times (`thpvm.run=hackbench`). Prints
+`hackbench 50 process 1000` (`-P -g 50 -l 1000`; --groups and --loops
+change it) RUNS times (`thpvm.run=hackbench`). Prints
 both series, their means and standard deviations, the difference, and
 the host's AnonHugePages of guest RAM at the end of each run, which shows
 whether THP was in effect. The published kvmtool figures on arm64 are
@@ -15,7 +16,8 @@ Needs a host whose KVM can run a stock Linux guest to user space
 (VT-x/AMD-V); elsewhere, such as on PVM, it prints one line saying why
 and exits with status 77 (skipped), printing no figures.
 
-usage: bench/hackbench.py [--runs N] [--mem SIZE] [--cpus N]
+usage: bench/hackbench.py [--runs N] [--groups N] [--loops N]
+                          [--mem SIZE] [--cpus N]
                           [--kernel VERSION] [--timeout SECONDS]
        (as root, with a build in ./build, or BUILD=DIR)"""
 import argparse
@@ -44,9 +46,16 @@ PUBLISHED_NO_THP_S = 113
 PUBLISHED_THP_S = 98
 
 
+def hackbench_args(args):
+    """What the guest's script runs (guest/linux/run/hackbench)."""
+    return f"-P -g {args.groups} -l {args.loops}"
+
+
 def vm_command(name, kernel, initrd, args, extra):
+    # The kernel hands VAR=value words to /init as its environment.
     params = (f"console=ttyS0 quiet thpvm.run=hackbench "
-              f"thpvm.runs={args.runs}")
+              f"thpvm.runs={args.runs} "
+              f'THPVM_HACKBENCH_ARGS="{hackbench_args(args)}"')
     return [THPVM, "run", "--name", name, "-k", kernel, "-i", initrd,
             "-m", args.mem, "-c", str(args.cpus), "-p", params,
             "--json"] + extra
@@ -98,7 +107,7 @@ def mean_stdev(xs):
 
 def print_results(results, errors, args, version):
     print(f"kernel {version}, guest {args.mem}, {args.cpus} vCPUs, "
-          f"`hackbench 50 process 1000` x{args.runs} per VM "
+          f"`hackbench {hackbench_args(args)}` x{args.runs} per VM "
           f"({time.strftime('%Y-%m-%d')})")
     print(f"{'config':<18}{'mean (s)':>10}{'stdev (s)':>11}  runs (s)")
     for label, _ in CONFIGS:
@@ -133,6 +142,10 @@ def main():
         description=__doc__.split("\nusage:")[0])
     ap.add_argument("--runs", type=int, default=5, metavar="N",
                     help="hackbench runs per VM (default 5)")
+    ap.add_argument("--groups", type=int, default=50, metavar="N",
+                    help="hackbench groups of 40 processes (default 50)")
+    ap.add_argument("--loops", type=int, default=1000, metavar="N",
+                    help="messages each sender sends (default 1000)")
     ap.add_argument("--mem", default="2G", metavar="SIZE",
                     help="guest RAM (default 2G)")
     ap.add_argument("--cpus", type=int, default=4, metavar="N",
@@ -143,8 +156,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, metavar="SECONDS",
                     help="longest wait for one hackbench run (default 900)")
     args = ap.parse_args()
-    if args.runs < 1 or args.cpus < 1 or args.timeout < 1:
-        ap.error("--runs, --cpus and --timeout must be >= 1")
+    if min(args.runs, args.cpus, args.timeout, args.groups, args.loops) < 1:
+        ap.error("--runs, --cpus, --timeout, --groups and --loops must be "
+                 ">= 1")
     begin(SCRIPT)
     try:
         version = kernel_version(args.kernel)
