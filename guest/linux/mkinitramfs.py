@@ -118,9 +118,9 @@ def read_module(path):
     return data
 
 
-def resolve_modules(version):
-    """[(name, host path)] of the wanted modules with their dependencies,
-    each after what it depends on."""
+def resolve_modules(version, wanted=MODULES):
+    """[(name, host path)] of the wanted modules ((name, optional) pairs)
+    with their dependencies, each after what it depends on."""
     moddir = os.path.join("/lib/modules", version)
     depfile = os.path.join(moddir, "modules.dep")
     if not os.path.isfile(depfile):
@@ -154,7 +154,7 @@ def resolve_modules(version):
             visit(d, chain + (name,))
         order.append(name)
 
-    for name, optional in MODULES:
+    for name, optional in wanted:
         if optional and name not in deps:
             continue
         visit(name)

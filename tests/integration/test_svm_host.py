@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The capable-host branches of the Linux-guest checks, run for real on
+the emulated AMD-V host of tests/svm_host.py (Debian's kernel under
+QEMU's TCG with kvm_amd), since this machine's PVM cannot run a stock
+Linux guest to user space. First the runner itself (status, output,
+directory and environment carried; its own errors), then, inside it:
+test_linux_initramfs.py's boots (thpvm boots Debian's kernel with the
+guest kit's initramfs, /init loads the virtio modules, hackbench runs,
+the exit port ends the VM; a command typed into the console's shell) and bench/linux_balloon.py with Linux's
+virtio_balloon and with cont_balloon.ko against thpvm's balloon.
+Emulated, so only pass/fail counts here, not the figures."""
+import os
+import re
+import subprocess
+import sys
+
+import harness
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SVM_HOST = os.path.join(ROOT, "tests", "svm_host.py")
+TIMEOUT = 1800
+
+
+def svm_host(*command, timeout=TIMEOUT, env=None, opts=()):
+    return subprocess.run([sys.executable, SVM_HOST, *opts,
+                           "--timeout", str(timeout - 60), "--", *command],
+                          capture_output=True, text=True, errors="replace",
+                          timeout=timeout, env=env, cwd=ROOT)
+
+
+def require_runner():
+    """The tools the runner needs; without them the test cannot run."""
+    for path, package in (("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
+                          ("/bin/busybox", "busybox-static")):
+        if not os.path.exists(path):
+            harness.skip(f"no {path} (apt-get install {package})")
+    if not any(n.startswith("vmlinuz-") for n in os.listdir("/boot")):
+        harness.skip("no kernel in /boot (apt-get install linux-image-amd64)")
+
+
+def test_runner():
+    require_runner()
+    env = dict(os.environ, SVM_TEST_WORD="carried over")
+    script = ("echo out; echo err >&2; echo \"word=$SVM_TEST_WORD\"; pwd; "
+              "ls -l /dev/kvm; grep -qw svm /proc/cpuinfo && echo svm; "
+              "python3 -c 'import sys; sys.path.insert(0, \"bench\"); "
+              "import linux_guest; print(\"unfit=\", "
+              "linux_guest.host_unfit_reason())'; exit 3")
+    r = svm_host("sh", "-c", script, timeout=300, env=env)
+    assert r.returncode == 3, r
+    lines = r.stdout.splitlines()
+    assert lines[:4] == ["out", "err", "word=carried over",
+                         os.path.realpath(ROOT)], r
+    assert lines[4].startswith("crw"), r
+    assert lines[5:] == ["svm", "unfit= None"], r
+    assert r.stderr == "", r
+
+
+def test_runner_errors():
+    require_runner()
+    r = subprocess.run([sys.executable, SVM_HOST], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "no command" in r.stderr, r
+    r = subprocess.run([sys.executable, SVM_HOST, "--kernel", "0.0-none",
+                        "true"], capture_output=True, text=True)
+    assert r.returncode == 125, r
+    assert r.stderr == ("svm_host: no /boot/vmlinuz-0.0-none (apt-get "
+                        "install linux-image-amd64)\n"), r
+    # A command the VM's shell cannot find: its status, as on the host.
+    r = svm_host("/nonexistent-command", timeout=300)
+    assert r.returncode == 127, r
+
+
+def test_linux_initramfs_boots():
+    """test_linux_initramfs.py's boots, on a host where they take their
+    capable branches: they must pass, not skip."""
+    require_runner()
+    tests = ["test_boot_hackbench", "test_boot_shell"]
+    r = svm_host(sys.executable, "tests/integration/test_linux_initramfs.py",
+                 *tests)
+    assert r.returncode == 0, r
+    for i, name in enumerate(tests, 1):
+        assert re.search(rf"^ok {i} - {name}$", r.stdout, re.M), r
+    assert "# SKIP" not in r.stdout, r
+
+
+def test_linux_balloon():
+    """bench/linux_balloon.py with both Linux drivers against thpvm: the
+    guest fragments its memory, the balloon takes 424 MiB and gives it
+    back, the guest reuses it. Every mode must end with figures."""
+    require_runner()
+    env = dict(os.environ, BUILD=os.path.dirname(harness.THPVM))
+    r = svm_host(sys.executable, "bench/linux_balloon.py", "--modes",
+                 "virtio_balloon,cont_balloon", env=env)
+    assert r.returncode == 0, r
+    for mode in ("virtio_balloon", "cont_balloon"):
+        row = re.search(rf"^{mode} +(.*)$", r.stdout, re.M)
+        assert row and "error" not in row[1], r
+        assert re.search(rf"^{mode} run 1: \d+ s, ok$", r.stdout, re.M), r
+
+
+if __name__ == "__main__":
+    harness.main(globals())

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Runs a command on a KVM host with hardware virtualization, made from
+this machine: Debian's kernel boots under QEMU's TCG (software emulation)
+on a CPU model with AMD's SVM, loads kvm_amd, mounts this machine's whole
+filesystem (read-only through 9p, writable through an overlay on tmpfs)
+and runs the command there, in the directory it was started from, with
+the same environment.
+
+    tests/svm_host.py [--mem SIZE] [--cpus N] [--kernel VERSION]
+                      [--timeout SECONDS] [--] COMMAND [ARG...]
+
+Why: the project's own machines have PVM, on which a stock Linux guest
+never reaches user space (../shared/ENVIRONMENT.md). QEMU's TCG emulates
+SVM with nested paging well enough for Linux's kvm_amd, so inside this
+VM /dev/kvm is real KVM on (emulated) AMD-V: thpvm boots Debian's kernel
+there to user space, and the capable-host branches of the Linux-guest
+tests and benchmarks run for real. Everything runs emulated, so their
+timings say nothing about hardware; use them as checks, not figures.
+
+The command's output appears on standard output (its standard error
+too, as both go to the VM's console), and its exit status becomes this
+script's. Status 125 means the VM itself did not get to run the command
+(one line says why), 124 that --timeout ran out.
+
+Needs qemu-system-x86_64 (qemu-system-x86), busybox-static and a kernel
+in /boot with its modules (linux-image-amd64)."""
+import argparse
+import collections
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+QEMU = "qemu-system-x86_64"
+INIT = os.path.join(HERE, "svm_host.init")
+# The outer VM's modules: virtio PCI and 9p for the two shares, the
+# overlay over the read-only one, KVM on SVM, and tun for thpvm's taps.
+MODULES = [("virtio_pci", False), ("9pnet_virtio", False), ("9p", False),
+           ("overlay", False), ("kvm_amd", False), ("tun", False)]
+# The init's console lines around the command (svm_host.init).
+BEGIN = "svm-host: begin"
+END = "svm-host: end"
+SETUP_FAILED = "svm-host: failed: "
+# Environment not carried into the VM: the shell's own bookkeeping.
+ENV_SKIP = {"PWD", "OLDPWD", "SHLVL", "_"}
+
+
+class Error(Exception):
+    pass
+
+
+def load_mkinitramfs():
+    """guest/linux/mkinitramfs.py as a module: its cpio writer, module
+    resolution and package lookups build the outer VM's image too."""
+    path = os.path.join(ROOT, "guest", "linux", "mkinitramfs.py")
+    spec = importlib.util.spec_from_file_location("mkinitramfs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+mk = load_mkinitramfs()
+
+
+def build_image(out, version):
+    """The outer VM's initramfs: static busybox, the modules, /init."""
+    busybox = mk.package_binary("busybox-static", "busybox")
+    img = mk.Image()
+    for d in ("bin", "dev", "proc", "sys", "lower", "upper", "root",
+              "lib/modules"):
+        img.add(d, stat.S_IFDIR | 0o755)
+    img.add("dev/console", stat.S_IFCHR | 0o600, (5, 1))
+    img.file("init", INIT, 0o755)
+    img.file("bin/busybox", busybox, 0o755)
+    img.add("bin/sh", stat.S_IFLNK | 0o777, b"busybox")
+    mods = mk.resolve_modules(version, MODULES)
+    for name, host in mods:
+        img.add(f"lib/modules/{name}.ko", stat.S_IFREG | 0o644,
+                mk.read_module(host))
+    img.add("lib/modules/load-order", stat.S_IFREG | 0o644,
+            "".join(f"{n}.ko\n" for n, _ in mods).encode())
+    img.write(out, 0)
+
+
+def command_script(path, cwd, argv):
+    """What the VM runs: cd, this environment, exec the command."""
+    lines = ["cd " + shlex.quote(cwd) + " || exit 125"]
+    for key, value in sorted(os.environ.items()):
+        if key in ENV_SKIP or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*",
+                                               key):
+            continue
+        lines.append(f"export {key}={shlex.quote(value)}")
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        # The VM's /run and /tmp are fresh tmpfs mounts.
+        lines.append(f"mkdir -p {shlex.quote(runtime)}")
+    lines.append("exec " + " ".join(shlex.quote(a) for a in argv))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def qemu_command(args, image, kernel, share):
+    return [QEMU, "-accel", "tcg,thread=multi", "-cpu", "max",
+            "-smp", str(args.cpus), "-m", args.mem,
+            "-nodefaults", "-no-user-config", "-display", "none",
+            "-serial", "stdio", "-no-reboot",
+            "-kernel", kernel, "-initrd", image,
+            "-append", ("console=ttyS0 quiet loglevel=3 panic=-1 "
+                        f"svm_host.share={share}"),
+            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,"
+                       "readonly=on,multidevs=remap",
+            "-virtfs", f"local,path={share},mount_tag=share,"
+                       "security_model=none"]
+
+
+def relay(proc):
+    """Copies the command's console lines (those between the init's
+    begin and end lines) to stdout; returns the setup failure the init
+    reported, if any, and the last lines, for the error message of a VM
+    that did not get that far."""
+    seen = collections.deque(maxlen=20)
+    inside = False
+    failure = None
+    for raw in proc.stdout:
+        line = raw.replace("\r", "").rstrip("\n")
+        seen.append(line)
+        if not inside:
+            if SETUP_FAILED in line:
+                failure = line[line.index(SETUP_FAILED) + len(SETUP_FAILED):]
+            if BEGIN in line:
+                inside = True
+            continue
+        if line == END:
+            inside = False
+            continue
+        print(line, flush=True)
+    return failure, seen
+
+
+def run(args):
+    if not shutil.which(QEMU):
+        raise Error(f"no {QEMU} (apt-get install qemu-system-x86)")
+    version = args.kernel or mk.default_kernel()
+    kernel = f"/boot/vmlinuz-{version}"
+    if not os.path.isfile(kernel):
+        raise Error(f"no {kernel} (apt-get install linux-image-amd64)")
+    with tempfile.TemporaryDirectory(prefix="svm-host-") as tmp:
+        share = os.path.join(tmp, "share")
+        os.mkdir(share)
+        image = os.path.join(tmp, "svm-host.cpio.gz")
+        build_image(image, version)
+        command_script(os.path.join(share, "command"), os.getcwd(),
+                       args.command)
+        proc = subprocess.Popen(qemu_command(args, image, kernel, share),
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True,
+                                errors="replace")
+        timer = threading.Timer(args.timeout, proc.kill)
+        timer.start()
+        try:
+            failure, seen = relay(proc)
+            proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if proc.returncode == -9:
+            print(f"svm_host: timed out after {args.timeout} s",
+                  file=sys.stderr)
+            return 124
+        if failure:
+            # The init prints the kernel's last messages before its line.
+            dmesg = "\n".join(list(seen)[-7:-1])
+            raise Error(f"the VM could not run the command: {failure}\n"
+                        f"{dmesg}")
+        try:
+            with open(os.path.join(share, "status")) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            tail = "\n".join(seen)
+            raise Error(f"the VM ended (QEMU status {proc.returncode}) "
+                        f"without the command's status; its last output:\n"
+                        f"{tail}") from None
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="Run a command on an emulated KVM host with AMD-V.")
+    ap.add_argument("--mem", default="6G", metavar="SIZE",
+                    help="the VM's memory (default 6G)")
+    ap.add_argument("--cpus", type=int, default=2, metavar="N",
+                    help="its vCPUs (default 2)")
+    ap.add_argument("--kernel", metavar="VERSION",
+                    help="its kernel, /boot/vmlinuz-VERSION (default: the "
+                         "newest with virtio modules)")
+    ap.add_argument("--timeout", type=int, default=3600, metavar="SECONDS",
+                    help="kill the VM after this long (default 3600)")
+    ap.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND")
+    args = ap.parse_args()
+    if args.command[:1] == ["--"]:
+        args.command = args.command[1:]
+    if not args.command:
+        ap.error("no command")
+    try:
+        sys.exit(run(args))
+    except (Error, mk.Error, OSError, subprocess.CalledProcessError) as e:
+        print(f"svm_host: {e}", file=sys.stderr)
+        sys.exit(125)
+
+
+if __name__ == "__main__":
+    main()
