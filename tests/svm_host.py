@@ -100,7 +100,7 @@ def command_script(path, cwd, argv):
         lines.append(f"export {key}={shlex.quote(value)}")
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime:
-        # The VM's /run and /tmp are fresh tmpfs mounts.
+        # The VM's /run is a fresh tmpfs.
         lines.append(f"mkdir -p {shlex.quote(runtime)}")
     lines.append("exec " + " ".join(shlex.quote(a) for a in argv))
     with open(path, "w") as f:

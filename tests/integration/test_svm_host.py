@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 import harness
 
@@ -41,18 +42,25 @@ def require_runner():
 def test_runner():
     require_runner()
     env = dict(os.environ, SVM_TEST_WORD="carried over")
-    script = ("echo out; echo err >&2; echo \"word=$SVM_TEST_WORD\"; pwd; "
+    # A file under the host's /tmp (where a CI checkout may live).
+    tmp = tempfile.TemporaryDirectory(prefix="svm-test-")
+    marker = os.path.join(tmp.name, "marker")
+    with open(marker, "w") as f:
+        f.write("host file\n")
+    script = (f"echo out; echo err >&2; echo \"word=$SVM_TEST_WORD\"; pwd; "
+              f"cat {marker}; "
               "ls -l /dev/kvm; grep -qw svm /proc/cpuinfo && echo svm; "
               "python3 -c 'import sys; sys.path.insert(0, \"bench\"); "
               "import linux_guest; print(\"unfit=\", "
               "linux_guest.host_unfit_reason())'; exit 3")
     r = svm_host("sh", "-c", script, timeout=300, env=env)
+    tmp.cleanup()
     assert r.returncode == 3, r
     lines = r.stdout.splitlines()
-    assert lines[:4] == ["out", "err", "word=carried over",
-                         os.path.realpath(ROOT)], r
-    assert lines[4].startswith("crw"), r
-    assert lines[5:] == ["svm", "unfit= None"], r
+    assert lines[:5] == ["out", "err", "word=carried over",
+                         os.path.realpath(ROOT), "host file"], r
+    assert lines[5].startswith("crw"), r
+    assert lines[6:] == ["svm", "unfit= None"], r
     assert r.stderr == "", r
 
 
