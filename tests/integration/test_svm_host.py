@@ -6,7 +6,8 @@ Linux guest to user space. First the runner itself (status, output,
 directory and environment carried; its own errors), then, inside it:
 test_linux_initramfs.py's boots (thpvm boots Debian's kernel with the
 guest kit's initramfs, /init loads the virtio modules, hackbench runs,
-the exit port ends the VM; a command typed into the console's shell) and bench/linux_balloon.py with Linux's
+the exit port ends the VM; a command typed into the console's shell;
+Linux's virtio-blk and virtio-net drivers doing I/O on thpvm's devices) and bench/linux_balloon.py with Linux's
 virtio_balloon and with cont_balloon.ko against thpvm's balloon.
 Emulated, so only pass/fail counts here, not the figures."""
 import os
@@ -83,7 +84,7 @@ def test_linux_initramfs_boots():
     """test_linux_initramfs.py's boots, on a host where they take their
     capable branches: they must pass, not skip."""
     require_runner()
-    tests = ["test_boot_hackbench", "test_boot_shell"]
+    tests = ["test_boot_hackbench", "test_boot_shell", "test_boot_virtio_io"]
     r = svm_host(sys.executable, "tests/integration/test_linux_initramfs.py",
                  *tests)
     assert r.returncode == 0, r
