@@ -67,13 +67,13 @@ def load_mkinitramfs():
     return mod
 
 
-mk = load_mkinitramfs()
+mkinitramfs = load_mkinitramfs()
 
 
 def build_image(out, version):
     """The outer VM's initramfs: static busybox, the modules, /init."""
-    busybox = mk.package_binary("busybox-static", "busybox")
-    img = mk.Image()
+    busybox = mkinitramfs.package_binary("busybox-static", "busybox")
+    img = mkinitramfs.Image()
     for d in ("bin", "dev", "proc", "sys", "lower", "upper", "root",
               "lib/modules"):
         img.add(d, stat.S_IFDIR | 0o755)
@@ -81,10 +81,10 @@ def build_image(out, version):
     img.file("init", INIT, 0o755)
     img.file("bin/busybox", busybox, 0o755)
     img.add("bin/sh", stat.S_IFLNK | 0o777, b"busybox")
-    mods = mk.resolve_modules(version, MODULES)
+    mods = mkinitramfs.resolve_modules(version, MODULES)
     for name, host in mods:
         img.add(f"lib/modules/{name}.ko", stat.S_IFREG | 0o644,
-                mk.read_module(host))
+                mkinitramfs.read_module(host))
     img.add("lib/modules/load-order", stat.S_IFREG | 0o644,
             "".join(f"{n}.ko\n" for n, _ in mods).encode())
     img.write(out, 0)
@@ -138,9 +138,12 @@ def relay(proc):
             if BEGIN in line:
                 inside = True
             continue
-        if line == END:
+        if line.endswith(END):
+            # Output without a final newline shares the line with it.
             inside = False
-            continue
+            line = line[:-len(END)]
+            if not line:
+                continue
         print(line, flush=True)
     return failure, seen
 
@@ -148,7 +151,7 @@ def relay(proc):
 def run(args):
     if not shutil.which(QEMU):
         raise Error(f"no {QEMU} (apt-get install qemu-system-x86)")
-    version = args.kernel or mk.default_kernel()
+    version = args.kernel or mkinitramfs.default_kernel()
     kernel = f"/boot/vmlinuz-{version}"
     if not os.path.isfile(kernel):
         raise Error(f"no {kernel} (apt-get install linux-image-amd64)")
@@ -164,7 +167,13 @@ def run(args):
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True,
                                 errors="replace")
-        timer = threading.Timer(args.timeout, proc.kill)
+        timed_out = threading.Event()
+
+        def expire():
+            timed_out.set()
+            proc.kill()
+
+        timer = threading.Timer(args.timeout, expire)
         timer.start()
         try:
             failure, seen = relay(proc)
@@ -174,7 +183,7 @@ def run(args):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        if proc.returncode == -9:
+        if timed_out.is_set():
             print(f"svm_host: timed out after {args.timeout} s",
                   file=sys.stderr)
             return 124
@@ -211,9 +220,12 @@ def main():
         args.command = args.command[1:]
     if not args.command:
         ap.error("no command")
+    if args.cpus < 1 or args.timeout < 1:
+        ap.error("--cpus and --timeout must be >= 1")
     try:
         sys.exit(run(args))
-    except (Error, mk.Error, OSError, subprocess.CalledProcessError) as e:
+    except (Error, mkinitramfs.Error, OSError,
+            subprocess.CalledProcessError) as e:
         print(f"svm_host: {e}", file=sys.stderr)
         sys.exit(125)
 

@@ -13,6 +13,7 @@ cont_balloon.ko against thpvm's balloon. Emulated, so only behaviour
 and counts are checked, never times."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,10 +34,10 @@ def svm_host(*command, timeout=TIMEOUT, env=None):
 
 def require_runner():
     """The tools the runner needs; without them the test cannot run."""
-    for path, package in (("/usr/bin/qemu-system-x86_64", "qemu-system-x86"),
-                          ("/bin/busybox", "busybox-static")):
-        if not os.path.exists(path):
-            harness.skip(f"no {path} (apt-get install {package})")
+    for tool, package in (("qemu-system-x86_64", "qemu-system-x86"),
+                          ("busybox", "busybox-static")):
+        if not shutil.which(tool):
+            harness.skip(f"no {tool} (apt-get install {package})")
     if not any(n.startswith("vmlinuz-") for n in os.listdir("/boot")):
         harness.skip("no kernel in /boot (apt-get install linux-image-amd64)")
 
@@ -54,7 +55,9 @@ def test_runner():
               "ls -l /dev/kvm; grep -qw svm /proc/cpuinfo && echo svm; "
               "python3 -c 'import sys; sys.path.insert(0, \"bench\"); "
               "import linux_guest; print(\"unfit=\", "
-              "linux_guest.host_unfit_reason())'; exit 3")
+              "linux_guest.host_unfit_reason())'; "
+              # Output without a final newline still comes out whole.
+              "printf no-newline; exit 3")
     r = svm_host("sh", "-c", script, timeout=300, env=env)
     tmp.cleanup()
     assert r.returncode == 3, r
@@ -62,7 +65,7 @@ def test_runner():
     assert lines[:5] == ["out", "err", "word=carried over",
                          os.path.realpath(ROOT), "host file"], r
     assert lines[5].startswith("crw"), r
-    assert lines[6:] == ["svm", "unfit= None"], r
+    assert lines[6:] == ["svm", "unfit= None", "no-newline"], r
     assert r.stderr == "", r
 
 
@@ -76,6 +79,10 @@ def test_runner_errors():
     assert r.returncode == 125, r
     assert r.stderr == ("svm_host: no /boot/vmlinuz-0.0-none (apt-get "
                         "install linux-image-amd64)\n"), r
+    r = subprocess.run([sys.executable, SVM_HOST, "--timeout", "5", "true"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 124, r
+    assert r.stderr == "svm_host: timed out after 5 s\n", r
     # A command the VM's shell cannot find: its status, as on the host.
     r = svm_host("/nonexistent-command", timeout=300)
     assert r.returncode == 127, r
