@@ -9,8 +9,9 @@ virtualization) that kernel stops long before it unpacks the initramfs,
 so there the boot test asserts only what the kernel reaches (its version
 line, the command line, the initramfs it was handed) and that thpvm
 reports the stop; on a capable host it asserts that /init loaded the
-modules and that hackbench ran, and a second boot drives the shell on
-the serial console (tests/svm_host.py provides such a host here)."""
+modules and that hackbench ran, and two more boots drive the shell on
+the serial console and put Linux's virtio-blk and virtio-net drivers to
+work on thpvm's devices (tests/svm_host.py provides such a host here)."""
 import glob
 import gzip
 import hashlib
@@ -594,15 +595,28 @@ def test_image_init_logic():
     in_image(check)
 
 
-def test_boot_hackbench():
-    harness.require_kvm()
-    version, image = build_image()
+def boot_args(version, image, mem, params):
+    """thpvm's arguments that boot the image on the kernel it was built
+    for."""
     kernel = f"/boot/vmlinuz-{version}"
     if not os.path.isfile(kernel):
         harness.skip(f"no {kernel} (install linux-image-amd64)")
+    return ["run", "-k", kernel, "-i", image, "-m", mem, "-p", params]
+
+
+def require_capable(what):
+    """Skips where a stock kernel cannot get as far as `what`."""
     capable, why = harness.capable_kvm_host()
-    r = run(["run", "-k", kernel, "-i", image, "-m", "1G", "-p", PARAMS],
-            timeout=900)
+    if not capable:
+        harness.skip(f"a stock kernel cannot reach {what} here: {why}")
+
+
+def test_boot_hackbench():
+    harness.require_kvm()
+    version, image = build_image()
+    args = boot_args(version, image, "1G", PARAMS)
+    capable, why = harness.capable_kvm_host()
+    r = run(args, timeout=900)
     assert re.search(r"\] Linux version \d", r.out), r
     assert f"] Command line: {PARAMS}\n" in r.out, r
     # The initramfs, at the top of the RAM below 1 GiB, whole pages.
@@ -640,13 +654,11 @@ def test_boot_shell():
     a command typed on thpvm's stdin runs, and `reboot -f` (reboot=k,
     the i8042 reset) ends thpvm with status 0."""
     harness.require_kvm()
-    capable, why = harness.capable_kvm_host()
-    if not capable:
-        # test_boot_hackbench shows how far the kernel gets here.
-        harness.skip(f"a stock kernel cannot reach its shell here: {why}")
+    # test_boot_hackbench shows how far the kernel gets elsewhere.
+    require_capable("its shell")
     version, image = build_image()
-    p = harness.start(["run", "-k", f"/boot/vmlinuz-{version}", "-i", image,
-                       "-m", "512M", "-p", "console=ttyS0 panic=-1 reboot=k"],
+    p = harness.start(boot_args(version, image, "512M",
+                                "console=ttyS0 panic=-1 reboot=k"),
                       stdin=subprocess.PIPE)
     harness.wait_for_line(p, rf"thpvm-guest: init ready kernel={version}",
                           timeout=600)
@@ -674,9 +686,7 @@ def test_boot_virtio_io():
     flush, a read-only disk refusing a write, and pings to the host end
     of a tap answered."""
     harness.require_kvm()
-    capable, why = harness.capable_kvm_host()
-    if not capable:
-        harness.skip(f"a stock kernel cannot reach /init here: {why}")
+    require_capable("/init")
     why = netns.usable()
     if why:
         harness.skip(why)
@@ -694,12 +704,10 @@ def test_boot_virtio_io():
                   f"THPVM_HOST_IP={netns.HOST_IP}")
         with netns.NetNS() as ns:
             p = subprocess.run(
-                ns.prefix() + [harness.THPVM, "run", "-k",
-                               f"/boot/vmlinuz-{version}", "-i", image,
-                               "-m", "512M", "-d", disk_path,
-                               "-d", f"{ro_path},ro",
-                               "-n", f"mode=tap,tapif={netns.TAP}",
-                               "-p", params],
+                ns.prefix() + [harness.THPVM] +
+                boot_args(version, image, "512M", params) +
+                ["-d", disk_path, "-d", f"{ro_path},ro",
+                 "-n", f"mode=tap,tapif={netns.TAP}"],
                 capture_output=True, text=True, errors="replace",
                 timeout=900)
         r = harness.Result(p.returncode, p.stdout, p.stderr)
