@@ -1,7 +1,7 @@
 /* virtio-balloon device (see balloon.h). All queue work and every
  * guest-memory access happen on the device thread under vdev->lock, as
  * for virtio-net, so a reset forgets everything at once. */
-#include "balloon.h"
+#include "virtio/balloon.h"
 
 #include <errno.h>
 #include <linux/virtio_ids.h>
@@ -12,8 +12,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "util.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 #define BALLOON_NAME "virtio-balloon0"
 /* Elements read and handed to the release logic at a time. Linux sends

@@ -1,6 +1,6 @@
 /* virtio-balloon (virtio 1.x, 5.5) with the continuous-pages extension.
  * The guest gives pages up on the inflate queues and takes them back on
- * the deflate queues; vmm/balloon_release.c decides when their host
+ * the deflate queues; core/balloon_release.c decides when their host
  * memory is released. Also: free page reporting, memory statistics
  * polled on a host timer, deflate on OOM (a guest-side promise only).
  * See docs/balloon.md. */
@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "balloon_release.h"
-#include "config.h"
-#include "virtio.h"
+#include "core/balloon_release.h"
+#include "virtio/virtio.h"
+#include "vmm/config.h"
 
 /* Not upstream: the continuous-pages series (feature bit 6) adds
  * inflate_cont_vq and deflate_cont_vq after the upstream queues; their

@@ -2,7 +2,7 @@
  * a 16-byte header {type, reserved, sector} in the readable part, data,
  * and a status byte, the last writable byte. Any of these may be split
  * across descriptors, so the code works on byte offsets in the chain. */
-#include "blk.h"
+#include "virtio/blk.h"
 
 #include <errno.h>
 #include <linux/virtio_ids.h>
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "util.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 #define HEADER_SIZE 16
 #define SEGMENT_SIZE 16		/* discard / write-zeroes segment */

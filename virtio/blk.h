@@ -8,8 +8,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "disk_image.h"
-#include "virtio.h"
+#include "backend/disk_image.h"
+#include "virtio/virtio.h"
 
 #define BLK_WORKERS 4
 #define BLK_QUEUE_SIZE 256

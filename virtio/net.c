@@ -5,7 +5,7 @@
  * (which could ask the host for segmentation we never offered) or the
  * host's (which may say "checksum valid", not ours to say without
  * VIRTIO_NET_F_GUEST_CSUM). */
-#include "net.h"
+#include "virtio/net.h"
 
 #include <errno.h>
 #include <linux/virtio_ids.h>
@@ -16,8 +16,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "util.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 #define NET_NAME "virtio-net0"
 #define HDR_SIZE sizeof(struct virtio_net_hdr_v1)

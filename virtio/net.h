@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "virtio.h"
+#include "virtio/virtio.h"
 
 #define NET_QUEUE_SIZE 256
 #define NET_RXQ 0

@@ -1,5 +1,5 @@
 /* Transport-independent virtio device (see virtio.h). */
-#include "virtio.h"
+#include "virtio/virtio.h"
 
 #include <errno.h>
 #include <linux/virtio_config.h>
@@ -11,7 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 #define STATUS_READY_MASK (VIRTIO_CONFIG_S_FEATURES_OK | \
 			   VIRTIO_CONFIG_S_DRIVER_OK | \

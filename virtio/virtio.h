@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "guest_ram.h"
-#include "log.h"
-#include "virtqueue.h"
+#include "core/guest_ram.h"
+#include "lib/log.h"
+#include "virtio/virtqueue.h"
 
 #define VIRTIO_MAX_QUEUES 8
 #define VIRTIO_NO_VECTOR 0xffff

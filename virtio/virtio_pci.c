@@ -1,5 +1,5 @@
 /* Virtio modern PCI transport (see virtio_pci.h). */
-#include "virtio_pci.h"
+#include "virtio/virtio_pci.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -9,9 +9,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "util.h"
-#include "vm.h"
+#include "core/vm.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 #define VIRTIO_PCI_VENDOR	0x1af4
 #define VIRTIO_PCI_DEVICE_BASE	0x1040	/* + the virtio device ID */

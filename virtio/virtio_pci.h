@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pci.h"
-#include "virtio.h"
+#include "core/pci.h"
+#include "virtio/virtio.h"
 
 struct vm;
 

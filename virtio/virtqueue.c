@@ -1,14 +1,14 @@
 /* Split virtqueue, device side (see virtqueue.h). Ring fields are
  * little-endian (virtio 1.x); index fields that the guest and the device
  * race on are read and written with acquire/release ordering. */
-#include "virtqueue.h"
+#include "virtio/virtqueue.h"
 
 #include <endian.h>
 #include <errno.h>
 #include <linux/virtio_ring.h>
 #include <string.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 #define DESC_SIZE 16
 #define AVAIL_RING 4		/* offset of avail->ring[] */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "guest_ram.h"
+#include "core/guest_ram.h"
 
 /* Largest queue any thpvm device offers; also the longest chain. */
 #define VIRTQ_MAX_SIZE 256

@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "balloon_release.h"
-#include "guest_ram.h"
+#include "core/balloon_release.h"
+#include "core/guest_ram.h"
 
 enum boot_mode {
 	BOOT_AUTO,	/* pick per image (see docs/booting.md) */

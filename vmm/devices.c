@@ -1,18 +1,18 @@
 /* Virtio devices on the PCI bus, in a fixed order: disks as given with
  * -d, then the network device, then the balloon, so that guests see the
  * same slots on every boot. */
-#include "devices.h"
+#include "vmm/devices.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "balloon.h"
-#include "blk.h"
-#include "log.h"
-#include "net.h"
-#include "tap.h"
-#include "virtio_pci.h"
-#include "vm.h"
+#include "backend/tap.h"
+#include "core/vm.h"
+#include "lib/log.h"
+#include "virtio/balloon.h"
+#include "virtio/blk.h"
+#include "virtio/net.h"
+#include "virtio/virtio_pci.h"
 
 #define PCI_CLASS_STORAGE_OTHER 0x018000
 #define PCI_CLASS_NETWORK_ETHERNET 0x020000

@@ -4,9 +4,9 @@
 
 #include <stdint.h>
 
-#include "cmos_rtc.h"
-#include "i8042.h"
-#include "serial8250.h"
+#include "arch/x86/cmos_rtc.h"
+#include "arch/x86/i8042.h"
+#include "hw/serial8250.h"
 
 struct kvm_cpuid2;
 

@@ -1,12 +1,12 @@
 /* Puts bios.S into guest RAM with the vectors pointing at it. */
-#include "bios.h"
+#include "arch/x86/bios.h"
 
 #include <asm/bootparam.h>
 #include <errno.h>
 #include <string.h>
 
-#include "layout.h"
-#include "util.h"
+#include "arch/x86/layout.h"
+#include "lib/util.h"
 
 extern const uint8_t x86_bios_start[], x86_bios_end[], x86_bios_int15[];
 extern const uint8_t x86_bios_e820_count[], x86_bios_e820_table[];

@@ -4,7 +4,7 @@
 
 #include <asm/bootparam.h>
 
-#include "vm.h"
+#include "core/vm.h"
 
 #define BIOS_E820_MAX_ENTRIES 128
 

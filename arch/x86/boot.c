@@ -11,16 +11,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "arch.h"
-#include "bios.h"
-#include "boot.h"
-#include "decompress.h"
-#include "e820.h"
-#include "elf_image.h"
-#include "layout.h"
-#include "log.h"
-#include "mptable.h"
-#include "util.h"
+#include "arch/x86/bios.h"
+#include "arch/x86/boot.h"
+#include "arch/x86/e820.h"
+#include "arch/x86/layout.h"
+#include "arch/x86/mptable.h"
+#include "boot/decompress.h"
+#include "boot/elf_image.h"
+#include "core/arch.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 int x86_boot_copy(struct x86_boot *b, uint64_t gpa, const uint8_t *data,
 		  uint64_t len, uint64_t mem_len)

@@ -5,9 +5,9 @@
 #include <asm/bootparam.h>
 #include <stdint.h>
 
-#include "arch.h"
-#include "bzimage.h"
-#include "vm.h"
+#include "arch/x86/bzimage.h"
+#include "core/arch.h"
+#include "core/vm.h"
 
 struct x86_boot {
 	struct vm *vm;

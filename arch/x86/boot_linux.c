@@ -4,11 +4,11 @@
 #include <errno.h>
 #include <string.h>
 
-#include "boot.h"
-#include "boot_regs.h"
-#include "layout.h"
-#include "log.h"
-#include "util.h"
+#include "arch/x86/boot.h"
+#include "arch/x86/boot_regs.h"
+#include "arch/x86/layout.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 #define LOADER_TYPE_UNDEFINED 0xff
 #define VID_MODE_NORMAL 0xffff

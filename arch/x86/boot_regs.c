@@ -1,13 +1,13 @@
 /* Register state for the kernel entries, and the GDT and page tables the
  * protected- and long-mode entries need in guest RAM (layout.h). */
-#include "boot_regs.h"
+#include "arch/x86/boot_regs.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "layout.h"
-#include "log.h"
+#include "arch/x86/layout.h"
+#include "lib/log.h"
 
 #define CR0_PE (1U << 0)
 #define CR0_ET (1U << 4)

@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-#include "vcpu.h"
-#include "vm.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
 
 /* Linux 64-bit boot protocol: long mode with identity-mapped page tables
  * for the first 4 GiB, __BOOT_CS 0x10 / __BOOT_DS 0x18, RSI = zero page. */

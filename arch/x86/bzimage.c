@@ -1,15 +1,15 @@
 /* bzImage setup header parsing. The header sits at file offset 0x1f1; its
  * length is given by the byte at 0x201 (the jump at 0x200). Everything is
  * checked against the file size: the image comes from the user. */
-#include "bzimage.h"
+#include "arch/x86/bzimage.h"
 
 #include <asm/bootparam.h>
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "layout.h"
-#include "util.h"
+#include "arch/x86/layout.h"
+#include "lib/util.h"
 
 #define HDR_OFFSET 0x1f1
 #define HDRS_MAGIC 0x53726448		/* "HdrS" */

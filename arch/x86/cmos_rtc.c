@@ -1,7 +1,7 @@
 /* CMOS RTC: reads of the clock registers return the host's current UTC
  * time; the guest cannot set the clock (writes to it are ignored), which
  * is what Linux's boot-time read of the wall clock needs. */
-#include "cmos_rtc.h"
+#include "arch/x86/cmos_rtc.h"
 
 #include <string.h>
 #include <time.h>

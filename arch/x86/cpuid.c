@@ -1,7 +1,7 @@
 /* CPUID set-up. KVM reports what it can virtualize; the topology leaves
  * still carry the host's values and must describe our guest instead, or
  * the guest looks for CPUs that do not exist. */
-#include "cpuid.h"
+#include "arch/x86/cpuid.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <sys/ioctl.h>
 #include <asm/kvm_para.h>
 
-#include "log.h"
+#include "lib/log.h"
 
 #define CPUID_MAX_ENTRIES 512
 

@@ -1,9 +1,9 @@
 /* isa-debug-exit compatible port (see debug_exit.h). */
-#include "debug_exit.h"
+#include "arch/x86/debug_exit.h"
 
 #include <string.h>
 
-#include "vm.h"
+#include "core/vm.h"
 
 void debug_exit_access(void *vm, uint64_t offset, uint8_t *data, uint32_t len,
 		       bool is_write)

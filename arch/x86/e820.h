@@ -5,7 +5,7 @@
 
 #include <asm/bootparam.h>
 
-#include "guest_ram.h"
+#include "core/guest_ram.h"
 
 #define E820_TYPE_RAM 1
 #define E820_TYPE_RESERVED 2

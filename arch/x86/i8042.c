@@ -1,11 +1,11 @@
 /* Minimal i8042: Linux's probe finds a controller that passes its self
  * tests and has no devices; writing 0xfe to the command port (the usual
  * way x86 guests reboot) ends the VM, as a reboot does under lkvm. */
-#include "i8042.h"
+#include "arch/x86/i8042.h"
 
 #include <string.h>
 
-#include "vm.h"
+#include "core/vm.h"
 
 #define CMD_READ_CTR 0x20
 #define CMD_WRITE_CTR 0x60

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "arch.h"
-#include "e820.h"
-#include "layout.h"
-#include "util.h"
+#include "arch/x86/e820.h"
+#include "arch/x86/layout.h"
+#include "core/arch.h"
+#include "lib/util.h"
 
 int arch_ram_layout(uint64_t ram_size, struct ram_range *ranges)
 {

@@ -2,12 +2,12 @@
  * layout mirrors what PC firmware provides: one processor entry per vCPU,
  * one ISA bus, one IOAPIC, ISA IRQs identity-mapped to IOAPIC pins except
  * IRQ 0 (the PIT) on pin 2, and LINT0/LINT1 as ExtINT/NMI. */
-#include "mptable.h"
+#include "arch/x86/mptable.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "layout.h"
+#include "arch/x86/layout.h"
 
 #define MP_SPEC_REV 4
 

@@ -8,13 +8,13 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "arch.h"
-#include "cpuid.h"
-#include "debug_exit.h"
-#include "layout.h"
-#include "log.h"
-#include "mptable.h"
-#include "vm.h"
+#include "arch/x86/cpuid.h"
+#include "arch/x86/debug_exit.h"
+#include "arch/x86/layout.h"
+#include "arch/x86/mptable.h"
+#include "core/arch.h"
+#include "core/vm.h"
+#include "lib/log.h"
 
 #define PCI_CONFIG_ADDRESS_PORT 0xcf8
 #define PCI_CONFIG_DATA_PORT 0xcfc

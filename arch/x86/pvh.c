@@ -1,16 +1,16 @@
 /* PVH boot: load an ELF kernel's segments at their physical addresses and
  * enter it in 32-bit protected mode with an hvm_start_info. */
-#include "pvh.h"
+#include "arch/x86/pvh.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "boot.h"
-#include "boot_regs.h"
-#include "elf_image.h"
-#include "layout.h"
-#include "log.h"
-#include "util.h"
+#include "arch/x86/boot.h"
+#include "arch/x86/boot_regs.h"
+#include "arch/x86/layout.h"
+#include "boot/elf_image.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 /* The entry note holds a 32-bit address; Linux emits it as a 64-bit word. */
 static int pvh_entry(const uint8_t *elf, size_t len, uint32_t *entry)

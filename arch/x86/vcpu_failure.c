@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "arch.h"
-#include "log.h"
-#include "vcpu.h"
-#include "vm.h"
+#include "core/arch.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "lib/log.h"
 
 #define INSN_MAX 15
 

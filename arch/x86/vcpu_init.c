@@ -5,11 +5,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "arch.h"
-#include "cpuid.h"
-#include "log.h"
-#include "vcpu.h"
-#include "vm.h"
+#include "arch/x86/cpuid.h"
+#include "core/arch.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "lib/log.h"
 
 /* Architectural MSR numbers are not in the UAPI headers. */
 #define MSR_IA32_MISC_ENABLE 0x000001a0

@@ -4,8 +4,8 @@
 #include <linux/virtio_config.h>
 #include <string.h>
 
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 struct guest_ram ram;
 static uint16_t avail_idx[VIRTIO_MAX_QUEUES];

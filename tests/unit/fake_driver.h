@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "guest_ram.h"
-#include "virtio.h"
+#include "core/guest_ram.h"
+#include "virtio/virtio.h"
 
 #define QSIZE 16
 #define RAM_SIZE (8ULL << 20)

@@ -10,10 +10,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "balloon_release.h"
-#include "guest_ram.h"
+#include "core/balloon_release.h"
+#include "core/guest_ram.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 #define PAGE BALLOON_PAGE_SIZE
 #define BLOCK BALLOON_BLOCK_SIZE

@@ -3,7 +3,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 
-#include "cmd_util.h"
+#include "cli/cmd_util.h"
 #include "unit.h"
 
 #define ARGV(...) ((char *[]){ "cmd", __VA_ARGS__, NULL })

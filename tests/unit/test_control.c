@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control_client.h"
-#include "control_path.h"
-#include "control_server.h"
+#include "control/control_client.h"
+#include "control/control_path.h"
+#include "control/control_server.h"
 #include "unit.h"
 
 static char tmp_root[] = "/tmp/thpvm-test-XXXXXX";

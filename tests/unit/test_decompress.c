@@ -1,10 +1,10 @@
-/* Tests for vmm/decompress.c: round trips through each library's own
+/* Tests for boot/decompress.c: round trips through each library's own
  * encoder, hostile inputs, the output limit, and the installed Debian
  * kernel's real payload. */
-#include "decompress.h"
-#include "elf_image.h"
+#include "boot/decompress.h"
+#include "boot/elf_image.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "disk_image.h"
+#include "backend/disk_image.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 #define IMAGE_SIZE (4u << 20)	/* several bounce chunks */
 #define MAX_PIECES 12

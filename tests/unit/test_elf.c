@@ -1,8 +1,8 @@
-/* Tests for vmm/elf_image.c on synthetic ELF64 images: a valid one with
+/* Tests for boot/elf_image.c on synthetic ELF64 images: a valid one with
  * two PT_LOAD segments and a PT_NOTE, and damaged variants of it. */
-#include "elf_image.h"
+#include "boot/elf_image.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "guest_ram.h"
+#include "core/guest_ram.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 static void test_map_aligned(void)
 {

@@ -1,7 +1,7 @@
 /* Port/MMIO dispatch. */
 #include <errno.h>
 
-#include "io_bus.h"
+#include "core/io_bus.h"
 #include "unit.h"
 
 struct probe {

@@ -1,11 +1,11 @@
-/* Tests for vmm/json.c: the parser on valid and hostile input, and the
+/* Tests for lib/json.c: the parser on valid and hostile input, and the
  * writer, checked by parsing what it wrote. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "json.h"
+#include "lib/json.h"
 #include "unit.h"
 
 static struct json_value *parse_ok(const char *text)

@@ -2,10 +2,10 @@
  * placement and sizing, capability chains, absent functions. */
 #include <string.h>
 
-#include "io_bus.h"
-#include "pci.h"
+#include "core/io_bus.h"
+#include "core/pci.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 #define WINDOW 0xc0000000ULL
 #define ECAM 0xe0000000ULL

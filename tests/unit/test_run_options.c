@@ -2,9 +2,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "run_options.h"
+#include "cli/run_options.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 #define ARGV(...) ((char *[]){ "run", __VA_ARGS__, NULL })
 #define ARGC(...) ((int)(sizeof((char *[]){ "run", __VA_ARGS__ }) / sizeof(char *)))

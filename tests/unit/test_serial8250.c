@@ -2,7 +2,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "serial8250.h"
+#include "hw/serial8250.h"
 #include "unit.h"
 
 static int irq_level;

@@ -4,8 +4,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 static void test_size_parse_units(void)
 {

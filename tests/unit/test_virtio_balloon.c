@@ -1,7 +1,7 @@
 /* virtio-balloon without KVM, as test_virtio_net.c drives virtio-net:
  * guest RAM mapped, rings built by hand, the device on its own thread.
  * The release call is a recorder, so each case checks the exact ranges
- * given back (vmm/balloon_release.c's own tests cover real madvise). */
+ * given back (core/balloon_release.c's own tests cover real madvise). */
 #include <errno.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ids.h>
@@ -10,11 +10,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "balloon.h"
-#include "guest_ram.h"
+#include "core/guest_ram.h"
 #include "fake_driver.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
+#include "virtio/balloon.h"
 
 #define BUF_GPA(q, i) (0x100000 + (q) * 0x40000 + (i) * 0x1000)
 #define PAGE 4096

@@ -21,12 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guest_ram.h"
-#include "net.h"
-#include "tap.h"
+#include "backend/tap.h"
+#include "core/guest_ram.h"
 #include "fake_driver.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
+#include "virtio/net.h"
 
 #define BUF_GPA(q, i) (0x100000 + (q) * 0x80000 + (i) * 0x4000)
 #define PROTECT_START 0x10000		/* rings and buffers */

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guest_ram.h"
+#include "core/guest_ram.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
-#include "virtqueue.h"
+#include "virtio/virtqueue.h"
 
 #define QSIZE 8
 #define DESC_GPA 0x10000

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "json.h"
+#include "control/balloon_control.h"
+#include "lib/json.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
-#include "balloon_control.h"
 
 #define RAM (1 * GiB)
 

@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
-#include "bzimage.h"
-#include "cpuid.h"
-#include "e820.h"
-#include "layout.h"
-#include "mptable.h"
+#include "arch/x86/bzimage.h"
+#include "arch/x86/cpuid.h"
+#include "arch/x86/e820.h"
+#include "arch/x86/layout.h"
+#include "arch/x86/mptable.h"
+#include "core/arch.h"
+#include "lib/util.h"
 #include "unit.h"
-#include "util.h"
 
 static const char *guest_image_path;
 

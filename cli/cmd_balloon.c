@@ -1,0 +1,252 @@
+/* thpvm balloon NAME [--inflate SIZE|--deflate SIZE|--set SIZE] [--wait]:
+ * shows a VM's balloon, after changing its target if asked to. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd_util.h"
+#include "control/control_client.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+static const char *fmt_size(uint64_t bytes, char *buf)
+{
+	return size_format(bytes, buf, 32);
+}
+
+static uint64_t get_u64(const struct json_value *reply, const char *key)
+{
+	uint64_t v = 0;
+
+	json_get_u64(reply, key, &v);
+	return v;
+}
+
+static int balloon_print(const char *name, const struct json_value *reply)
+{
+	const struct json_value *stats = json_object_get(reply, "stats");
+	char a[32], b[32];
+	const char *policy = json_get_string(reply, "policy");
+	uint64_t ram;
+	bool driver_ok = false;
+	double age = 0, percent = 0;
+	size_t i;
+
+	if (!policy || !json_get_u64(reply, "ram", &ram) ||
+	    !json_get_bool(reply, "driver_ok", &driver_ok) ||
+	    !json_get_double(reply, "huge_percent", &percent)) {
+		pr_err("VM \"%s\" sent an incomplete balloon reply", name);
+		return 1;
+	}
+	printf("Name: %s\n", name);
+	printf("Driver: %s\n", driver_ok ? "ready" : "not started");
+	printf("RAM: %s\n", fmt_size(ram, a));
+	printf("Target: %s in the balloon, %s for the guest\n",
+	       fmt_size(get_u64(reply, "target"), a),
+	       fmt_size(get_u64(reply, "guest_target"), b));
+	printf("Actual: %s in the balloon\n",
+	       fmt_size(get_u64(reply, "actual"), a));
+	printf("Policy: %s\n", policy);
+	printf("Released to the host: %s in %llu calls\n",
+	       fmt_size(get_u64(reply, "released"), a),
+	       (unsigned long long)get_u64(reply, "release_calls"));
+	printf("Partial blocks: %llu, holding %s\n",
+	       (unsigned long long)get_u64(reply, "partial_blocks"),
+	       fmt_size(get_u64(reply, "held"), a));
+	printf("Host resident: %s\n", fmt_size(get_u64(reply, "resident"), a));
+	printf("Huge pages: %s (%.1f%% of RAM)\n",
+	       fmt_size(get_u64(reply, "huge"), a), percent);
+	if (!stats || stats->type != JSON_OBJECT ||
+	    !json_get_double(reply, "stats_age", &age)) {
+		printf("Guest stats: none yet\n");
+		return 0;
+	}
+	printf("Guest stats (%.1f s old):\n", age);
+	for (i = 0; i < stats->object.len; i++) {
+		const struct json_member *m = &stats->object.members[i];
+		uint64_t v = get_u64(stats, m->key);
+
+		/* Counters are counts; the rest are sizes in bytes. */
+		if (strstr(m->key, "faults") || strstr(m->key, "hugetlb"))
+			printf("  %s: %llu\n", m->key, (unsigned long long)v);
+		else
+			printf("  %s: %s\n", m->key, fmt_size(v, a));
+	}
+	return 0;
+}
+
+#define WAIT_DEFAULT_S 60
+#define WAIT_MAX_S 86400
+#define WAIT_POLL_MS 100
+
+/* Asks again until the driver's actual equals the target or timeout_s
+ * pass; res holds the last reply. On a terminal, a progress line on
+ * stderr. Returns 0, or 1 after reporting why. */
+static int wait_target(const char *name, unsigned timeout_s,
+		       struct control_result *res)
+{
+	bool tty = isatty(STDERR_FILENO), shown = false;
+	uint64_t target, actual;
+	struct timespec t0;
+	char a[32], b[32];
+	int rc = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		target = get_u64(res->reply, "target");
+		actual = get_u64(res->reply, "actual");
+		if (actual == target)
+			break;
+		if (time_ms_since(&t0) >= timeout_s * 1e3) {
+			if (shown)
+				fputc('\n', stderr);
+			pr_err("balloon: VM \"%s\" did not reach the target of "
+			       "%s within %u s (actual %s)", name,
+			       fmt_size(target, a), timeout_s,
+			       fmt_size(actual, b));
+			return 1;
+		}
+		if (tty)
+			shown = fprintf(stderr, "\rballoon: actual %s, target "
+					"%s ", fmt_size(actual, a),
+					fmt_size(target, b)) > 0;
+		usleep(WAIT_POLL_MS * 1000);
+		control_result_free(res);
+		rc = control_client_command(name, "balloon", 0, res);
+		if (rc) {
+			if (shown)
+				fputc('\n', stderr);
+			pr_err("%s", res->error);
+			return 1;
+		}
+	}
+	if (shown)
+		fputc('\n', stderr);
+	return 0;
+}
+
+static int parse_size(const char *opt, const char *arg, uint64_t *out)
+{
+	if (size_parse(arg, out)) {
+		pr_err("balloon: --%s %s: not a size above 0 (examples: 600, "
+		       "512M, 1G; a bare number is MiB)", opt, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+enum { OPT_INFLATE = CMD_OPT_BASE, OPT_DEFLATE, OPT_SET, OPT_WAIT };
+
+/* What the options ask for: a new target (key: inflate, deflate or set;
+ * NULL: none) and how long to wait for it. */
+struct balloon_request {
+	const char *key;
+	uint64_t size;
+	unsigned long wait_s;
+};
+
+static int balloon_take_option(void *ctx, int opt, const char *arg)
+{
+	struct balloon_request *req = ctx;
+
+	if (opt == OPT_WAIT) {
+		req->wait_s = WAIT_DEFAULT_S;
+		if (arg && (uint_parse(arg, WAIT_MAX_S, &req->wait_s) ||
+			    !req->wait_s)) {
+			pr_err("balloon: --wait=%s: expected seconds from 1 "
+			       "to %d", arg, WAIT_MAX_S);
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	if (req->key) {
+		pr_err("balloon: --inflate, --deflate and --set exclude each "
+		       "other");
+		return EXIT_USAGE;
+	}
+	req->key = opt == OPT_INFLATE ? "inflate" :
+		   opt == OPT_DEFLATE ? "deflate" : "set";
+	return parse_size(req->key, arg, &req->size) ? EXIT_USAGE : 0;
+}
+
+static int balloon_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "inflate", required_argument, NULL, OPT_INFLATE },
+		{ "deflate", required_argument, NULL, OPT_DEFLATE },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "wait", optional_argument, NULL, OPT_WAIT },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct balloon_request req = { .key = NULL };
+	const struct cmd_options own = {
+		.options = options, .take = balloon_take_option, .ctx = &req,
+	};
+	struct control_result res;
+	struct cmd_args args;
+	struct json_writer w;
+	const char *name;
+	int rc;
+
+	rc = cmd_args_parse_opts(&cmd_balloon, argc, argv, 1, 1, &own, &args);
+	if (rc >= 0)
+		return rc;
+	name = args.argv[0];
+	if (!cmd_name_check(name))
+		return EXIT_USAGE;
+	json_writer_init(&w);
+	json_write_object_begin(&w);
+	json_field_string(&w, "cmd", "balloon");
+	if (req.key)
+		json_field_uint(&w, req.key, req.size);
+	json_write_object_end(&w);
+	if (w.err) {
+		pr_err("balloon: cannot build the request: %s",
+		       strerror(-w.err));
+		json_writer_free(&w);
+		return 1;
+	}
+	rc = control_client_request(name, json_writer_str(&w), 0, &res);
+	json_writer_free(&w);
+	if (rc) {
+		pr_err("%s", res.error);
+		control_result_free(&res);
+		return 1;
+	}
+	if (req.wait_s && wait_target(name, req.wait_s, &res)) {
+		control_result_free(&res);
+		return 1;
+	}
+	rc = args.json ? cmd_print_reply(res.reply) :
+			 balloon_print(name, res.reply);
+	control_result_free(&res);
+	return rc;
+}
+
+const struct command cmd_balloon = {
+	.name = "balloon",
+	.summary = "Show or change a VM's memory balloon",
+	.usage = "usage: thpvm balloon [--inflate|--deflate|--set SIZE] "
+		 "[--wait] [--json] NAME\n"
+		 "\n"
+		 "Shows the balloon of the VM called NAME (started with "
+		 "--balloon): its\ntarget, what the guest gave up, what went "
+		 "back to the host, and the\nguest's latest statistics. "
+		 "SIZE: 600 (MiB), 512M, 1G.\n"
+		 "\n"
+		 "  --inflate SIZE  take SIZE more from the guest\n"
+		 "  --deflate SIZE  give SIZE back to the guest\n"
+		 "  --set SIZE      leave the guest SIZE of memory\n"
+		 "  --wait[=SECONDS]\n"
+		 "                  then wait until the guest's balloon holds "
+		 "the target\n"
+		 "                  (at most SECONDS, default 60; exit status 1 "
+		 "after)\n"
+		 "  --json          print the VM's reply (sizes in bytes; see\n"
+		 "                  docs/control-protocol.md)\n"
+		 "  -h, --help      print this help\n",
+	.main = balloon_main,
+};

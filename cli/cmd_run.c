@@ -1,0 +1,319 @@
+/* `thpvm run`: read the images, create the VM, serve its console, control
+ * socket and signals until it ends, and clean up on every way out. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/term.h"
+#include "cli/commands.h"
+#include "cli/run_options.h"
+#include "control/control_server.h"
+#include "control/vm_control.h"
+#include "core/arch.h"
+#include "core/vm.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+/* The bundled test guest (guest/, embedded at build time). */
+extern const unsigned char embedded_guest_image[];
+extern const unsigned long embedded_guest_image_size;
+
+#define CONSOLE_ESCAPE 0x01	/* Ctrl-A */
+#define CONSOLE_QUIT 'x'
+
+/* For the fatal-signal handler: what must not outlive the process. */
+static struct control_server *fatal_cleanup_server;
+
+static void fatal_signal_handler(int sig)
+{
+	term_restore();
+	if (fatal_cleanup_server)
+		control_server_unlink_path(fatal_cleanup_server);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_fatal_handlers(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	struct sigaction sa = { .sa_handler = fatal_signal_handler };
+	unsigned i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+struct images {
+	uint8_t *kernel;
+	size_t kernel_size;
+	uint8_t *initrd;
+	size_t initrd_size;
+};
+
+static int read_image(const char *what, const char *path, size_t max,
+		      uint8_t **data, size_t *size)
+{
+	int err = file_read_all(path, max, data, size);
+
+	if (err == -EFBIG)
+		pr_err("%s %s: larger than guest RAM", what, path);
+	else if (err == -EINVAL)
+		pr_err("%s %s: not a regular file", what, path);
+	else if (err)
+		pr_err("%s %s: %s", what, path, strerror(-err));
+	return err;
+}
+
+static int load_images(const struct vm_config *cfg, struct images *img,
+		       struct boot_source *src)
+{
+	int err;
+
+	memset(src, 0, sizeof(*src));
+	src->cmdline = cfg->cmdline;
+	if (cfg->kernel_path) {
+		err = read_image("kernel", cfg->kernel_path, cfg->ram_size,
+				 &img->kernel, &img->kernel_size);
+		if (err)
+			return err;
+		src->kernel_name = cfg->kernel_path;
+		src->kernel = img->kernel;
+		src->kernel_size = img->kernel_size;
+	} else {
+		src->kernel_name = "the bundled test guest";
+		src->kernel = embedded_guest_image;
+		src->kernel_size = embedded_guest_image_size;
+	}
+	if (cfg->initrd_path) {
+		err = read_image("initrd", cfg->initrd_path, cfg->ram_size,
+				 &img->initrd, &img->initrd_size);
+		if (err)
+			return err;
+		src->initrd = img->initrd;
+		src->initrd_size = img->initrd_size;
+	}
+	return 0;
+}
+
+struct console {
+	struct vm *vm;
+	bool tty;
+	bool escape;		/* Ctrl-A seen */
+	bool open;		/* stdin not at EOF */
+};
+
+static void console_feed(struct console *con, const uint8_t *buf, size_t n)
+{
+	struct serial8250 *uart = &con->vm->arch.serial;
+	size_t i;
+
+	if (!con->tty) {
+		serial8250_receive(uart, buf, n);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (con->escape) {
+			con->escape = false;
+			if (buf[i] == CONSOLE_QUIT) {
+				term_restore();
+				pr_info("stopping the VM (Ctrl-A x)");
+				vm_request_exit(con->vm, 0, VM_EXIT_STOP);
+				return;
+			}
+			if (buf[i] != CONSOLE_ESCAPE)
+				serial8250_receive(uart,
+						   &(uint8_t){ CONSOLE_ESCAPE }, 1);
+		} else if (buf[i] == CONSOLE_ESCAPE) {
+			con->escape = true;
+			continue;
+		}
+		serial8250_receive(uart, &buf[i], 1);
+	}
+}
+
+static void console_read(struct console *con)
+{
+	uint8_t buf[256];
+	size_t room = serial8250_rx_room(&con->vm->arch.serial);
+	ssize_t n;
+
+	n = read(STDIN_FILENO, buf, MIN(room, sizeof(buf)));
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		con->open = false;
+		return;
+	}
+	console_feed(con, buf, n);
+}
+
+/* Until the VM asks to end: console input, and SIGINT/SIGTERM/SIGHUP,
+ * which stop the VM as `thpvm stop` does. */
+static void run_loop(struct vm *vm, int sig_fd, bool tty)
+{
+	struct console con = { .vm = vm, .tty = tty, .open = true };
+
+	for (;;) {
+		bool room = serial8250_rx_room(&vm->arch.serial) > 0;
+		struct pollfd fds[] = {
+			{ .fd = vm->exit_eventfd, .events = POLLIN },
+			{ .fd = sig_fd, .events = POLLIN },
+			{ .fd = con.open && room ? STDIN_FILENO : -1,
+			  .events = POLLIN },
+		};
+
+		/* With the guest's input buffer full, look again soon. */
+		if (poll(fds, ARRAY_SIZE(fds), room ? -1 : 20) < 0) {
+			if (errno == EINTR)
+				continue;
+			pr_err("poll: %s", strerror(errno));
+			vm_request_exit(vm, 1, VM_EXIT_FAILURE);
+			return;
+		}
+		if (fds[0].revents)
+			return;
+		if (fds[1].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+				term_restore();
+				pr_info("terminating on signal %u",
+					si.ssi_signo);
+				vm_request_exit(vm, 0, VM_EXIT_SIGNAL);
+			}
+		}
+		if (fds[2].revents & (POLLIN | POLLHUP | POLLERR))
+			console_read(&con);
+	}
+}
+
+/* SIGINT, SIGTERM and SIGHUP go to a signalfd; blocked before any thread
+ * starts so that no vCPU or control thread takes them. */
+static int block_stop_signals(void)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -EINVAL;
+	fd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (fd < 0)
+		pr_err("signalfd: %s", strerror(errno));
+	return fd < 0 ? -errno : fd;
+}
+
+/* thpvm run --json: how the VM ended, for scripts. */
+static void report_exit_json(const struct vm_config *cfg, int status,
+			     enum vm_exit_reason reason)
+{
+	struct json_writer w;
+
+	json_writer_init(&w);
+	json_write_object_begin(&w);
+	json_field_string(&w, "name", cfg->name);
+	json_field_int(&w, "exit_status", status);
+	json_field_string(&w, "reason", vm_exit_reason_name(reason));
+	json_write_object_end(&w);
+	fprintf(stderr, "%s\n", json_writer_str(&w));
+	json_writer_free(&w);
+}
+
+static int run_vm(const struct vm_config *cfg)
+{
+	struct control_server *srv = NULL;
+	struct boot_source src;
+	struct images img = { 0 };
+	struct vm vm;
+	enum vm_exit_reason reason = VM_EXIT_FAILURE;
+	int sig_fd, err, status = 1;
+	struct timespec t0;
+	bool tty;
+
+	/* Phase times under -v: where start-up and shut-down time goes. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	signal(SIGPIPE, SIG_IGN);
+	sig_fd = block_stop_signals();
+	if (sig_fd < 0)
+		return 1;
+	if (load_images(cfg, &img, &src))
+		goto out_images;
+	err = control_server_open(cfg->name, &srv);
+	if (err) {
+		if (err == -EADDRINUSE)
+			pr_err("a VM named \"%s\" is already running", cfg->name);
+		else
+			pr_err("cannot create the control socket of \"%s\": %s",
+			       cfg->name, strerror(-err));
+		goto out_images;
+	}
+	fatal_cleanup_server = srv;
+	install_fatal_handlers();
+	if (vm_create(&vm, cfg))
+		goto out_vm;
+	pr_debug("%.2f ms: VM created", time_ms_since(&t0));
+	if (arch_boot_load(&vm, &src) || vm_control_register(srv, &vm))
+		goto out_vm;
+	/* The images are in guest RAM now. */
+	free(img.kernel);
+	free(img.initrd);
+	img = (struct images){ 0 };
+	if (control_server_start(srv))
+		goto out_vm;
+	pr_debug("%.2f ms: booting %s through the %s entry: %u vCPU(s), "
+		 "%llu MiB", time_ms_since(&t0), src.kernel_name, vm.arch.entry_name, vm.nr_vcpus,
+		 (unsigned long long)(vm.ram.total >> 20));
+	tty = term_raw_enable();
+	if (vm_start(&vm) == 0)
+		run_loop(&vm, sig_fd, tty);
+	status = vm_stop(&vm);
+	reason = vm.exit_reason;
+	pr_debug("%.2f ms: VM ended (%s, status %d)", time_ms_since(&t0),
+		 vm_exit_reason_name(reason), status);
+	term_restore();
+out_vm:
+	fatal_cleanup_server = NULL;
+	control_server_close(srv);
+	vm_destroy(&vm);
+	pr_debug("%.2f ms: VM closed", time_ms_since(&t0));
+out_images:
+	free(img.kernel);
+	free(img.initrd);
+	close(sig_fd);
+	if (cfg->json)
+		report_exit_json(cfg, status, reason);
+	return status;
+}
+
+static int run_main(int argc, char **argv)
+{
+	struct vm_config cfg;
+
+	switch (run_options_parse(argc, argv, &cfg)) {
+	case RUN_PARSE_HELP:
+		return 0;
+	case RUN_PARSE_ERROR:
+		return EXIT_USAGE;
+	case RUN_PARSE_OK:
+		break;
+	}
+	return run_vm(&cfg);
+}
+
+const struct command cmd_run = {
+	.name = "run",
+	.summary = "boot a guest (the bundled test guest by default)",
+	.usage = run_usage,
+	.main = run_main,
+};

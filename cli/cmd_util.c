@@ -1,0 +1,170 @@
+/* Helpers shared by the subcommands (see cmd_util.h). */
+#include "cli/cmd_util.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/control_path.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+const struct command *const command_table[] = {
+	&cmd_run, &cmd_list, &cmd_stat, &cmd_balloon, &cmd_pause, &cmd_resume,
+	&cmd_stop, &cmd_version, &cmd_help,
+};
+const size_t command_table_len = ARRAY_SIZE(command_table);
+
+const struct command *command_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < command_table_len; i++)
+		if (!strcmp(command_table[i]->name, name))
+			return command_table[i];
+	return NULL;
+}
+
+void command_print_summary(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: thpvm COMMAND [OPTIONS] [ARGS]\n\n"
+		   "Runs Linux guests on KVM, backed by transparent huge "
+		   "pages.\n\nCommands:\n");
+	for (i = 0; i < command_table_len; i++)
+		fprintf(f, "  %-9s %s\n", command_table[i]->name,
+			command_table[i]->summary);
+	fprintf(f, "\n'thpvm help COMMAND' or 'thpvm COMMAND --help' shows "
+		   "a command's options.\n");
+}
+
+/* The synopsis: the usage text's first line without "usage: ". */
+static void usage_error(const struct command *cmd, const char *what,
+			const char *arg)
+{
+	const char *usage = cmd->usage;
+	int len;
+
+	if (!strncmp(usage, "usage: ", 7))
+		usage += 7;
+	len = (int)strcspn(usage, "\n");
+	if (arg)
+		pr_err("%s: %s \"%s\" (usage: %.*s)", cmd->name, what, arg,
+		       len, usage);
+	else
+		pr_err("%s: %s (usage: %.*s)", cmd->name, what, len, usage);
+}
+
+int cmd_args_parse(const struct command *cmd, int argc, char **argv, int min,
+		   int max, struct cmd_args *args)
+{
+	return cmd_args_parse_opts(cmd, argc, argv, min, max, NULL, args);
+}
+
+int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
+			int min, int max, const struct cmd_options *own,
+			struct cmd_args *args)
+{
+	enum { OPT_JSON = 256 };	/* long only: no short letter */
+	struct option options[CMD_MAX_OPTIONS + 3] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+	};
+	char shortopt[3] = { '-', 0, 0 };
+	unsigned i;
+	int c, rc;
+
+	for (i = 0; own && own->options[i].name; i++) {
+		if (i == CMD_MAX_OPTIONS)
+			abort();	/* a bug in the command's table */
+		options[2 + i] = own->options[i];
+	}
+	args->json = false;
+	opterr = 0;	/* errors are reported here, in thpvm's format */
+	optind = 0;	/* a fresh scan, also when called again */
+	/* The leading ':' tells a missing value (':') from an unknown
+	 * option ('?'). */
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			args->json = true;
+			break;
+		case 'h':
+			fputs(cmd->usage, stdout);
+			return 0;
+		case ':':
+			usage_error(cmd, "missing value for", argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			if (own && c >= CMD_OPT_BASE) {
+				rc = own->take(own->ctx, c, optarg);
+				if (rc)
+					return rc;
+				break;
+			}
+			shortopt[1] = (char)optopt;
+			usage_error(cmd, "unknown option",
+				    optopt > 0 && optopt < 256 ?
+					    shortopt : argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	args->argc = argc - optind;
+	args->argv = argv + optind;
+	if (args->argc < min) {
+		usage_error(cmd, "missing argument", NULL);
+		return EXIT_USAGE;
+	}
+	if (args->argc > max) {
+		usage_error(cmd, "unexpected argument", args->argv[max]);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+bool cmd_name_check(const char *name)
+{
+	if (control_path_name_valid(name))
+		return true;
+	pr_err("invalid VM name \"%s\" (%s)", name, CONTROL_NAME_RULE);
+	return false;
+}
+
+void cmd_write_reply(struct json_writer *w, const struct json_value *reply)
+{
+	size_t i;
+
+	json_write_object_begin(w);
+	for (i = 0; i < reply->object.len; i++) {
+		const struct json_member *m = &reply->object.members[i];
+
+		if (strcmp(m->key, "ok")) {
+			json_write_key(w, m->key);
+			json_write_value(w, &m->value);
+		}
+	}
+	json_write_object_end(w);
+}
+
+int cmd_print_json(const struct json_writer *w)
+{
+	if (w->err) {
+		pr_err("cannot build the JSON output: %s", strerror(-w->err));
+		return 1;
+	}
+	puts(json_writer_str(w));
+	return 0;
+}
+
+int cmd_print_reply(const struct json_value *reply)
+{
+	struct json_writer w;
+	int rc;
+
+	json_writer_init(&w);
+	cmd_write_reply(&w, reply);
+	rc = cmd_print_json(&w);
+	json_writer_free(&w);
+	return rc;
+}

@@ -1,0 +1,59 @@
+/* What the subcommands share: the command table, the options all but
+ * `run` take (--json, -h/--help), and JSON output. */
+#ifndef THPVM_CMD_UTIL_H
+#define THPVM_CMD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli/commands.h"
+#include "lib/json.h"
+
+extern const struct command *const command_table[];
+extern const size_t command_table_len;
+
+const struct command *command_find(const char *name);
+/* The list of commands, for `thpvm`, `thpvm help` and `thpvm --help`. */
+void command_print_summary(FILE *f);
+
+struct cmd_args {
+	bool json;
+	int argc;		/* the positional arguments */
+	char **argv;
+};
+
+/* Parses argv (argv[0] is the command name) for --json and -h/--help and
+ * expects min..max positional arguments. Returns -1 to go on, or the exit
+ * status to return now: 0 after printing the usage for --help, EXIT_USAGE
+ * after reporting a usage error. */
+int cmd_args_parse(const struct command *cmd, int argc, char **argv, int min,
+		   int max, struct cmd_args *args);
+
+/* A command's own options, besides --json and --help: long options with
+ * values from CMD_OPT_BASE on, ending with a zero entry, and the function
+ * that takes each one; it returns 0, or EXIT_USAGE after saying why. */
+#define CMD_OPT_BASE 257
+#define CMD_MAX_OPTIONS 8
+struct option;
+struct cmd_options {
+	const struct option *options;
+	int (*take)(void *ctx, int opt, const char *arg);
+	void *ctx;
+};
+/* cmd_args_parse() with the command's own options too. */
+int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
+			int min, int max, const struct cmd_options *own,
+			struct cmd_args *args);
+/* Reports an invalid VM name as a usage error. */
+bool cmd_name_check(const char *name);
+
+/* Writes a reply object without its "ok" member. */
+void cmd_write_reply(struct json_writer *w, const struct json_value *reply);
+/* Prints the document and a newline to stdout. Returns the exit status. */
+int cmd_print_json(const struct json_writer *w);
+/* Prints a reply without its "ok" member, for --json. Returns the exit
+ * status. */
+int cmd_print_reply(const struct json_value *reply);
+
+#endif

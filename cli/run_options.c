@@ -1,0 +1,503 @@
+/* Parsing and checking of `thpvm run` options into a struct vm_config. */
+#include "cli/run_options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "control/control_path.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+#define MAX_RAM (1ULL << 40)
+#define MAX_VCPUS 1024
+
+const char run_usage[] =
+"usage: thpvm run [options]\n"
+"\n"
+"Boots a guest. Without -k, boots the bundled test guest.\n"
+"\n"
+"  -k, --kernel IMAGE     bzImage or ELF vmlinux (with a PVH note)\n"
+"  -i, --initrd FILE      initial ramdisk\n"
+"  -p, --params PARAMS    kernel command line (default for a Linux kernel:\n"
+"                         \"" RUN_DEFAULT_LINUX_PARAMS "\";\n"
+"                         for the test guest: none)\n"
+"  -m, --mem SIZE         guest RAM, e.g. 512M, 2G, or 1024 (a bare\n"
+"                         number is MiB; default 256M); rounded up to a\n"
+"                         multiple of 2 MiB\n"
+"  -c, --cpus N           number of vCPUs (default 1)\n"
+"  -d, --disk PATH[,ro][,direct]\n"
+"                         a virtio-blk disk: raw image file or block device\n"
+"                         (repeatable, up to 16); ro: read-only; direct:\n"
+"                         O_DIRECT, bypassing the host page cache\n"
+"  -n, --network mode=tap[,tapif=NAME][,mac=MAC]\n"
+"                         a virtio-net device on tap NAME (default thpvmN),\n"
+"                         created if missing; its link and addresses are\n"
+"                         left to the user; MAC default 52:54:00:xx:xx:xx\n"
+"                         with random xx; mode=none: no network (default)\n"
+"      --balloon[=OPTIONS]\n"
+"                         a virtio-balloon device; OPTIONS, comma-separated:\n"
+"                         stats=SECONDS (guest statistics interval, default\n"
+"                         5, 0: none), deflate_on_oom=on|off (default on),\n"
+"                         reporting=on|off (free page reporting, default\n"
+"                         off), cont_pages=on|off (continuous pages, default\n"
+"                         on), policy=eager|preserve (release ballooned\n"
+"                         pages at once, or only whole 2 MiB blocks;\n"
+"                         default eager); see docs/balloon.md\n"
+"      --name NAME        name for the control socket (default guest-PID)\n"
+"      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
+"      --no-thp           back guest RAM with 4 KiB pages (MADV_NOHUGEPAGE)\n"
+"      --boot MODE        kernel entry: auto (default), pvh, 64 or 16\n"
+"      --json             at the end, print {\"name\", \"exit_status\",\n"
+"                         \"reason\"} as one JSON line on stderr; reason is\n"
+"                         guest, reset, stop, signal or failure\n"
+"  -v, --verbose          more messages on stderr\n"
+"  -h, --help             show this help\n"
+"\n"
+"The console is the terminal; type Ctrl-A x to stop the VM.\n"
+"The exit status is the guest's (debug-exit port 0x501), 0 after a guest\n"
+"reset or a stop, 1 when the VM failed.\n";
+
+enum {
+	OPT_NAME = 256,
+	OPT_HUGETLBFS,
+	OPT_NO_THP,
+	OPT_BOOT,
+	OPT_JSON,
+	OPT_BALLOON,
+};
+
+static const struct option long_options[] = {
+	{ "kernel", required_argument, NULL, 'k' },
+	{ "initrd", required_argument, NULL, 'i' },
+	{ "params", required_argument, NULL, 'p' },
+	{ "mem", required_argument, NULL, 'm' },
+	{ "cpus", required_argument, NULL, 'c' },
+	{ "disk", required_argument, NULL, 'd' },
+	{ "network", required_argument, NULL, 'n' },
+	{ "balloon", optional_argument, NULL, OPT_BALLOON },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "hugetlbfs", required_argument, NULL, OPT_HUGETLBFS },
+	{ "no-thp", no_argument, NULL, OPT_NO_THP },
+	{ "boot", required_argument, NULL, OPT_BOOT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_ram(const char *arg, uint64_t *out)
+{
+	uint64_t size;
+	int err = size_parse(arg, &size);
+
+	if (err) {
+		pr_err("-m %s: not a size (examples: 512M, 2G, 1024; a bare "
+		       "number is MiB)", arg);
+		return err;
+	}
+	if (size < VM_MIN_RAM || size > MAX_RAM) {
+		pr_err("-m %s: guest RAM must be between %llu MiB and %llu GiB",
+		       arg, VM_MIN_RAM >> 20, MAX_RAM >> 30);
+		return -ERANGE;
+	}
+	*out = ALIGN_UP(size, GUEST_RAM_ALIGN);
+	return 0;
+}
+
+static int parse_boot_mode(const char *arg, enum boot_mode *out)
+{
+	static const struct {
+		const char *name;
+		enum boot_mode mode;
+	} modes[] = {
+		{ "auto", BOOT_AUTO }, { "pvh", BOOT_PVH },
+		{ "64", BOOT_64 }, { "16", BOOT_16 },
+	};
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		if (!strcmp(arg, modes[i].name)) {
+			*out = modes[i].mode;
+			return 0;
+		}
+	}
+	pr_err("--boot %s: expected auto, pvh, 64 or 16", arg);
+	return -EINVAL;
+}
+
+/* PATH[,ro][,direct]: options are taken off the end, so a path may hold
+ * commas as long as it does not end in one of the option names. */
+static int parse_disk(const char *arg, struct vm_config *cfg)
+{
+	struct disk_config *d;
+	char *comma;
+
+	if (cfg->nr_disks == VM_MAX_DISKS) {
+		pr_err("-d %s: at most %d disks", arg, VM_MAX_DISKS);
+		return -E2BIG;
+	}
+	d = &cfg->disks[cfg->nr_disks];
+	if (snprintf(d->path, sizeof(d->path), "%s", arg) >=
+	    (int)sizeof(d->path)) {
+		pr_err("-d: path too long");
+		return -ENAMETOOLONG;
+	}
+	while ((comma = strrchr(d->path, ','))) {
+		if (!strcmp(comma + 1, "ro"))
+			d->read_only = true;
+		else if (!strcmp(comma + 1, "direct"))
+			d->direct = true;
+		else
+			break;
+		*comma = '\0';
+	}
+	if (!d->path[0]) {
+		pr_err("-d %s: expected PATH[,ro][,direct]", arg);
+		return -EINVAL;
+	}
+	cfg->nr_disks++;
+	return 0;
+}
+
+static bool parse_mac(const char *s, uint8_t mac[ETH_ALEN])
+{
+	char byte[3] = "";
+	unsigned i;
+
+	for (i = 0; i < ETH_ALEN; i++, s += 3) {
+		if (!isxdigit((unsigned char)s[0]) ||
+		    !isxdigit((unsigned char)s[1]) ||
+		    s[2] != (i < ETH_ALEN - 1 ? ':' : '\0'))
+			return false;
+		memcpy(byte, s, 2);
+		mac[i] = strtoul(byte, NULL, 16);
+	}
+	return true;
+}
+
+/* As the kernel's dev_valid_name(), for an error before the ioctl. */
+static bool ifname_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (!len || len >= IFNAMSIZ || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || *s == ':' || isspace((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* 52:54:00 and three random bytes: unicast, locally administered. */
+static int random_mac(uint8_t mac[ETH_ALEN])
+{
+	static const uint8_t prefix[] = { 0x52, 0x54, 0x00 };
+
+	memcpy(mac, prefix, sizeof(prefix));
+	if (getrandom(mac + sizeof(prefix), ETH_ALEN - sizeof(prefix), 0) !=
+	    ETH_ALEN - sizeof(prefix)) {
+		pr_err("-n: cannot pick a random MAC: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Hands each KEY=VALUE of arg, a comma-separated list, to parse_key; the
+ * first error ends it. opt is the option as written, for messages: "-n",
+ * or "--balloon", whose optional value can only follow '='. */
+static int parse_key_list(const char *opt, const char *arg,
+			  int (*parse_key)(void *ctx, const char *arg,
+					   const char *key, const char *val),
+			  void *ctx)
+{
+	const char *sep = opt[1] == '-' ? "=" : " ";
+	char buf[128], *p = buf, *key, *val;
+	int err;
+
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf)) {
+		pr_err("%s: argument too long", opt);
+		return -EINVAL;
+	}
+	while ((key = strsep(&p, ","))) {
+		val = strchr(key, '=');
+		if (!val) {
+			pr_err("%s%s%s: expected KEY=VALUE, not \"%s\"", opt,
+			       sep, arg, key);
+			return -EINVAL;
+		}
+		*val++ = '\0';
+		err = parse_key(ctx, arg, key, val);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* -n's keys, and which of them were given. */
+struct net_keys {
+	struct net_config nc;
+	bool have_mode, have_mac;
+};
+
+static int parse_net_key(void *ctx, const char *arg, const char *key,
+			 const char *val)
+{
+	static const uint8_t zero[ETH_ALEN];
+	struct net_keys *k = ctx;
+	struct net_config *nc = &k->nc;
+
+	if (!strcmp(key, "mode")) {
+		k->have_mode = true;
+		if (!strcmp(val, "tap")) {
+			nc->mode = NET_TAP;
+		} else if (!strcmp(val, "none")) {
+			nc->mode = NET_NONE;
+		} else {
+			pr_err("-n %s: mode must be tap or none", arg);
+			return -EINVAL;
+		}
+	} else if (!strcmp(key, "tapif")) {
+		if (!ifname_valid(val)) {
+			pr_err("-n %s: tapif: 1 to %d characters, without "
+			       "'/', ':' or spaces", arg, IFNAMSIZ - 1);
+			return -EINVAL;
+		}
+		snprintf(nc->tapif, sizeof(nc->tapif), "%s", val);
+	} else if (!strcmp(key, "mac")) {
+		k->have_mac = true;
+		if (!parse_mac(val, nc->mac) ||
+		    !memcmp(nc->mac, zero, sizeof(zero))) {
+			pr_err("-n %s: mac: expected six hex bytes such as "
+			       "52:54:00:12:34:56, not all zero", arg);
+			return -EINVAL;
+		}
+		if (nc->mac[0] & 1) {
+			pr_err("-n %s: mac: %s is a multicast address", arg,
+			       val);
+			return -EINVAL;
+		}
+	} else {
+		pr_err("-n %s: unknown key \"%s\" (expected mode, tapif or "
+		       "mac)", arg, key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* mode=tap[,tapif=NAME][,mac=MAC] or mode=none. */
+static int parse_net(const char *arg, struct vm_config *cfg)
+{
+	struct net_keys k = { .nc = { .mode = NET_NONE } };
+	struct net_config *nc = &k.nc;
+	int err;
+
+	err = parse_key_list("-n", arg, parse_net_key, &k);
+	if (err)
+		return err;
+	if (!k.have_mode) {
+		pr_err("-n %s: missing mode=tap or mode=none", arg);
+		return -EINVAL;
+	}
+	if (nc->mode == NET_NONE && (nc->tapif[0] || k.have_mac)) {
+		pr_err("-n %s: tapif and mac need mode=tap", arg);
+		return -EINVAL;
+	}
+	if (nc->mode == NET_TAP && cfg->net.mode == NET_TAP) {
+		pr_err("-n %s: only one network device is supported", arg);
+		return -EINVAL;
+	}
+	if (nc->mode == NET_TAP && !k.have_mac) {
+		err = random_mac(nc->mac);
+		if (err)
+			return err;
+	}
+	cfg->net = *nc;
+	return 0;
+}
+
+static int parse_on_off(const char *arg, const char *key, const char *val,
+			bool *out)
+{
+	if (!strcmp(val, "on")) {
+		*out = true;
+	} else if (!strcmp(val, "off")) {
+		*out = false;
+	} else {
+		pr_err("--balloon=%s: %s must be on or off", arg, key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_balloon_key(void *ctx, const char *arg, const char *key,
+			     const char *val)
+{
+	struct balloon_config *bc = ctx;
+	unsigned long n;
+
+	if (!strcmp(key, "stats")) {
+		if (uint_parse(val, BALLOON_MAX_STATS_INTERVAL, &n)) {
+			pr_err("--balloon=%s: stats: expected seconds from 0 "
+			       "to %d", arg, BALLOON_MAX_STATS_INTERVAL);
+			return -EINVAL;
+		}
+		bc->stats_interval = n;
+		return 0;
+	}
+	if (!strcmp(key, "deflate_on_oom"))
+		return parse_on_off(arg, key, val, &bc->deflate_on_oom);
+	if (!strcmp(key, "reporting"))
+		return parse_on_off(arg, key, val, &bc->reporting);
+	if (!strcmp(key, "cont_pages"))
+		return parse_on_off(arg, key, val, &bc->cont_pages);
+	if (!strcmp(key, "policy")) {
+		if (!strcmp(val, "eager")) {
+			bc->policy = BALLOON_EAGER;
+		} else if (!strcmp(val, "preserve")) {
+			bc->policy = BALLOON_PRESERVE;
+		} else {
+			pr_err("--balloon=%s: policy must be eager or preserve",
+			       arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	pr_err("--balloon=%s: unknown key \"%s\" (expected stats, "
+	       "deflate_on_oom, reporting, cont_pages or policy)", arg, key);
+	return -EINVAL;
+}
+
+/* [stats=N][,deflate_on_oom=on|off][,reporting=on|off]
+ * [,cont_pages=on|off][,policy=eager|preserve]; arg NULL: defaults. */
+static int parse_balloon(const char *arg, struct vm_config *cfg)
+{
+	struct balloon_config bc = {
+		.enabled = true,
+		.stats_interval = BALLOON_DEFAULT_STATS_INTERVAL,
+		.deflate_on_oom = true,
+		.cont_pages = true,
+		.policy = BALLOON_EAGER,
+	};
+	int err;
+
+	if (cfg->balloon.enabled) {
+		pr_err("--balloon: given twice (one balloon per VM)");
+		return -EINVAL;
+	}
+	if (arg) {
+		err = parse_key_list("--balloon", arg, parse_balloon_key, &bc);
+		if (err)
+			return err;
+	}
+	cfg->balloon = bc;
+	return 0;
+}
+
+static int parse_option(int opt, const char *arg, struct vm_config *cfg)
+{
+	unsigned long n;
+
+	switch (opt) {
+	case 'k':
+		cfg->kernel_path = arg;
+		return 0;
+	case 'i':
+		cfg->initrd_path = arg;
+		return 0;
+	case 'p':
+		cfg->cmdline = arg;
+		return 0;
+	case 'm':
+		return parse_ram(arg, &cfg->ram_size);
+	case 'c':
+		if (uint_parse(arg, MAX_VCPUS, &n) || n == 0) {
+			pr_err("-c %s: expected a number of vCPUs from 1 to %d",
+			       arg, MAX_VCPUS);
+			return -EINVAL;
+		}
+		cfg->nr_vcpus = n;
+		return 0;
+	case 'd':
+		return parse_disk(arg, cfg);
+	case 'n':
+		return parse_net(arg, cfg);
+	case OPT_BALLOON:
+		return parse_balloon(arg, cfg);
+	case OPT_NAME:
+		if (!control_path_name_valid(arg)) {
+			pr_err("--name %s: use 1 to %d letters, digits, '.', "
+			       "'_' or '-', not starting with '.' or '-'",
+			       arg, VM_NAME_MAX);
+			return -EINVAL;
+		}
+		snprintf(cfg->name, sizeof(cfg->name), "%s", arg);
+		return 0;
+	case OPT_HUGETLBFS:
+		cfg->hugetlbfs_dir = arg;
+		cfg->ram_backing = RAM_BACKING_HUGETLBFS;
+		return 0;
+	case OPT_NO_THP:
+		cfg->ram_backing = RAM_BACKING_NO_THP;
+		return 0;
+	case OPT_BOOT:
+		return parse_boot_mode(arg, &cfg->boot_mode);
+	case OPT_JSON:
+		cfg->json = true;
+		return 0;
+	case 'v':
+		log_max_level = LOG_DEBUG;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+enum run_parse_result run_options_parse(int argc, char **argv,
+					struct vm_config *cfg)
+{
+	bool no_thp = false;
+	int opt;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ram_size = VM_DEFAULT_RAM;
+	cfg->nr_vcpus = 1;
+	cfg->ram_backing = RAM_BACKING_THP;
+	cfg->boot_mode = BOOT_AUTO;
+	snprintf(cfg->name, sizeof(cfg->name), "guest-%d", (int)getpid());
+
+	optind = 0;	/* full re-initialisation of getopt */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+k:i:p:m:c:d:n:vh", long_options,
+				  NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(run_usage, stdout);
+			return RUN_PARSE_HELP;
+		}
+		if (opt == '?') {
+			pr_err("run: unknown option or missing argument: %s "
+			       "(see thpvm run --help)", argv[optind - 1]);
+			return RUN_PARSE_ERROR;
+		}
+		if (opt == OPT_NO_THP)
+			no_thp = true;
+		if (parse_option(opt, optarg, cfg))
+			return RUN_PARSE_ERROR;
+	}
+	if (optind < argc) {
+		pr_err("run: unexpected argument \"%s\"", argv[optind]);
+		return RUN_PARSE_ERROR;
+	}
+	if (no_thp && cfg->hugetlbfs_dir) {
+		pr_err("--no-thp and --hugetlbfs exclude each other");
+		return RUN_PARSE_ERROR;
+	}
+	if (!cfg->cmdline)
+		cfg->cmdline = cfg->kernel_path ? RUN_DEFAULT_LINUX_PARAMS : "";
+	return RUN_PARSE_OK;
+}

@@ -1,0 +1,152 @@
+/* The control socket's balloon command: the target a request asks for,
+ * and the reply that shows the balloon. Like the VM's other commands
+ * (vm_control.c) it runs on the server thread. */
+#include "control/balloon_control.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "control/control_server.h"
+#include "lib/util.h"
+#include "virtio/balloon.h"
+#include "vmm/devices.h"
+
+const char *const balloon_control_args[] = {
+	"inflate", "deflate", "set", NULL
+};
+
+int balloon_control_target(const struct json_value *request, uint64_t ram,
+			   uint64_t target, uint64_t *out,
+			   struct json_writer *reply)
+{
+	const char *const *keys = balloon_control_args;
+	const char *key = NULL;
+	char a[32], b[32];
+	uint64_t n = 0;
+	unsigned i;
+
+	/* Which one first: its value is checked only when it is alone. */
+	for (i = 0; keys[i]; i++) {
+		if (!json_object_get(request, keys[i]))
+			continue;
+		if (key)
+			return control_reply_error(reply, -EINVAL,
+						   "balloon takes one of "
+						   "\"inflate\", \"deflate\" "
+						   "and \"set\"");
+		key = keys[i];
+	}
+	*out = target;
+	if (!key)
+		return 0;
+	if (!json_get_u64(request, key, &n))
+		return control_reply_error(reply, -EINVAL,
+					   "\"%s\" must be a size in bytes",
+					   key);
+	/* The device counts in pages; rounding would change a request
+	 * the user made into a smaller one unannounced. */
+	if (n % BALLOON_PAGE_SIZE)
+		return control_reply_error(reply, -EINVAL,
+					   "\"%s\" must be a multiple of 4 "
+					   "KiB, the balloon's page size", key);
+	size_format(n, a, sizeof(a));
+	size_format(ram, b, sizeof(b));
+	if (!strcmp(key, "inflate")) {
+		if (n > ram - target)
+			return control_reply_error(reply, -ERANGE,
+						   "cannot inflate by %s: the "
+						   "balloon would hold more "
+						   "than the guest's %s of RAM",
+						   a, b);
+		*out = target + n;
+	} else if (!strcmp(key, "deflate")) {
+		if (n > target)
+			return control_reply_error(reply, -ERANGE,
+						   "cannot deflate by %s: the "
+						   "balloon target is %s", a,
+						   size_format(target, b,
+							       sizeof(b)));
+		*out = target - n;
+	} else {
+		if (!n || n > ram)
+			return control_reply_error(reply, -ERANGE,
+						   "cannot set guest memory to "
+						   "%s: it must be more than 0 "
+						   "and at most its %s of RAM",
+						   a, b);
+		*out = ram - n;
+	}
+	return 0;
+}
+
+static void write_balloon(struct json_writer *reply,
+			  const struct virtio_balloon_info *bi,
+			  const struct guest_ram_usage *u)
+{
+	static const char *const names[] = VIRTIO_BALLOON_S_NAMES;
+	unsigned i;
+
+	json_field_uint(reply, "ram", bi->ram);
+	json_field_uint(reply, "target", bi->target);
+	json_field_uint(reply, "guest_target", bi->ram - bi->target);
+	json_field_uint(reply, "actual", bi->actual);
+	json_field_uint(reply, "ballooned", bi->ballooned);
+	json_field_uint(reply, "held", bi->held);
+	json_field_uint(reply, "partial_blocks", bi->partial_blocks);
+	json_field_uint(reply, "released", bi->released);
+	json_field_uint(reply, "release_calls", bi->release_calls);
+	json_field_uint(reply, "release_errors", bi->release_errors);
+	json_field_uint(reply, "ignored", bi->ignored);
+	json_field_string(reply, "policy", balloon_policy_name(bi->policy));
+	json_field_bool(reply, "driver_ok", bi->driver_ok);
+	json_field_uint(reply, "resident", u->resident);
+	json_field_uint(reply, "huge", u->huge);
+	json_field_double(reply, "huge_percent",
+			  u->size ? 100.0 * (double)u->huge / (double)u->size :
+				    0);
+	if (bi->stats_age < 0)
+		return;
+	json_field_double(reply, "stats_age", bi->stats_age);
+	json_write_key(reply, "stats");
+	json_write_object_begin(reply);
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (bi->stats_mask & 1U << i)
+			json_field_uint(reply, names[i], bi->stats[i]);
+	json_write_object_end(reply);
+}
+
+int balloon_control_handle(void *opaque, const struct json_value *request,
+			   struct json_writer *reply)
+{
+	struct virtio_balloon *b = devices_balloon(opaque);
+	struct virtio_balloon_info bi;
+	struct guest_ram_usage u;
+	uint64_t target;
+	int err;
+
+	if (!b)
+		return control_reply_error(reply, -ENODEV,
+					   "this VM has no balloon (start it "
+					   "with thpvm run --balloon)");
+	virtio_balloon_info(b, &bi);
+	err = balloon_control_target(request, bi.ram, bi.target, &target,
+				     reply);
+	if (err)
+		return err;
+	if (target != bi.target) {
+		err = virtio_balloon_set_target(b, target);
+		if (err)
+			return control_reply_error(reply, err,
+						   "cannot set the balloon "
+						   "target: %s",
+						   strerror(-err));
+		virtio_balloon_info(b, &bi);
+	}
+	err = guest_ram_usage(b->vdev.ram, &u);
+	if (err)
+		return control_reply_error(reply, err,
+					   "cannot read RAM usage: %s",
+					   strerror(-err));
+	write_balloon(reply, &bi, &u);
+	return 0;
+}

@@ -1,0 +1,146 @@
+/* The control socket directory, socket paths and VM names. */
+#include "control/control_path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmm/config.h"
+
+bool control_path_name_valid(const char *name)
+{
+	size_t i, len = strnlen(name, VM_NAME_MAX + 1);
+
+	if (len == 0 || len > VM_NAME_MAX || name[0] == '.' || name[0] == '-')
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+int control_path_dir(char *buf, size_t len)
+{
+	const char *base = getenv("XDG_RUNTIME_DIR");
+	const char *leaf = "thpvm";
+	int n;
+
+	if (!base || base[0] != '/') {
+		struct passwd *pw;
+
+		leaf = ".thpvm";
+		base = getenv("HOME");
+		if (!base || base[0] != '/') {
+			pw = getpwuid(getuid());
+			base = pw ? pw->pw_dir : NULL;
+		}
+		if (!base || base[0] != '/')
+			return -ENOENT;
+	}
+	n = snprintf(buf, len, "%s%s%s", base,
+		     base[strlen(base) - 1] == '/' ? "" : "/", leaf);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int control_path_dir_create(char *buf, size_t len)
+{
+	struct stat st;
+	int fd, err;
+
+	err = control_path_dir(buf, len);
+	if (err)
+		return err;
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	/* Check what is there through an fd, so the checks and the chmod
+	 * apply to the same object. */
+	fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -ENOTDIR : -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+	} else if (st.st_uid != geteuid()) {
+		err = -EPERM;
+	} else if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0) {
+		err = -errno;
+	} else {
+		err = 0;
+	}
+	close(fd);
+	return err;
+}
+
+int control_path_socket(const char *name, char *buf, size_t len)
+{
+	char dir[CONTROL_PATH_MAX];
+	int err, n;
+
+	if (!control_path_name_valid(name))
+		return -EINVAL;
+	err = control_path_dir(dir, sizeof(dir));
+	if (err)
+		return err;
+	n = snprintf(buf, len, "%s/%s%s", dir, name, CONTROL_SOCKET_SUFFIX);
+	if (n < 0 || (size_t)n >= len || (size_t)n >= CONTROL_PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int control_path_lock(void)
+{
+	char dir[CONTROL_PATH_MAX];
+	int fd, err;
+
+	err = control_path_dir(dir, sizeof(dir));
+	if (err)
+		return err;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+	}
+	return fd;
+}
+
+void control_path_unlock(int lock_fd)
+{
+	close(lock_fd);	/* drops the flock */
+}
+
+int control_path_probe(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd, err = 0;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A listener with a full backlog answers EAGAIN: still alive. */
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 &&
+	    errno != EAGAIN)
+		err = -errno;
+	close(fd);
+	return err;
+}

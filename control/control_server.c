@@ -1,0 +1,615 @@
+/* The control socket server: one thread polls the listening socket and up
+ * to CONTROL_MAX_CLIENTS non-blocking clients. Each client gets one reply
+ * per request line, and nothing it sends (or fails to read) can block the
+ * thread or grow memory beyond one line and one reply per client. */
+#include "control/control_server.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control/control_path.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+#define ACCEPT_BACKOFF_MS 100	/* after accept() fails for lack of fds */
+#define TOO_MANY_CLIENTS "{\"ok\":false,\"error\":\"too many clients\"}\n"
+
+struct control_command {
+	char name[CONTROL_COMMAND_NAME_MAX + 1];
+	const char *const *args;	/* NULL-terminated, or NULL */
+	control_handler_fn fn;
+	void *opaque;
+};
+
+struct control_client {
+	int fd;			/* -1: a free slot */
+	char *in;		/* CONTROL_LINE_MAX + 1 bytes */
+	size_t in_len;
+	bool discarding;	/* skipping the rest of a too-long line */
+	bool eof;		/* the client sends no more */
+	struct json_writer out;	/* the reply being sent */
+	size_t out_pos;
+	int64_t last_active_ms;
+};
+
+struct control_server {
+	char path[CONTROL_PATH_MAX];
+	int listen_fd;
+	int stop_fd;		/* eventfd: written to stop the thread */
+	pthread_t thread;
+	bool started;
+	int64_t accept_paused_until_ms;
+	bool was_full;		/* all client slots were taken last round */
+	struct control_command commands[CONTROL_MAX_COMMANDS];
+	unsigned nr_commands;
+	struct control_client clients[CONTROL_MAX_CLIENTS];
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int control_reply_error(struct json_writer *reply, int err, const char *fmt,
+			...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_writer_reset(reply);
+	json_write_object_begin(reply);
+	json_field_bool(reply, "ok", false);
+	json_field_string(reply, "error", msg);
+	return err;
+}
+
+static bool reply_failed(const struct json_writer *reply)
+{
+	static const char prefix[] = "{\"ok\":false";
+
+	return !strncmp(json_writer_str(reply), prefix, sizeof(prefix) - 1);
+}
+
+/* Called with the directory lock held, so that no other thpvm removes or
+ * binds this path between the probe and bind(). */
+static int server_bind(struct control_server *srv)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old_umask;
+	int fd, err;
+
+	err = control_path_probe(srv->path);
+	if (!err)
+		return -EADDRINUSE;
+	if (err == -ECONNREFUSED) {
+		/* A VM that died without cleaning up; only ever remove a
+		 * socket, never some other file. */
+		if (lstat(srv->path, &st) < 0)
+			return -errno;
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		if (unlink(srv->path) < 0)
+			return -errno;
+		pr_debug("removed stale control socket %s", srv->path);
+	} else if (err != -ENOENT) {
+		return err;
+	}
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(addr.sun_path, srv->path);
+	/* bind() creates the socket file with the umask applied: 0600. */
+	old_umask = umask(0177);
+	err = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ? -errno : 0;
+	umask(old_umask);
+	if (!err && listen(fd, CONTROL_MAX_CLIENTS) < 0) {
+		err = -errno;
+		unlink(srv->path);
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	srv->listen_fd = fd;
+	return 0;
+}
+
+int control_server_open(const char *name, struct control_server **out)
+{
+	struct control_server *srv;
+	char dir[CONTROL_PATH_MAX];
+	int err, lock_fd;
+	unsigned i;
+
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->listen_fd = -1;
+	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		srv->clients[i].fd = -1;
+	srv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (srv->stop_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = control_path_socket(name, srv->path, sizeof(srv->path));
+	if (err)
+		goto fail;
+	err = control_path_dir_create(dir, sizeof(dir));
+	if (err)
+		goto fail;
+	lock_fd = control_path_lock();
+	if (lock_fd < 0) {
+		err = lock_fd;
+		goto fail;
+	}
+	err = server_bind(srv);
+	control_path_unlock(lock_fd);
+	if (err)
+		goto fail;
+	*out = srv;
+	return 0;
+fail:
+	if (srv->stop_fd >= 0)
+		close(srv->stop_fd);
+	free(srv);
+	return err;
+}
+
+static const struct control_command *server_find(struct control_server *srv,
+						 const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < srv->nr_commands; i++)
+		if (!strcmp(srv->commands[i].name, name))
+			return &srv->commands[i];
+	return NULL;
+}
+
+static unsigned args_count(const char *const *args)
+{
+	unsigned n = 0;
+
+	while (args && args[n])
+		n++;
+	return n;
+}
+
+int control_server_add_command(struct control_server *srv, const char *cmd,
+			       const char *const *args, control_handler_fn fn,
+			       void *opaque)
+{
+	struct control_command *c;
+
+	if (srv->started)
+		return -EBUSY;
+	if (!cmd[0] || strlen(cmd) > CONTROL_COMMAND_NAME_MAX ||
+	    args_count(args) > CONTROL_MAX_ARGS)
+		return -EINVAL;
+	if (server_find(srv, cmd))
+		return -EEXIST;
+	if (srv->nr_commands == CONTROL_MAX_COMMANDS)
+		return -ENOSPC;
+	c = &srv->commands[srv->nr_commands++];
+	strcpy(c->name, cmd);
+	c->args = args;
+	c->fn = fn;
+	c->opaque = opaque;
+	return 0;
+}
+
+/* Which bit of request_check_members()'s seen-mask key takes: 0 for
+ * "cmd", 1 + n for the command's args[n], -1 for a member it does not
+ * take. */
+static int member_bit(const struct control_command *cmd, const char *key)
+{
+	unsigned n;
+
+	if (!strcmp(key, "cmd"))
+		return 0;
+	for (n = 0; cmd->args && cmd->args[n]; n++)
+		if (!strcmp(key, cmd->args[n]))
+			return 1 + n;
+	return -1;
+}
+
+/* The request's members must be "cmd" and the command's arguments, each
+ * at most once: a misspelt argument is refused, not silently ignored. */
+static int request_check_members(const struct control_command *cmd,
+				 const struct json_value *req,
+				 struct json_writer *w)
+{
+	unsigned seen = 0, i;
+
+	for (i = 0; i < req->object.len; i++) {
+		const char *key = req->object.members[i].key;
+		int bit = member_bit(cmd, key);
+
+		if (bit < 0)
+			return control_reply_error(w, -EINVAL,
+						   "\"%s\" takes no member "
+						   "\"%.64s\"", cmd->name, key);
+		if (seen & 1U << bit)
+			return control_reply_error(w, -EINVAL,
+						   "member \"%.64s\" given "
+						   "twice", key);
+		seen |= 1U << bit;
+	}
+	return 0;
+}
+
+/* Builds the reply to one request line into c->out. Returns -ENOMEM when
+ * not even an error reply could be built. */
+static int server_handle(struct control_server *srv, struct control_client *c,
+			 const char *line, size_t len)
+{
+	struct json_writer *w = &c->out;
+	const struct control_command *cmd;
+	struct json_value *req = NULL;
+	struct json_error jerr;
+	const char *name;
+	int err;
+
+	c->out_pos = 0;
+	json_writer_reset(w);
+	json_write_object_begin(w);
+	json_field_bool(w, "ok", true);
+	err = json_parse(line, len, &req, &jerr);
+	if (err == -EINVAL) {
+		control_reply_error(w, err, "invalid JSON at byte %zu: %s",
+				    jerr.offset, jerr.msg);
+	} else if (err) {
+		control_reply_error(w, err, "%s", strerror(-err));
+	} else if (req->type != JSON_OBJECT) {
+		control_reply_error(w, -EINVAL,
+				    "a request must be a JSON object");
+	} else if (!(name = json_get_string(req, "cmd"))) {
+		control_reply_error(w, -EINVAL,
+				    "a request needs \"cmd\" (a string)");
+	} else if (!(cmd = server_find(srv, name))) {
+		control_reply_error(w, -EINVAL, "unknown command \"%.64s\"",
+				    name);
+	} else if (!request_check_members(cmd, req, w)) {
+		err = cmd->fn(cmd->opaque, req, w);
+		if (err < 0 && !reply_failed(w))
+			control_reply_error(w, err, "%s", strerror(-err));
+	}
+	json_free(req);
+	json_write_object_end(w);
+	if (w->err || w->len >= CONTROL_REPLY_MAX) {
+		err = w->err;
+		control_reply_error(w, -EIO, "cannot send the reply: %s",
+				    err ? strerror(-err) : "too large");
+		json_write_object_end(w);
+	}
+	json_write_raw(w, "\n", 1);
+	return w->err;
+}
+
+static bool client_pending(const struct control_client *c)
+{
+	return c->out_pos < c->out.len;
+}
+
+static void client_close(struct control_client *c)
+{
+	close(c->fd);
+	c->fd = -1;
+	free(c->in);
+	c->in = NULL;
+	json_writer_free(&c->out);
+}
+
+/* Sends what the socket takes now; POLLOUT brings the rest. */
+static void client_flush(struct control_client *c)
+{
+	while (client_pending(c)) {
+		ssize_t n = send(c->fd, c->out.buf + c->out_pos,
+				 c->out.len - c->out_pos,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n < 0) {
+			client_close(c);	/* gone mid-reply */
+			return;
+		}
+		c->out_pos += (size_t)n;
+		c->last_active_ms = now_ms();
+	}
+}
+
+static void client_consume(struct control_client *c, size_t n)
+{
+	memmove(c->in, c->in + n, c->in_len - n);
+	c->in_len -= n;
+}
+
+/* Answers the complete lines buffered, one at a time: the next line waits
+ * until the previous reply has gone out, which bounds what a client that
+ * does not read can make us buffer. */
+static void client_process(struct control_server *srv,
+			   struct control_client *c)
+{
+	while (c->fd >= 0 && !client_pending(c)) {
+		char *nl = memchr(c->in, '\n', c->in_len);
+		int err = 0;
+
+		if (c->discarding) {
+			if (!nl) {
+				c->in_len = 0;
+				break;
+			}
+			client_consume(c, (size_t)(nl + 1 - c->in));
+			c->discarding = false;
+			continue;
+		}
+		if (nl) {
+			err = server_handle(srv, c, c->in, (size_t)(nl - c->in));
+			client_consume(c, (size_t)(nl + 1 - c->in));
+		} else if (c->in_len > CONTROL_LINE_MAX) {
+			c->out_pos = 0;
+			control_reply_error(&c->out, -E2BIG,
+					    "request line longer than %d bytes",
+					    CONTROL_LINE_MAX);
+			json_write_object_end(&c->out);
+			json_write_raw(&c->out, "\n", 1);
+			err = c->out.err;
+			c->discarding = true;
+			c->in_len = 0;
+		} else if (c->eof && c->in_len) {
+			/* A last request without its newline. */
+			err = server_handle(srv, c, c->in, c->in_len);
+			c->in_len = 0;
+		} else {
+			break;
+		}
+		if (err) {
+			client_close(c);
+			return;
+		}
+		client_flush(c);
+	}
+	if (c->fd >= 0 && c->eof && !client_pending(c))
+		client_close(c);
+}
+
+static void client_read(struct control_client *c)
+{
+	ssize_t n = recv(c->fd, c->in + c->in_len,
+			 CONTROL_LINE_MAX + 1 - c->in_len, MSG_DONTWAIT);
+
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			client_close(c);
+		return;
+	}
+	c->last_active_ms = now_ms();
+	if (n == 0)
+		c->eof = true;
+	c->in_len += (size_t)n;
+}
+
+static void client_event(struct control_server *srv, struct control_client *c,
+			 short revents)
+{
+	if (revents & POLLNVAL) {
+		client_close(c);
+		return;
+	}
+	if (client_pending(c))
+		client_flush(c);
+	else
+		client_read(c);
+	if (c->fd >= 0)
+		client_process(srv, c);
+}
+
+static struct control_client *server_free_slot(struct control_server *srv)
+{
+	unsigned i;
+
+	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (srv->clients[i].fd < 0)
+			return &srv->clients[i];
+	return NULL;
+}
+
+static void server_accept(struct control_server *srv)
+{
+	for (;;) {
+		struct control_client *c = server_free_slot(srv);
+		int fd;
+
+		/* When full, first let one more poll round handle the
+		 * clients: those that hung up meanwhile free their slots. */
+		if (!c && !srv->was_full) {
+			srv->was_full = true;
+			return;
+		}
+		srv->was_full = !c;
+		fd = accept4(srv->listen_fd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				/* Out of fds or memory: the listener stays
+				 * readable, so wait before trying again. */
+				pr_warn_ratelimited("control socket: accept: %s",
+						    strerror(errno));
+				srv->accept_paused_until_ms =
+					now_ms() + ACCEPT_BACKOFF_MS;
+			}
+			return;
+		}
+		if (c)
+			c->in = malloc(CONTROL_LINE_MAX + 1);
+		if (!c || !c->in) {
+			ssize_t n = send(fd, TOO_MANY_CLIENTS,
+					 sizeof(TOO_MANY_CLIENTS) - 1,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			(void)n;	/* best effort */
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->in_len = 0;
+		c->discarding = false;
+		c->eof = false;
+		json_writer_init(&c->out);
+		c->out_pos = 0;
+		c->last_active_ms = now_ms();
+	}
+}
+
+/* Drops clients that made no progress for CONTROL_IDLE_TIMEOUT_MS, and
+ * returns the poll timeout until the next deadline (-1: none). */
+static int server_expire(struct control_server *srv)
+{
+	int64_t now = now_ms(), next = -1;
+	unsigned i;
+
+	for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct control_client *c = &srv->clients[i];
+		int64_t left;
+
+		if (c->fd < 0)
+			continue;
+		left = c->last_active_ms + CONTROL_IDLE_TIMEOUT_MS - now;
+		if (left <= 0) {
+			client_close(c);
+			continue;
+		}
+		if (next < 0 || left < next)
+			next = left;
+	}
+	if (srv->accept_paused_until_ms > now) {
+		int64_t left = srv->accept_paused_until_ms - now;
+
+		if (next < 0 || left < next)
+			next = left;
+	}
+	return (int)next;
+}
+
+static void *server_thread(void *arg)
+{
+	struct control_server *srv = arg;
+	struct pollfd pfd[2 + CONTROL_MAX_CLIENTS];
+	struct control_client *owner[2 + CONTROL_MAX_CLIENTS];
+
+	for (;;) {
+		int timeout = server_expire(srv);
+		nfds_t n = 0, i;
+
+		pfd[n++] = (struct pollfd){ .fd = srv->stop_fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){
+			.fd = srv->accept_paused_until_ms > now_ms() ?
+				      -1 : srv->listen_fd,
+			.events = POLLIN,
+		};
+		for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+			struct control_client *c = &srv->clients[i];
+
+			if (c->fd < 0)
+				continue;
+			owner[n] = c;
+			pfd[n++] = (struct pollfd){
+				.fd = c->fd,
+				.events = client_pending(c) ? POLLOUT : POLLIN,
+			};
+		}
+		if (poll(pfd, n, timeout) < 0) {
+			if (errno == EINTR || errno == ENOMEM)
+				continue;
+			pr_err("control socket: poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd[0].revents)
+			break;
+		for (i = 2; i < n; i++)
+			if (pfd[i].revents)
+				client_event(srv, owner[i], pfd[i].revents);
+		if (pfd[1].revents & POLLIN)
+			server_accept(srv);
+	}
+	return NULL;
+}
+
+int control_server_start(struct control_server *srv)
+{
+	sigset_t all, old;
+	int err;
+
+	if (srv->started)
+		return -EBUSY;
+	/* Signals belong to the main thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&srv->thread, NULL, server_thread, srv);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		srv->started = true;
+	return err;
+}
+
+void control_server_unlink_path(const struct control_server *srv)
+{
+	unlink(srv->path);
+}
+
+const char *control_server_path(const struct control_server *srv)
+{
+	return srv->path;
+}
+
+void control_server_close(struct control_server *srv)
+{
+	unsigned i;
+
+	if (!srv)
+		return;
+	if (srv->started) {
+		int err = eventfd_signal(srv->stop_fd);
+
+		/* A thread that was not told would be waited for ever. */
+		if (err)
+			pr_err("control socket: cannot stop its thread: %s",
+			       strerror(-err));
+		else
+			pthread_join(srv->thread, NULL);
+	}
+	/* Unlink while still listening: another thpvm probing the path
+	 * meanwhile sees a live VM, never a stale socket to replace. */
+	control_server_unlink_path(srv);
+	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (srv->clients[i].fd >= 0)
+			client_close(&srv->clients[i]);
+	close(srv->listen_fd);
+	close(srv->stop_fd);
+	free(srv);
+}

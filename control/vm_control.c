@@ -1,0 +1,128 @@
+/* VM commands for the control socket. They run on the server thread and
+ * use only the thread-safe vm_* calls and the guest RAM layout, which does
+ * not change while the VM runs. */
+#include "control/vm_control.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control/balloon_control.h"
+#include "control/control_server.h"
+#include "core/vm.h"
+#include "lib/util.h"
+
+static const char *backing_name(enum ram_backing backing)
+{
+	switch (backing) {
+	case RAM_BACKING_THP: return "thp";
+	case RAM_BACKING_NO_THP: return "no-thp";
+	case RAM_BACKING_HUGETLBFS: return "hugetlbfs";
+	}
+	return "unknown";
+}
+
+static void write_info(struct vm *vm, struct json_writer *reply)
+{
+	json_field_string(reply, "name", vm->cfg->name);
+	json_field_int(reply, "pid", getpid());
+	json_field_string(reply, "state", vm_state_name(vm_get_state(vm)));
+	json_field_uint(reply, "vcpus", vm->nr_vcpus);
+	json_field_uint(reply, "ram", vm->ram.total);
+	json_field_string(reply, "backing", backing_name(vm->ram.backing));
+}
+
+static int handle_info(void *opaque, const struct json_value *request,
+		       struct json_writer *reply)
+{
+	struct vm *vm = opaque;
+
+	write_info(vm, reply);
+	return 0;
+}
+
+static int handle_stat(void *opaque, const struct json_value *request,
+		       struct json_writer *reply)
+{
+	struct vm *vm = opaque;
+	struct guest_ram_usage u;
+	int err;
+
+	err = guest_ram_usage(&vm->ram, &u);
+	if (err)
+		return control_reply_error(reply, err,
+					   "cannot read RAM usage: %s",
+					   strerror(-err));
+	write_info(vm, reply);
+	json_field_uint(reply, "resident", u.resident);
+	json_field_uint(reply, "huge", u.huge);
+	json_field_double(reply, "huge_percent",
+			  u.size ? 100.0 * (double)u.huge / (double)u.size : 0);
+	return 0;
+}
+
+static int handle_pause(void *opaque, const struct json_value *request,
+			struct json_writer *reply)
+{
+	struct vm *vm = opaque;
+	int err = vm_pause(vm);
+
+	if (err == -EALREADY)
+		return control_reply_error(reply, err, "VM is already paused");
+	if (err == -EINVAL)
+		return control_reply_error(reply, err,
+					   "cannot pause: the VM is %s",
+					   vm_state_name(vm_get_state(vm)));
+	return err;
+}
+
+static int handle_resume(void *opaque, const struct json_value *request,
+			 struct json_writer *reply)
+{
+	struct vm *vm = opaque;
+	int err = vm_resume(vm);
+
+	if (err == -EALREADY)
+		return control_reply_error(reply, err, "VM is not paused");
+	if (err == -EINVAL)
+		return control_reply_error(reply, err,
+					   "cannot resume: the VM is %s",
+					   vm_state_name(vm_get_state(vm)));
+	return err;
+}
+
+/* Only asks the main loop to end the VM: the reply goes out from this
+ * thread before the main loop closes the server. */
+static int handle_stop(void *opaque, const struct json_value *request,
+		       struct json_writer *reply)
+{
+	vm_request_exit(opaque, 0, VM_EXIT_STOP);
+	return 0;
+}
+
+int vm_control_register(struct control_server *srv, struct vm *vm)
+{
+	static const struct {
+		const char *name;
+		const char *const *args;
+		control_handler_fn fn;
+	} commands[] = {
+		{ "info", NULL, handle_info },
+		{ "stat", NULL, handle_stat },
+		{ "pause", NULL, handle_pause },
+		{ "resume", NULL, handle_resume },
+		{ "stop", NULL, handle_stop },
+		{ "balloon", balloon_control_args, balloon_control_handle },
+	};
+	unsigned i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		err = control_server_add_command(srv, commands[i].name,
+						 commands[i].args,
+						 commands[i].fn, vm);
+		if (err)
+			return err;
+	}
+	return 0;
+}

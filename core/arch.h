@@ -1,0 +1,53 @@
+/* The hooks each architecture implements under arch/<arch>/. The generic
+ * VMM (vmm/) calls only these; everything that differs between x86, arm64
+ * and powerpc (memory map, boot protocol, vCPU state, platform devices)
+ * lives behind them. Each arch also provides arch_vm.h with its struct
+ * arch_vm, embedded in struct vm. */
+#ifndef THPVM_ARCH_H
+#define THPVM_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/guest_ram.h"
+
+struct vm;
+struct vcpu;
+
+/* A guest to boot, already read into memory. */
+struct boot_source {
+	const char *kernel_name;	/* path, or a description for messages */
+	const uint8_t *kernel;
+	size_t kernel_size;
+	const uint8_t *initrd;		/* NULL: none */
+	size_t initrd_size;
+	const char *cmdline;		/* never NULL */
+};
+
+/* Guest-physical RAM ranges for ram_size bytes of RAM, each aligned to
+ * GUEST_RAM_ALIGN (holes for MMIO are the arch's to place). Returns the
+ * number of ranges (at most GUEST_RAM_MAX_REGIONS) or -errno. */
+int arch_ram_layout(uint64_t ram_size, struct ram_range *ranges);
+
+/* Largest number of vCPUs the platform code can describe to a guest. */
+unsigned arch_max_vcpus(void);
+
+/* After RAM is registered, before vCPUs exist: interrupt controller,
+ * timers and platform devices (console, reset, RTC...). */
+int arch_vm_init(struct vm *vm);
+
+/* Right after KVM_CREATE_VCPU: CPUID, MSRs, local interrupt controller. */
+int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu);
+
+/* Loads kernel, initrd and command line into guest RAM, writes the boot
+ * data the platform's boot protocol needs, and sets the boot vCPU's
+ * registers for the chosen entry. Reports its own errors. */
+int arch_boot_load(struct vm *vm, const struct boot_source *src);
+
+/* Explains why a vCPU stopped (emulation failure, entry failure...) in one
+ * line on stderr: reason, instruction pointer, instruction bytes. */
+void arch_vcpu_report_failure(struct vcpu *vcpu);
+
+void arch_vm_destroy(struct vm *vm);
+
+#endif

@@ -1,0 +1,157 @@
+/* GSI routing table and MSI irqfds (see irq_routing.h). */
+#include "core/irq_routing.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+
+int irq_routing_init(struct irq_routing *r, int vm_fd)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->lock, NULL);
+	r->vm_fd = vm_fd;
+	return 0;
+}
+
+void irq_routing_free(struct irq_routing *r)
+{
+	free(r->table);
+	r->table = NULL;
+	r->cap = 0;
+	pthread_mutex_destroy(&r->lock);
+}
+
+static struct kvm_irq_routing_entry *find_entry(struct irq_routing *r,
+						unsigned gsi, uint32_t type)
+{
+	unsigned i;
+
+	for (i = 0; r->table && i < r->table->nr; i++) {
+		if (r->table->entries[i].gsi == gsi &&
+		    r->table->entries[i].type == type)
+			return &r->table->entries[i];
+	}
+	return NULL;
+}
+
+static struct kvm_irq_routing_entry *new_entry(struct irq_routing *r)
+{
+	unsigned nr = r->table ? r->table->nr : 0;
+
+	if (nr == r->cap) {
+		unsigned cap = r->cap ? r->cap * 2 : 64;
+		struct kvm_irq_routing *t;
+
+		t = realloc(r->table, sizeof(*t) + cap * sizeof(t->entries[0]));
+		if (!t)
+			return NULL;
+		if (!r->table)
+			memset(t, 0, sizeof(*t));
+		r->table = t;
+		r->cap = cap;
+	}
+	memset(&r->table->entries[nr], 0, sizeof(r->table->entries[0]));
+	r->table->nr = nr + 1;
+	return &r->table->entries[nr];
+}
+
+int irq_routing_add_irqchip(struct irq_routing *r, unsigned gsi,
+			    unsigned chip, unsigned pin)
+{
+	struct kvm_irq_routing_entry *e;
+
+	pthread_mutex_lock(&r->lock);
+	e = new_entry(r);
+	if (e) {
+		e->gsi = gsi;
+		e->type = KVM_IRQ_ROUTING_IRQCHIP;
+		e->u.irqchip.irqchip = chip;
+		e->u.irqchip.pin = pin;
+		if (gsi >= r->next_gsi)
+			r->next_gsi = gsi + 1;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return e ? 0 : -ENOMEM;
+}
+
+static int commit_locked(struct irq_routing *r)
+{
+	if (ioctl(r->vm_fd, KVM_SET_GSI_ROUTING, r->table) < 0) {
+		int err = -errno;
+
+		/* Guests reprogram MSI-X at will: no flood from here. */
+		pr_warn_ratelimited("KVM_SET_GSI_ROUTING: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int irq_routing_commit(struct irq_routing *r)
+{
+	int err;
+
+	pthread_mutex_lock(&r->lock);
+	err = r->table ? commit_locked(r) : 0;
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd)
+{
+	struct kvm_irqfd req = { 0 };
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	pthread_mutex_lock(&r->lock);
+	req.gsi = r->next_gsi++;
+	pthread_mutex_unlock(&r->lock);
+	req.fd = fd;
+	if (ioctl(r->vm_fd, KVM_IRQFD, &req) < 0) {
+		int err = -errno;
+
+		pr_err("KVM_IRQFD (GSI %u): %s", req.gsi, strerror(-err));
+		close(fd);
+		return err;
+	}
+	*gsi = req.gsi;
+	*irqfd = fd;
+	return 0;
+}
+
+int irq_msi_set(struct irq_routing *r, unsigned gsi, uint64_t addr,
+		uint32_t data)
+{
+	struct kvm_irq_routing_entry *e, old;
+	bool added = false;
+	int err = -ENOMEM;
+
+	pthread_mutex_lock(&r->lock);
+	e = find_entry(r, gsi, KVM_IRQ_ROUTING_MSI);
+	if (!e && (e = new_entry(r))) {
+		e->gsi = gsi;
+		e->type = KVM_IRQ_ROUTING_MSI;
+		added = true;
+	}
+	if (e) {
+		old = *e;
+		e->u.msi.address_lo = (uint32_t)addr;
+		e->u.msi.address_hi = addr >> 32;
+		e->u.msi.data = data;
+		err = commit_locked(r);
+	}
+	/* Every commit sends the whole table: an entry KVM refused would
+	 * make all later changes, of any device, fail too. */
+	if (err && e && added)
+		r->table->nr--;
+	else if (err && e)
+		*e = old;
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}

@@ -1,0 +1,326 @@
+/* VM lifecycle: create (KVM, RAM, platform, vCPUs), start, pause, resume,
+ * exit. Run-state changes go through vm->lock so the control socket thread,
+ * the vCPU threads and the main thread agree on them. */
+#include "core/vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "core/arch.h"
+#include "core/vcpu.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "vmm/devices.h"
+
+static int kvm_open(void)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	switch (errno) {
+	case ENOENT:
+		pr_err("/dev/kvm does not exist: this host has no KVM (load "
+		       "the kvm module, or enable virtualization)");
+		break;
+	case EACCES:
+	case EPERM:
+		pr_err("/dev/kvm: permission denied (run as root or join "
+		       "the group that owns /dev/kvm)");
+		break;
+	default:
+		pr_err("cannot open /dev/kvm: %s", strerror(errno));
+	}
+	return -errno;
+}
+
+static int kvm_check(struct vm *vm)
+{
+	static const struct {
+		int cap;
+		const char *name;
+	} required[] = {
+		{ KVM_CAP_USER_MEMORY, "USER_MEMORY" },
+		{ KVM_CAP_IRQCHIP, "IRQCHIP" },
+	};
+	int version, max_vcpus;
+	unsigned i;
+
+	version = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
+	if (version != KVM_API_VERSION) {
+		pr_err("KVM API version %d, thpvm needs %d", version,
+		       KVM_API_VERSION);
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+		if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, required[i].cap) <= 0) {
+			pr_err("KVM lacks KVM_CAP_%s", required[i].name);
+			return -ENOTSUP;
+		}
+	}
+	max_vcpus = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
+	if (max_vcpus <= 0)
+		max_vcpus = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
+				  KVM_CAP_NR_VCPUS);
+	if (max_vcpus <= 0)
+		max_vcpus = 1;
+	if ((unsigned)max_vcpus > arch_max_vcpus())
+		max_vcpus = arch_max_vcpus();
+	if (vm->cfg->nr_vcpus > (unsigned)max_vcpus) {
+		pr_err("%u vCPUs requested, at most %d are supported here",
+		       vm->cfg->nr_vcpus, max_vcpus);
+		return -EINVAL;
+	}
+	vm->vcpu_mmap_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (vm->vcpu_mmap_size <= 0) {
+		pr_err("KVM_GET_VCPU_MMAP_SIZE: %s", strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int vm_map_ram(struct vm *vm)
+{
+	struct ram_range ranges[GUEST_RAM_MAX_REGIONS];
+	int nr, err;
+
+	nr = arch_ram_layout(vm->cfg->ram_size, ranges);
+	if (nr < 0) {
+		pr_err("cannot lay out %llu MiB of guest RAM",
+		       (unsigned long long)(vm->cfg->ram_size >> 20));
+		return nr;
+	}
+	err = guest_ram_map(&vm->ram, ranges, nr, vm->cfg->ram_backing,
+			    vm->cfg->hugetlbfs_dir);
+	if (err)
+		return err;
+	return guest_ram_register(&vm->ram, vm->vm_fd);
+}
+
+int vm_create(struct vm *vm, const struct vm_config *cfg)
+{
+	unsigned i;
+	int err;
+
+	memset(vm, 0, sizeof(*vm));
+	vm->cfg = cfg;
+	vm->kvm_fd = vm->vm_fd = vm->exit_eventfd = -1;
+	vm->ram.hugetlb_fd = -1;
+	vm->state = VM_CREATED;
+	pthread_mutex_init(&vm->lock, NULL);
+	pthread_cond_init(&vm->state_changed, NULL);
+
+	vm->kvm_fd = kvm_open();
+	if (vm->kvm_fd < 0)
+		return vm->kvm_fd;
+	err = kvm_check(vm);
+	if (err)
+		return err;
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->vm_fd < 0) {
+		pr_err("KVM_CREATE_VM: %s", strerror(errno));
+		return -errno;
+	}
+	irq_routing_init(&vm->irq, vm->vm_fd);
+	vm->exit_eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->exit_eventfd < 0)
+		return -errno;
+	err = vm_map_ram(vm);
+	if (err)
+		return err;
+	err = arch_vm_init(vm);
+	if (err)
+		return err;
+	err = devices_create(vm);
+	if (err)
+		return err;
+	err = vcpu_signals_init();
+	if (err)
+		return err;
+	vm->vcpus = calloc(cfg->nr_vcpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus)
+		return -ENOMEM;
+	for (i = 0; i < cfg->nr_vcpus; i++)
+		vm->vcpus[i].fd = -1;
+	for (i = 0; i < cfg->nr_vcpus; i++) {
+		err = vcpu_create(vm, &vm->vcpus[i], i);
+		if (err)
+			return err;
+		vm->nr_vcpus++;
+		err = arch_vcpu_init(vm, &vm->vcpus[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int vm_start(struct vm *vm)
+{
+	unsigned i;
+	int err = 0;
+
+	pthread_mutex_lock(&vm->lock);
+	if (vm->state == VM_CREATED)
+		vm->state = VM_RUNNING;
+	for (i = 0; i < vm->nr_vcpus && !err; i++)
+		err = vcpu_start(&vm->vcpus[i]);
+	pthread_mutex_unlock(&vm->lock);
+	if (err)
+		vm_request_exit(vm, 1, VM_EXIT_FAILURE);
+	return err;
+}
+
+static void kick_all_locked(struct vm *vm)
+{
+	unsigned i;
+
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+}
+
+int vm_pause(struct vm *vm)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&vm->lock);
+	if (vm->state == VM_PAUSED) {
+		err = -EALREADY;
+	} else if (vm->state != VM_RUNNING) {
+		err = -EINVAL;
+	} else {
+		vm->state = VM_PAUSED;
+		kick_all_locked(vm);
+		while (vm->state == VM_PAUSED &&
+		       vm->vcpus_parked + vm->vcpus_exited < vm->nr_vcpus)
+			pthread_cond_wait(&vm->state_changed, &vm->lock);
+	}
+	pthread_mutex_unlock(&vm->lock);
+	/* Then the devices, which no vCPU can notify any more. */
+	if (!err)
+		devices_pause(vm);
+	return err;
+}
+
+int vm_resume(struct vm *vm)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&vm->lock);
+	if (vm->state == VM_RUNNING) {
+		err = -EALREADY;
+	} else if (vm->state != VM_PAUSED) {
+		err = -EINVAL;
+	} else {
+		/* Devices first: a vCPU may notify one at once. */
+		devices_resume(vm);
+		vm->state = VM_RUNNING;
+		pthread_cond_broadcast(&vm->state_changed);
+	}
+	pthread_mutex_unlock(&vm->lock);
+	return err;
+}
+
+void vm_request_exit(struct vm *vm, int status, enum vm_exit_reason reason)
+{
+	bool first;
+	int err;
+
+	pthread_mutex_lock(&vm->lock);
+	first = vm->state != VM_STOPPING;
+	if (first) {
+		vm->state = VM_STOPPING;
+		vm->exit_status = status;
+		vm->exit_reason = reason;
+		pthread_cond_broadcast(&vm->state_changed);
+		kick_all_locked(vm);
+	}
+	pthread_mutex_unlock(&vm->lock);
+	if (!first)
+		return;
+	err = eventfd_signal(vm->exit_eventfd);
+	if (err)
+		pr_err("cannot signal VM exit: %s", strerror(-err));
+}
+
+int vm_stop(struct vm *vm)
+{
+	unsigned i;
+
+	vm_request_exit(vm, 0, VM_EXIT_STOP);
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vcpu_join(&vm->vcpus[i]);
+	return vm->exit_status;
+}
+
+void vm_destroy(struct vm *vm)
+{
+	unsigned i;
+
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vcpu_destroy(&vm->vcpus[i]);
+	free(vm->vcpus);
+	vm->vcpus = NULL;
+	vm->nr_vcpus = 0;
+	devices_destroy(vm);
+	arch_vm_destroy(vm);
+	io_bus_free(&vm->pio);
+	io_bus_free(&vm->mmio);
+	pci_bus_free(&vm->pci);
+	irq_routing_free(&vm->irq);
+	guest_ram_unmap(&vm->ram);
+	if (vm->exit_eventfd >= 0)
+		close(vm->exit_eventfd);
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	vm->exit_eventfd = vm->vm_fd = vm->kvm_fd = -1;
+}
+
+enum vm_state vm_get_state(struct vm *vm)
+{
+	enum vm_state state;
+
+	pthread_mutex_lock(&vm->lock);
+	state = vm->state;
+	pthread_mutex_unlock(&vm->lock);
+	return state;
+}
+
+const char *vm_exit_reason_name(enum vm_exit_reason reason)
+{
+	switch (reason) {
+	case VM_EXIT_GUEST: return "guest";
+	case VM_EXIT_RESET: return "reset";
+	case VM_EXIT_STOP: return "stop";
+	case VM_EXIT_SIGNAL: return "signal";
+	case VM_EXIT_FAILURE: return "failure";
+	}
+	return "unknown";
+}
+
+const char *vm_state_name(enum vm_state state)
+{
+	switch (state) {
+	case VM_CREATED: return "created";
+	case VM_RUNNING: return "running";
+	case VM_PAUSED: return "paused";
+	case VM_STOPPING: return "stopping";
+	}
+	return "unknown";
+}
+
+int vm_irq_line(struct vm *vm, unsigned gsi, int level)
+{
+	struct kvm_irq_level irq = { .irq = gsi, .level = level };
+
+	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* A virtual machine: KVM handles, guest RAM, vCPUs, device buses, and the
+ * run state that the control socket acts on. */
+#ifndef THPVM_VM_H
+#define THPVM_VM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch/x86/arch_vm.h"
+#include "core/guest_ram.h"
+#include "core/io_bus.h"
+#include "core/irq_routing.h"
+#include "core/pci.h"
+#include "vmm/config.h"
+
+struct vcpu;
+struct vm_devices;
+
+/* Why a VM ended (thpvm run --json reports it). */
+enum vm_exit_reason {
+	VM_EXIT_GUEST,		/* the guest's debug-exit write */
+	VM_EXIT_RESET,		/* guest reset or power-off */
+	VM_EXIT_STOP,		/* thpvm stop, Ctrl-A x */
+	VM_EXIT_SIGNAL,		/* SIGTERM, SIGINT, SIGHUP */
+	VM_EXIT_FAILURE,	/* the VM could not go on */
+};
+
+enum vm_state {
+	VM_CREATED,
+	VM_RUNNING,
+	VM_PAUSED,
+	VM_STOPPING,
+};
+
+struct vm {
+	const struct vm_config *cfg;
+	int kvm_fd;
+	int vm_fd;
+	int vcpu_mmap_size;
+	struct guest_ram ram;
+	struct io_bus pio;
+	struct io_bus mmio;
+	struct irq_routing irq;
+	struct pci_bus pci;
+	struct vm_devices *devices;	/* virtio devices (devices.c) */
+	struct vcpu *vcpus;
+	unsigned nr_vcpus;
+
+	pthread_mutex_t lock;		/* protects state and the counters */
+	pthread_cond_t state_changed;
+	enum vm_state state;
+	unsigned vcpus_parked;		/* vCPU threads waiting while paused */
+	unsigned vcpus_exited;
+	int exit_status;
+	enum vm_exit_reason exit_reason;
+	int exit_eventfd;		/* written once when the VM must end */
+
+	struct arch_vm arch;
+};
+
+int vm_create(struct vm *vm, const struct vm_config *cfg);
+/* Starts one thread per vCPU. */
+int vm_start(struct vm *vm);
+/* Stops the vCPUs at their next exit and waits until all are parked. */
+int vm_pause(struct vm *vm);
+int vm_resume(struct vm *vm);
+/* Asks the VM to end with this exit status (first caller wins); safe from
+ * any thread. The main loop sees exit_eventfd become readable. */
+void vm_request_exit(struct vm *vm, int status, enum vm_exit_reason reason);
+const char *vm_exit_reason_name(enum vm_exit_reason reason);
+/* Stops and joins the vCPU threads; returns the exit status. */
+int vm_stop(struct vm *vm);
+void vm_destroy(struct vm *vm);
+
+enum vm_state vm_get_state(struct vm *vm);
+const char *vm_state_name(enum vm_state state);
+
+/* Sets the level of a guest interrupt line (GSI). */
+int vm_irq_line(struct vm *vm, unsigned gsi, int level);
+
+#endif

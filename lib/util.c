@@ -1,0 +1,175 @@
+/* Size parsing, file, iovec and eventfd helpers. */
+#include "lib/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+int size_parse(const char *s, uint64_t *out)
+{
+	uint64_t value = 0, shift = 0;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned digit = *p - '0';
+
+		if (value > (UINT64_MAX - digit) / 10)
+			return -ERANGE;
+		value = value * 10 + digit;
+	}
+	switch (toupper((unsigned char)*p)) {
+	case 'K': shift = 10; break;
+	case '\0':	/* a bare number */
+	case 'M': shift = 20; break;
+	case 'G': shift = 30; break;
+	case 'T': shift = 40; break;
+	case 'B': break;
+	default: return -EINVAL;
+	}
+	if (*p)
+		p++;
+	if (shift && (!strcasecmp(p, "iB") || !strcasecmp(p, "B")))
+		p += strlen(p);
+	if (*p)
+		return -EINVAL;
+	if (value == 0)
+		return -EINVAL;
+	if (value > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = value << shift;
+	return 0;
+}
+
+const char *size_format(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+	uint64_t scale = 1;
+
+	while (u + 1 < ARRAY_SIZE(unit) && bytes >= scale * 1024)
+		scale *= 1024, u++;
+	if (bytes % scale == 0)
+		snprintf(buf, len, "%llu %s",
+			 (unsigned long long)(bytes / scale), unit[u]);
+	else
+		snprintf(buf, len, "%.1f %s", (double)bytes / scale, unit[u]);
+	return buf;
+}
+
+int uint_parse(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int file_read_all(const char *path, size_t max_size, uint8_t **data,
+		  size_t *size)
+{
+	struct stat st;
+	uint8_t *buf;
+	size_t done = 0;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		err = -EINVAL;
+		goto out_close;
+	}
+	if ((uint64_t)st.st_size > max_size) {
+		err = -EFBIG;
+		goto out_close;
+	}
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out_close;
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + done, st.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			free(buf);
+			goto out_close;
+		}
+		done += n;
+	}
+	*data = buf;
+	*size = done;
+	err = 0;
+out_close:
+	close(fd);
+	return err;
+}
+
+unsigned iov_slice(const struct iovec *iov, unsigned nr, uint64_t skip,
+		   struct iovec *dst)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < nr; i++) {
+		size_t len = iov[i].iov_len;
+
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		dst[n].iov_base = (uint8_t *)iov[i].iov_base + skip;
+		dst[n].iov_len = len - skip;
+		skip = 0;
+		n++;
+	}
+	return n;
+}
+
+int eventfd_signal(int fd)
+{
+	static const uint64_t one = 1;
+
+	while (write(fd, &one, sizeof(one)) < 0) {
+		if (errno == EAGAIN)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+double time_ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1e3 +
+	       (now.tv_nsec - start->tv_nsec) / 1e6;
+}
