@@ -112,11 +112,11 @@ struct console {
 
 static void console_feed(struct console *con, const uint8_t *buf, size_t n)
 {
-	struct serial8250 *uart = &con->vm->arch.serial;
+	const struct vm_console *guest = &con->vm->console;
 	size_t i;
 
 	if (!con->tty) {
-		serial8250_receive(uart, buf, n);
+		vm_console_receive(guest, buf, n);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -129,20 +129,20 @@ static void console_feed(struct console *con, const uint8_t *buf, size_t n)
 				return;
 			}
 			if (buf[i] != CONSOLE_ESCAPE)
-				serial8250_receive(uart,
+				vm_console_receive(guest,
 						   &(uint8_t){ CONSOLE_ESCAPE }, 1);
 		} else if (buf[i] == CONSOLE_ESCAPE) {
 			con->escape = true;
 			continue;
 		}
-		serial8250_receive(uart, &buf[i], 1);
+		vm_console_receive(guest, &buf[i], 1);
 	}
 }
 
 static void console_read(struct console *con)
 {
 	uint8_t buf[256];
-	size_t room = serial8250_rx_room(&con->vm->arch.serial);
+	size_t room = vm_console_rx_room(&con->vm->console);
 	ssize_t n;
 
 	n = read(STDIN_FILENO, buf, MIN(room, sizeof(buf)));
@@ -162,7 +162,7 @@ static void run_loop(struct vm *vm, int sig_fd, bool tty)
 	struct console con = { .vm = vm, .tty = tty, .open = true };
 
 	for (;;) {
-		bool room = serial8250_rx_room(&vm->arch.serial) > 0;
+		bool room = vm_console_rx_room(&vm->console) > 0;
 		struct pollfd fds[] = {
 			{ .fd = vm->exit_eventfd, .events = POLLIN },
 			{ .fd = sig_fd, .events = POLLIN },
@@ -271,8 +271,8 @@ static int run_vm(const struct vm_config *cfg)
 	img = (struct images){ 0 };
 	if (control_server_start(srv))
 		goto out_vm;
-	pr_debug("%.2f ms: booting %s through the %s entry: %u vCPU(s), "
-		 "%llu MiB", time_ms_since(&t0), src.kernel_name, vm.arch.entry_name, vm.nr_vcpus,
+	pr_debug("%.2f ms: booting %s: %u vCPU(s), %llu MiB",
+		 time_ms_since(&t0), src.kernel_name, vm.nr_vcpus,
 		 (unsigned long long)(vm.ram.total >> 20));
 	tty = term_raw_enable();
 	if (vm_start(&vm) == 0)

@@ -1,8 +1,9 @@
-/* The hooks each architecture implements under arch/<arch>/. The generic
- * VMM (vmm/) calls only these; everything that differs between x86, arm64
+/* The hooks each architecture implements under arch/<arch>/. The layers
+ * above core/ call only these; everything that differs between x86, arm64
  * and powerpc (memory map, boot protocol, vCPU state, platform devices)
- * lives behind them. Each arch also provides arch_vm.h with its struct
- * arch_vm, embedded in struct vm. */
+ * lives behind them. An arch keeps its own state in its struct arch_vm,
+ * which arch_vm_init allocates as vm->arch: nothing outside arch/<arch>/
+ * sees inside it. */
 #ifndef THPVM_ARCH_H
 #define THPVM_ARCH_H
 
@@ -32,8 +33,9 @@ int arch_ram_layout(uint64_t ram_size, struct ram_range *ranges);
 /* Largest number of vCPUs the platform code can describe to a guest. */
 unsigned arch_max_vcpus(void);
 
-/* After RAM is registered, before vCPUs exist: interrupt controller,
- * timers and platform devices (console, reset, RTC...). */
+/* After RAM is registered, before vCPUs exist: vm->arch, interrupt
+ * controller, timers and platform devices (console, reset, RTC...); sets
+ * vm->console. */
 int arch_vm_init(struct vm *vm);
 
 /* Right after KVM_CREATE_VCPU: CPUID, MSRs, local interrupt controller. */
@@ -48,6 +50,7 @@ int arch_boot_load(struct vm *vm, const struct boot_source *src);
  * line on stderr: reason, instruction pointer, instruction bytes. */
 void arch_vcpu_report_failure(struct vcpu *vcpu);
 
+/* Frees what arch_vm_init made, however far it got. */
 void arch_vm_destroy(struct vm *vm);
 
 #endif

@@ -8,13 +8,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "arch/x86/arch_vm.h"
+#include "core/console.h"
 #include "core/guest_ram.h"
 #include "core/io_bus.h"
 #include "core/irq_routing.h"
 #include "core/pci.h"
 #include "vmm/config.h"
 
+struct arch_vm;
 struct vcpu;
 struct vm_devices;
 
@@ -57,7 +58,8 @@ struct vm {
 	enum vm_exit_reason exit_reason;
 	int exit_eventfd;		/* written once when the VM must end */
 
-	struct arch_vm arch;
+	struct vm_console console;	/* set by the arch */
+	struct arch_vm *arch;		/* the arch's own state */
 };
 
 int vm_create(struct vm *vm, const struct vm_config *cfg);

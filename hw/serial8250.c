@@ -254,3 +254,18 @@ size_t serial8250_rx_room(struct serial8250 *uart)
 	pthread_mutex_unlock(&uart->lock);
 	return room;
 }
+
+static size_t console_receive(void *uart, const uint8_t *buf, size_t len)
+{
+	return serial8250_receive(uart, buf, len);
+}
+
+static size_t console_rx_room(void *uart)
+{
+	return serial8250_rx_room(uart);
+}
+
+const struct vm_console_ops serial8250_console_ops = {
+	.receive = console_receive,
+	.rx_room = console_rx_room,
+};

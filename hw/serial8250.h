@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/console.h"
+
 #define SERIAL8250_REGS 8
 #define SERIAL8250_RX_SIZE 1024
 
@@ -40,5 +42,8 @@ size_t serial8250_receive(struct serial8250 *uart, const uint8_t *buf,
 			  size_t len);
 /* Room left in the receive buffer (the input loop reads no more). */
 size_t serial8250_rx_room(struct serial8250 *uart);
+
+/* The UART as the VM's console (dev: the struct serial8250). */
+extern const struct vm_console_ops serial8250_console_ops;
 
 #endif

@@ -1,4 +1,4 @@
-/* x86 state embedded in struct vm. */
+/* The x86 state of a VM (vm->arch), made by arch_vm_init. */
 #ifndef THPVM_X86_ARCH_VM_H
 #define THPVM_X86_ARCH_VM_H
 
@@ -15,7 +15,6 @@ struct arch_vm {
 	struct serial8250 serial;
 	struct cmos_rtc rtc;
 	struct i8042 i8042;
-	const char *entry_name;	/* "64-bit", "16-bit", "PVH": for messages */
 };
 
 #endif

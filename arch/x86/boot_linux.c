@@ -66,7 +66,7 @@ int x86_boot_bzimage_64(struct x86_boot *b, const struct bzimage *img)
 		return -ENOSPC;
 	memset(bp, 0, sizeof(*bp));
 	fill_setup_header(b, img, bp, load_addr);
-	b->vm->arch.entry_name = "64-bit";
+	pr_debug("%s: booting through the 64-bit entry", b->src->kernel_name);
 	/* startup_64 is 0x200 past the start of the protected-mode code. */
 	return x86_enter_64(b->vm, &b->vm->vcpus[0], load_addr + 0x200,
 			    X86_ZERO_PAGE_ADDR);
@@ -96,6 +96,6 @@ int x86_boot_bzimage_16(struct x86_boot *b, const struct bzimage *img)
 	fill_setup_header(b, img, bp, load_addr);
 	bp->hdr.loadflags |= CAN_USE_HEAP;
 	bp->hdr.heap_end_ptr = X86_SETUP_HEAP_END - 0x200;
-	b->vm->arch.entry_name = "16-bit";
+	pr_debug("%s: booting through the 16-bit entry", b->src->kernel_name);
 	return x86_enter_16(&b->vm->vcpus[0], X86_SETUP_SEG, X86_SETUP_STACK);
 }

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "arch/x86/arch_vm.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/debug_exit.h"
 #include "arch/x86/layout.h"
@@ -74,9 +75,11 @@ static void serial_set_irq(void *opaque, int level)
 
 static int register_devices(struct vm *vm)
 {
-	struct arch_vm *a = &vm->arch;
+	struct arch_vm *a = vm->arch;
 
 	serial8250_init(&a->serial, STDOUT_FILENO, serial_set_irq, vm);
+	vm->console = (struct vm_console){ &serial8250_console_ops,
+					   &a->serial };
 	cmos_rtc_init(&a->rtc);
 	i8042_init(&a->i8042, vm);
 	return io_bus_register(&vm->pio, COM1_PORT, SERIAL8250_REGS,
@@ -101,6 +104,9 @@ int arch_vm_init(struct vm *vm)
 	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
 	int err;
 
+	vm->arch = calloc(1, sizeof(*vm->arch));
+	if (!vm->arch)
+		return -ENOMEM;
 	/* Intel VMX needs these pages for real-mode emulation; they sit in
 	 * the MMIO hole, not in RAM. */
 	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, X86_KVM_TSS_ADDR) < 0) {
@@ -118,7 +124,7 @@ int arch_vm_init(struct vm *vm)
 	err = set_gsi_routing(vm);
 	if (err)
 		return err;
-	err = cpuid_get_supported(vm->kvm_fd, &vm->arch.supported_cpuid);
+	err = cpuid_get_supported(vm->kvm_fd, &vm->arch->supported_cpuid);
 	if (err)
 		return err;
 	err = pci_bus_init(&vm->pci, &vm->mmio, X86_PCI_MMIO_START,
@@ -134,7 +140,11 @@ int arch_vm_init(struct vm *vm)
 
 void arch_vm_destroy(struct vm *vm)
 {
-	free(vm->arch.supported_cpuid);
-	vm->arch.supported_cpuid = NULL;
-	serial8250_destroy(&vm->arch.serial);
+	if (!vm->arch)
+		return;
+	free(vm->arch->supported_cpuid);
+	serial8250_destroy(&vm->arch->serial);
+	free(vm->arch);
+	vm->arch = NULL;
+	vm->console = (struct vm_console){ 0 };
 }

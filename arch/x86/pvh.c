@@ -116,7 +116,7 @@ int x86_boot_pvh(struct x86_boot *b, const uint8_t *elf, size_t len)
 	      x86_boot_place_initrd(b, UINT64_MAX) ?: write_start_info(b);
 	if (err)
 		return err;
-	b->vm->arch.entry_name = "PVH";
+	pr_debug("%s: booting through the PVH entry", b->src->kernel_name);
 	return x86_enter_pvh(b->vm, &b->vm->vcpus[0], entry,
 			     X86_ZERO_PAGE_ADDR);
 }

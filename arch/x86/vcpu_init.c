@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "arch/x86/arch_vm.h"
 #include "arch/x86/cpuid.h"
 #include "core/arch.h"
 #include "core/vcpu.h"
@@ -22,7 +23,7 @@
 
 static int set_cpuid(struct vm *vm, struct vcpu *vcpu)
 {
-	const struct kvm_cpuid2 *supported = vm->arch.supported_cpuid;
+	const struct kvm_cpuid2 *supported = vm->arch->supported_cpuid;
 	size_t size = sizeof(*supported) +
 		      supported->nent * sizeof(supported->entries[0]);
 	struct kvm_cpuid2 *cpuid = malloc(size);

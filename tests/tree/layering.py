@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The layering rules of thpvm's tree (docs/architecture.md), checked on
+the sources: each layer's C files include only their own layer's headers
+and those of the layers it may use, and no architecture's own names
+appear outside its folder under arch/.
+
+Usage: layering.py [--stamp FILE] [ROOT]
+Prints one line per broken rule and exits 1 if there is any; with
+--stamp, writes FILE when the tree is clean (the build runs it so that a
+wrong-way include fails the build, not only the tests)."""
+import argparse
+import os
+import re
+import sys
+
+# What each layer may include besides itself, lowest layer first.
+# arch/ stands for each architecture's folder; one architecture never
+# includes another's.
+LAYERS = {
+    'lib': [],
+    'core': ['lib'],
+    'hw': ['lib', 'core'],
+    'boot': ['lib', 'core'],
+    'backend': ['lib'],
+    'virtio': ['lib', 'core', 'backend'],
+    'arch': ['lib', 'core', 'hw', 'boot'],
+    'vmm': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'arch'],
+    'control': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'arch',
+                'vmm'],
+    'cli': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'arch', 'vmm',
+            'control'],
+}
+
+# Names that belong to one architecture: written anywhere else in C code
+# (comments aside), they show its details leaking out. Case-insensitive
+# words.
+ARCH_NAMES = {
+    'x86': [r'0xcf8', r'0xcfc', r'e820\w*', r'mptable\w*', r'mp_table',
+            r'i8042\w*', r'cmos\w*', r'x86_\w+', r'BOOT_16', r'ioapic\w*',
+            r'pic_master', r'pvh\w*', r'bzimage\w*', r'zero_page'],
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
+STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
+def layer_of(path):
+    """(layer, arch) of a path relative to the root, or None."""
+    parts = path.split('/')
+    if parts[0] == 'arch' and len(parts) > 2:
+        return 'arch', parts[1]
+    if parts[0] in LAYERS and parts[0] != 'arch' and len(parts) > 1:
+        return parts[0], None
+    return None
+
+
+def sources(root):
+    for top in LAYERS:
+        base = os.path.join(root, top)
+        for dirpath, _, files in os.walk(base):
+            for f in sorted(files):
+                if f.endswith(('.c', '.h', '.S')):
+                    full = os.path.join(dirpath, f)
+                    yield os.path.relpath(full, root), full
+
+
+def check_includes(rel, text, where):
+    layer, arch = where
+    allowed = set(LAYERS[layer]) | {layer}
+    for m in INCLUDE.finditer(text):
+        inc = m.group(1)
+        target = layer_of(inc)
+        line = text.count('\n', 0, m.start()) + 1
+        if target is None:
+            yield f'{rel}:{line}: includes "{inc}", which names no layer'
+            continue
+        tlayer, tarch = target
+        if tlayer not in allowed:
+            yield (f'{rel}:{line}: {layer}/ includes "{inc}" from {tlayer}/,'
+                   f' which it may not use')
+        elif tlayer == 'arch' and arch is not None and tarch != arch:
+            yield (f'{rel}:{line}: arch/{arch}/ includes "{inc}" of '
+                   f'another architecture')
+
+
+def code_only(text):
+    """The text with comments and string literals blanked, lines kept."""
+    blank = lambda m: re.sub(r'[^\n]', ' ', m.group(0))
+    return STRING.sub(blank, COMMENT.sub(blank, text))
+
+
+def check_arch_names(rel, text, where):
+    layer, arch = where
+    code = code_only(text)
+    for name, words in ARCH_NAMES.items():
+        if arch == name:
+            continue
+        pattern = re.compile(r'\b(' + '|'.join(words) + r')\b', re.I)
+        for m in pattern.finditer(code):
+            line = code.count('\n', 0, m.start()) + 1
+            yield (f'{rel}:{line}: "{m.group(0)}" belongs to arch/{name}/')
+
+
+def check(root):
+    problems = []
+    for rel, full in sources(root):
+        where = layer_of(rel)
+        if where is None:
+            continue
+        with open(full, encoding='utf-8', errors='replace') as f:
+            text = f.read()
+        problems += check_includes(rel, text, where)
+        if not rel.endswith('.S'):
+            problems += check_arch_names(rel, text, where)
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--stamp', help='file to write when the tree is clean')
+    ap.add_argument('root', nargs='?',
+                    default=os.path.join(os.path.dirname(__file__), '..',
+                                         '..'))
+    args = ap.parse_args()
+    problems = check(args.root)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f'layering: {len(problems)} broken rule(s); see '
+              'docs/architecture.md')
+        return 1
+    if args.stamp:
+        with open(args.stamp, 'w') as f:
+            f.write('ok\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
