@@ -8,9 +8,9 @@
 #include "cli/cmd_util.h"
 #include "control/control_client.h"
 #include "control/control_path.h"
+#include "core/vm.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "vmm/config.h"
 
 #define SUFFIX_LEN (sizeof(CONTROL_SOCKET_SUFFIX) - 1)
 

@@ -20,6 +20,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "vmm/machine.h"
 
 /* The bundled test guest (guest/, embedded at build time). */
 extern const unsigned char embedded_guest_image[];
@@ -72,15 +73,16 @@ static int read_image(const char *what, const char *path, size_t max,
 	return err;
 }
 
-static int load_images(const struct vm_config *cfg, struct images *img,
+static int load_images(const struct machine_config *cfg, struct images *img,
 		       struct boot_source *src)
 {
 	int err;
 
 	memset(src, 0, sizeof(*src));
 	src->cmdline = cfg->cmdline;
+	src->entry = cfg->boot_entry;
 	if (cfg->kernel_path) {
-		err = read_image("kernel", cfg->kernel_path, cfg->ram_size,
+		err = read_image("kernel", cfg->kernel_path, cfg->vm.ram_size,
 				 &img->kernel, &img->kernel_size);
 		if (err)
 			return err;
@@ -93,7 +95,7 @@ static int load_images(const struct vm_config *cfg, struct images *img,
 		src->kernel_size = embedded_guest_image_size;
 	}
 	if (cfg->initrd_path) {
-		err = read_image("initrd", cfg->initrd_path, cfg->ram_size,
+		err = read_image("initrd", cfg->initrd_path, cfg->vm.ram_size,
 				 &img->initrd, &img->initrd_size);
 		if (err)
 			return err;
@@ -215,14 +217,14 @@ static int block_stop_signals(void)
 }
 
 /* thpvm run --json: how the VM ended, for scripts. */
-static void report_exit_json(const struct vm_config *cfg, int status,
+static void report_exit_json(const char *name, int status,
 			     enum vm_exit_reason reason)
 {
 	struct json_writer w;
 
 	json_writer_init(&w);
 	json_write_object_begin(&w);
-	json_field_string(&w, "name", cfg->name);
+	json_field_string(&w, "name", name);
 	json_field_int(&w, "exit_status", status);
 	json_field_string(&w, "reason", vm_exit_reason_name(reason));
 	json_write_object_end(&w);
@@ -230,12 +232,15 @@ static void report_exit_json(const struct vm_config *cfg, int status,
 	json_writer_free(&w);
 }
 
-static int run_vm(const struct vm_config *cfg)
+static int run_vm(const struct run_options *opts)
 {
+	const struct machine_config *cfg = &opts->machine;
+	const char *name = cfg->vm.name;
 	struct control_server *srv = NULL;
 	struct boot_source src;
 	struct images img = { 0 };
-	struct vm vm;
+	struct machine m;
+	struct vm *vm = &m.vm;
 	enum vm_exit_reason reason = VM_EXIT_FAILURE;
 	int sig_fd, err, status = 1;
 	struct timespec t0;
@@ -249,21 +254,21 @@ static int run_vm(const struct vm_config *cfg)
 		return 1;
 	if (load_images(cfg, &img, &src))
 		goto out_images;
-	err = control_server_open(cfg->name, &srv);
+	err = control_server_open(name, &srv);
 	if (err) {
 		if (err == -EADDRINUSE)
-			pr_err("a VM named \"%s\" is already running", cfg->name);
+			pr_err("a VM named \"%s\" is already running", name);
 		else
 			pr_err("cannot create the control socket of \"%s\": %s",
-			       cfg->name, strerror(-err));
+			       name, strerror(-err));
 		goto out_images;
 	}
 	fatal_cleanup_server = srv;
 	install_fatal_handlers();
-	if (vm_create(&vm, cfg))
+	if (machine_create(&m, cfg))
 		goto out_vm;
 	pr_debug("%.2f ms: VM created", time_ms_since(&t0));
-	if (arch_boot_load(&vm, &src) || vm_control_register(srv, &vm))
+	if (arch_boot_load(vm, &src) || vm_control_register(srv, &m))
 		goto out_vm;
 	/* The images are in guest RAM now. */
 	free(img.kernel);
@@ -272,35 +277,35 @@ static int run_vm(const struct vm_config *cfg)
 	if (control_server_start(srv))
 		goto out_vm;
 	pr_debug("%.2f ms: booting %s: %u vCPU(s), %llu MiB",
-		 time_ms_since(&t0), src.kernel_name, vm.nr_vcpus,
-		 (unsigned long long)(vm.ram.total >> 20));
+		 time_ms_since(&t0), src.kernel_name, vm->nr_vcpus,
+		 (unsigned long long)(vm->ram.total >> 20));
 	tty = term_raw_enable();
-	if (vm_start(&vm) == 0)
-		run_loop(&vm, sig_fd, tty);
-	status = vm_stop(&vm);
-	reason = vm.exit_reason;
+	if (vm_start(vm) == 0)
+		run_loop(vm, sig_fd, tty);
+	status = vm_stop(vm);
+	reason = vm->exit_reason;
 	pr_debug("%.2f ms: VM ended (%s, status %d)", time_ms_since(&t0),
 		 vm_exit_reason_name(reason), status);
 	term_restore();
 out_vm:
 	fatal_cleanup_server = NULL;
 	control_server_close(srv);
-	vm_destroy(&vm);
+	machine_destroy(&m);
 	pr_debug("%.2f ms: VM closed", time_ms_since(&t0));
 out_images:
 	free(img.kernel);
 	free(img.initrd);
 	close(sig_fd);
-	if (cfg->json)
-		report_exit_json(cfg, status, reason);
+	if (opts->json)
+		report_exit_json(name, status, reason);
 	return status;
 }
 
 static int run_main(int argc, char **argv)
 {
-	struct vm_config cfg;
+	struct run_options opts;
 
-	switch (run_options_parse(argc, argv, &cfg)) {
+	switch (run_options_parse(argc, argv, &opts)) {
 	case RUN_PARSE_HELP:
 		return 0;
 	case RUN_PARSE_ERROR:
@@ -308,7 +313,7 @@ static int run_main(int argc, char **argv)
 	case RUN_PARSE_OK:
 		break;
 	}
-	return run_vm(&cfg);
+	return run_vm(&opts);
 }
 
 const struct command cmd_run = {

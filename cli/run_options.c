@@ -1,4 +1,4 @@
-/* Parsing and checking of `thpvm run` options into a struct vm_config. */
+/* Parsing and checking of `thpvm run` options into a struct run_options. */
 #include "cli/run_options.h"
 
 #include <ctype.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "control/control_path.h"
+#include "core/arch.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -52,7 +53,9 @@ const char run_usage[] =
 "      --name NAME        name for the control socket (default guest-PID)\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with 4 KiB pages (MADV_NOHUGEPAGE)\n"
-"      --boot MODE        kernel entry: auto (default), pvh, 64 or 16\n"
+"      --boot ENTRY       kernel entry: auto (default: chosen per image), or\n"
+"                         one of the architecture's (a wrong ENTRY lists\n"
+"                         them; see docs/booting.md)\n"
 "      --json             at the end, print {\"name\", \"exit_status\",\n"
 "                         \"reason\"} as one JSON line on stderr; reason is\n"
 "                         guest, reset, stop, signal or failure\n"
@@ -110,36 +113,35 @@ static int parse_ram(const char *arg, uint64_t *out)
 	return 0;
 }
 
-static int parse_boot_mode(const char *arg, enum boot_mode *out)
+static int parse_boot_entry(const char *arg, unsigned *out)
 {
-	static const struct {
-		const char *name;
-		enum boot_mode mode;
-	} modes[] = {
-		{ "auto", BOOT_AUTO }, { "pvh", BOOT_PVH },
-		{ "64", BOOT_64 }, { "16", BOOT_16 },
-	};
+	char names[128] = "";
+	size_t len = 0;
 	unsigned i;
 
-	for (i = 0; i < ARRAY_SIZE(modes); i++) {
-		if (!strcmp(arg, modes[i].name)) {
-			*out = modes[i].mode;
+	for (i = 0; arch_boot_entries[i]; i++) {
+		if (!strcmp(arg, arch_boot_entries[i])) {
+			*out = i;
 			return 0;
 		}
+		if (len < sizeof(names))
+			len += snprintf(names + len, sizeof(names) - len,
+					"%s%s", i ? ", " : "",
+					arch_boot_entries[i]);
 	}
-	pr_err("--boot %s: expected auto, pvh, 64 or 16", arg);
+	pr_err("--boot %s: expected one of %s", arg, names);
 	return -EINVAL;
 }
 
 /* PATH[,ro][,direct]: options are taken off the end, so a path may hold
  * commas as long as it does not end in one of the option names. */
-static int parse_disk(const char *arg, struct vm_config *cfg)
+static int parse_disk(const char *arg, struct machine_config *cfg)
 {
 	struct disk_config *d;
 	char *comma;
 
-	if (cfg->nr_disks == VM_MAX_DISKS) {
-		pr_err("-d %s: at most %d disks", arg, VM_MAX_DISKS);
+	if (cfg->nr_disks == MACHINE_MAX_DISKS) {
+		pr_err("-d %s: at most %d disks", arg, MACHINE_MAX_DISKS);
 		return -E2BIG;
 	}
 	d = &cfg->disks[cfg->nr_disks];
@@ -291,7 +293,7 @@ static int parse_net_key(void *ctx, const char *arg, const char *key,
 }
 
 /* mode=tap[,tapif=NAME][,mac=MAC] or mode=none. */
-static int parse_net(const char *arg, struct vm_config *cfg)
+static int parse_net(const char *arg, struct machine_config *cfg)
 {
 	struct net_keys k = { .nc = { .mode = NET_NONE } };
 	struct net_config *nc = &k.nc;
@@ -375,10 +377,9 @@ static int parse_balloon_key(void *ctx, const char *arg, const char *key,
 
 /* [stats=N][,deflate_on_oom=on|off][,reporting=on|off]
  * [,cont_pages=on|off][,policy=eager|preserve]; arg NULL: defaults. */
-static int parse_balloon(const char *arg, struct vm_config *cfg)
+static int parse_balloon(const char *arg, struct machine_config *cfg)
 {
 	struct balloon_config bc = {
-		.enabled = true,
 		.stats_interval = BALLOON_DEFAULT_STATS_INTERVAL,
 		.deflate_on_oom = true,
 		.cont_pages = true,
@@ -386,7 +387,7 @@ static int parse_balloon(const char *arg, struct vm_config *cfg)
 	};
 	int err;
 
-	if (cfg->balloon.enabled) {
+	if (cfg->balloon) {
 		pr_err("--balloon: given twice (one balloon per VM)");
 		return -EINVAL;
 	}
@@ -395,12 +396,14 @@ static int parse_balloon(const char *arg, struct vm_config *cfg)
 		if (err)
 			return err;
 	}
-	cfg->balloon = bc;
+	cfg->balloon = true;
+	cfg->balloon_opts = bc;
 	return 0;
 }
 
-static int parse_option(int opt, const char *arg, struct vm_config *cfg)
+static int parse_option(int opt, const char *arg, struct run_options *opts)
 {
+	struct machine_config *cfg = &opts->machine;
 	unsigned long n;
 
 	switch (opt) {
@@ -414,14 +417,14 @@ static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 		cfg->cmdline = arg;
 		return 0;
 	case 'm':
-		return parse_ram(arg, &cfg->ram_size);
+		return parse_ram(arg, &cfg->vm.ram_size);
 	case 'c':
 		if (uint_parse(arg, MAX_VCPUS, &n) || n == 0) {
 			pr_err("-c %s: expected a number of vCPUs from 1 to %d",
 			       arg, MAX_VCPUS);
 			return -EINVAL;
 		}
-		cfg->nr_vcpus = n;
+		cfg->vm.nr_vcpus = n;
 		return 0;
 	case 'd':
 		return parse_disk(arg, cfg);
@@ -436,19 +439,19 @@ static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 			       arg, VM_NAME_MAX);
 			return -EINVAL;
 		}
-		snprintf(cfg->name, sizeof(cfg->name), "%s", arg);
+		snprintf(cfg->vm.name, sizeof(cfg->vm.name), "%s", arg);
 		return 0;
 	case OPT_HUGETLBFS:
-		cfg->hugetlbfs_dir = arg;
-		cfg->ram_backing = RAM_BACKING_HUGETLBFS;
+		cfg->vm.hugetlbfs_dir = arg;
+		cfg->vm.ram_backing = RAM_BACKING_HUGETLBFS;
 		return 0;
 	case OPT_NO_THP:
-		cfg->ram_backing = RAM_BACKING_NO_THP;
+		cfg->vm.ram_backing = RAM_BACKING_NO_THP;
 		return 0;
 	case OPT_BOOT:
-		return parse_boot_mode(arg, &cfg->boot_mode);
+		return parse_boot_entry(arg, &cfg->boot_entry);
 	case OPT_JSON:
-		cfg->json = true;
+		opts->json = true;
 		return 0;
 	case 'v':
 		log_max_level = LOG_DEBUG;
@@ -459,17 +462,17 @@ static int parse_option(int opt, const char *arg, struct vm_config *cfg)
 }
 
 enum run_parse_result run_options_parse(int argc, char **argv,
-					struct vm_config *cfg)
+					struct run_options *opts)
 {
+	struct machine_config *cfg = &opts->machine;
 	bool no_thp = false;
 	int opt;
 
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->ram_size = VM_DEFAULT_RAM;
-	cfg->nr_vcpus = 1;
-	cfg->ram_backing = RAM_BACKING_THP;
-	cfg->boot_mode = BOOT_AUTO;
-	snprintf(cfg->name, sizeof(cfg->name), "guest-%d", (int)getpid());
+	memset(opts, 0, sizeof(*opts));
+	cfg->vm.ram_size = VM_DEFAULT_RAM;
+	cfg->vm.nr_vcpus = 1;
+	cfg->vm.ram_backing = RAM_BACKING_THP;
+	snprintf(cfg->vm.name, sizeof(cfg->vm.name), "guest-%d", (int)getpid());
 
 	optind = 0;	/* full re-initialisation of getopt */
 	opterr = 0;
@@ -486,14 +489,14 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 		}
 		if (opt == OPT_NO_THP)
 			no_thp = true;
-		if (parse_option(opt, optarg, cfg))
+		if (parse_option(opt, optarg, opts))
 			return RUN_PARSE_ERROR;
 	}
 	if (optind < argc) {
 		pr_err("run: unexpected argument \"%s\"", argv[optind]);
 		return RUN_PARSE_ERROR;
 	}
-	if (no_thp && cfg->hugetlbfs_dir) {
+	if (no_thp && cfg->vm.hugetlbfs_dir) {
 		pr_err("--no-thp and --hugetlbfs exclude each other");
 		return RUN_PARSE_ERROR;
 	}

@@ -2,7 +2,9 @@
 #ifndef THPVM_RUN_OPTIONS_H
 #define THPVM_RUN_OPTIONS_H
 
-#include "vmm/config.h"
+#include <stdbool.h>
+
+#include "vmm/machine.h"
 
 /* Default kernel parameters for a user kernel when -p is not given. */
 #define RUN_DEFAULT_LINUX_PARAMS \
@@ -14,11 +16,17 @@ enum run_parse_result {
 	RUN_PARSE_ERROR,	/* one message was printed */
 };
 
+/* What `thpvm run` was asked to do. */
+struct run_options {
+	struct machine_config machine;
+	bool json;		/* report the end as JSON on stderr */
+};
+
 extern const char run_usage[];
 
-/* Fills cfg from argv (argv[0] is "run"). Uses getopt, so it resets
+/* Fills opts from argv (argv[0] is "run"). Uses getopt, so it resets
  * optind itself. */
 enum run_parse_result run_options_parse(int argc, char **argv,
-					struct vm_config *cfg);
+					struct run_options *opts);
 
 #endif

@@ -9,7 +9,7 @@
 #include "control/control_server.h"
 #include "lib/util.h"
 #include "virtio/balloon.h"
-#include "vmm/devices.h"
+#include "vmm/machine.h"
 
 const char *const balloon_control_args[] = {
 	"inflate", "deflate", "set", NULL
@@ -118,7 +118,7 @@ static void write_balloon(struct json_writer *reply,
 int balloon_control_handle(void *opaque, const struct json_value *request,
 			   struct json_writer *reply)
 {
-	struct virtio_balloon *b = devices_balloon(opaque);
+	struct virtio_balloon *b = machine_balloon(opaque);
 	struct virtio_balloon_info bi;
 	struct guest_ram_usage u;
 	uint64_t target;

@@ -12,7 +12,8 @@ struct json_writer;
  * control_server_add_command(): NULL-terminated. */
 extern const char *const balloon_control_args[];
 
-/* The control handler (control_handler_fn); opaque is the struct vm.
+/* The control handler (control_handler_fn); opaque is the struct
+ * machine.
  * Shows the balloon, after changing its target if asked to. */
 int balloon_control_handle(void *opaque, const struct json_value *request,
 			   struct json_writer *reply);

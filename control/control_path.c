@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmm/config.h"
+#include "core/vm.h"
 
 bool control_path_name_valid(const char *name)
 {

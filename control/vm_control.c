@@ -11,6 +11,13 @@
 #include "control/control_server.h"
 #include "core/vm.h"
 #include "lib/util.h"
+#include "vmm/machine.h"
+
+/* Each command's opaque is the struct machine. */
+static struct vm *vm_of(void *machine)
+{
+	return &((struct machine *)machine)->vm;
+}
 
 static const char *backing_name(enum ram_backing backing)
 {
@@ -35,7 +42,7 @@ static void write_info(struct vm *vm, struct json_writer *reply)
 static int handle_info(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
-	struct vm *vm = opaque;
+	struct vm *vm = vm_of(opaque);
 
 	write_info(vm, reply);
 	return 0;
@@ -44,7 +51,7 @@ static int handle_info(void *opaque, const struct json_value *request,
 static int handle_stat(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
-	struct vm *vm = opaque;
+	struct vm *vm = vm_of(opaque);
 	struct guest_ram_usage u;
 	int err;
 
@@ -64,7 +71,7 @@ static int handle_stat(void *opaque, const struct json_value *request,
 static int handle_pause(void *opaque, const struct json_value *request,
 			struct json_writer *reply)
 {
-	struct vm *vm = opaque;
+	struct vm *vm = vm_of(opaque);
 	int err = vm_pause(vm);
 
 	if (err == -EALREADY)
@@ -79,7 +86,7 @@ static int handle_pause(void *opaque, const struct json_value *request,
 static int handle_resume(void *opaque, const struct json_value *request,
 			 struct json_writer *reply)
 {
-	struct vm *vm = opaque;
+	struct vm *vm = vm_of(opaque);
 	int err = vm_resume(vm);
 
 	if (err == -EALREADY)
@@ -96,11 +103,11 @@ static int handle_resume(void *opaque, const struct json_value *request,
 static int handle_stop(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
-	vm_request_exit(opaque, 0, VM_EXIT_STOP);
+	vm_request_exit(vm_of(opaque), 0, VM_EXIT_STOP);
 	return 0;
 }
 
-int vm_control_register(struct control_server *srv, struct vm *vm)
+int vm_control_register(struct control_server *srv, struct machine *m)
 {
 	static const struct {
 		const char *name;
@@ -120,7 +127,7 @@ int vm_control_register(struct control_server *srv, struct vm *vm)
 	for (i = 0; i < ARRAY_SIZE(commands); i++) {
 		err = control_server_add_command(srv, commands[i].name,
 						 commands[i].args,
-						 commands[i].fn, vm);
+						 commands[i].fn, m);
 		if (err)
 			return err;
 	}

@@ -4,10 +4,10 @@
 #define THPVM_VM_CONTROL_H
 
 struct control_server;
-struct vm;
+struct machine;
 
-/* Registers the commands on srv (before control_server_start()); vm must
+/* Registers the commands on srv (before control_server_start()); m must
  * outlive the server. Returns 0 or -errno. */
-int vm_control_register(struct control_server *srv, struct vm *vm);
+int vm_control_register(struct control_server *srv, struct machine *m);
 
 #endif

@@ -23,7 +23,12 @@ struct boot_source {
 	const uint8_t *initrd;		/* NULL: none */
 	size_t initrd_size;
 	const char *cmdline;		/* never NULL */
+	unsigned entry;			/* in arch_boot_entries */
 };
+
+/* The kernel entries the arch offers, by name (thpvm run --boot): the
+ * first, "auto", lets arch_boot_load choose per image. NULL-terminated. */
+extern const char *const arch_boot_entries[];
 
 /* Guest-physical RAM ranges for ram_size bytes of RAM, each aligned to
  * GUEST_RAM_ALIGN (holes for MMIO are the arch's to place). Returns the

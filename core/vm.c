@@ -16,7 +16,6 @@
 #include "core/vcpu.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "vmm/devices.h"
 
 static int kvm_open(void)
 {
@@ -137,9 +136,6 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	err = arch_vm_init(vm);
 	if (err)
 		return err;
-	err = devices_create(vm);
-	if (err)
-		return err;
 	err = vcpu_signals_init();
 	if (err)
 		return err;
@@ -174,6 +170,36 @@ int vm_start(struct vm *vm)
 	if (err)
 		vm_request_exit(vm, 1, VM_EXIT_FAILURE);
 	return err;
+}
+
+void vm_device_add(struct vm *vm, struct vm_device *dev)
+{
+	struct vm_device **p = &vm->devices;
+
+	/* Kept in the order added: the arch describes them so. */
+	while (*p)
+		p = &(*p)->next;
+	dev->next = NULL;
+	*p = dev;
+}
+
+/* The registry does not change once the vCPUs run: no lock. */
+static void devices_pause(struct vm *vm)
+{
+	struct vm_device *d;
+
+	for (d = vm->devices; d; d = d->next)
+		if (d->pause)
+			d->pause(d->opaque);
+}
+
+static void devices_resume(struct vm *vm)
+{
+	struct vm_device *d;
+
+	for (d = vm->devices; d; d = d->next)
+		if (d->resume)
+			d->resume(d->opaque);
 }
 
 static void kick_all_locked(struct vm *vm)
@@ -267,7 +293,7 @@ void vm_destroy(struct vm *vm)
 	free(vm->vcpus);
 	vm->vcpus = NULL;
 	vm->nr_vcpus = 0;
-	devices_destroy(vm);
+	vm->devices = NULL;
 	arch_vm_destroy(vm);
 	io_bus_free(&vm->pio);
 	io_bus_free(&vm->mmio);

@@ -9,15 +9,28 @@
 #include <sys/types.h>
 
 #include "core/console.h"
+#include "core/device.h"
 #include "core/guest_ram.h"
 #include "core/io_bus.h"
 #include "core/irq_routing.h"
 #include "core/pci.h"
-#include "vmm/config.h"
 
 struct arch_vm;
 struct vcpu;
-struct vm_devices;
+
+#define VM_NAME_MAX 64
+#define VM_DEFAULT_RAM (256ULL << 20)
+#define VM_MIN_RAM (16ULL << 20)
+
+/* What the core needs to make a VM; devices and the kernel to boot are
+ * the layers' above (vmm/machine.h). */
+struct vm_config {
+	char name[VM_NAME_MAX + 1];	/* its control socket's */
+	uint64_t ram_size;
+	unsigned nr_vcpus;
+	enum ram_backing ram_backing;
+	const char *hugetlbfs_dir;	/* RAM_BACKING_HUGETLBFS */
+};
 
 /* Why a VM ended (thpvm run --json reports it). */
 enum vm_exit_reason {
@@ -45,7 +58,7 @@ struct vm {
 	struct io_bus mmio;
 	struct irq_routing irq;
 	struct pci_bus pci;
-	struct vm_devices *devices;	/* virtio devices (devices.c) */
+	struct vm_device *devices;	/* the registry (core/device.h) */
 	struct vcpu *vcpus;
 	unsigned nr_vcpus;
 
@@ -62,6 +75,9 @@ struct vm {
 	struct arch_vm *arch;		/* the arch's own state */
 };
 
+/* KVM, guest RAM, the arch's platform and the vCPUs; devices are added
+ * afterwards, before vm_start. On failure, vm_destroy undoes what was
+ * made. */
 int vm_create(struct vm *vm, const struct vm_config *cfg);
 /* Starts one thread per vCPU. */
 int vm_start(struct vm *vm);

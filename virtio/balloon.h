@@ -14,12 +14,23 @@
 
 #include "core/balloon_release.h"
 #include "virtio/virtio.h"
-#include "vmm/config.h"
 
 /* Not upstream: the continuous-pages series (feature bit 6) adds
  * inflate_cont_vq and deflate_cont_vq after the upstream queues; their
  * elements are { le32 pfn; le32 size in bytes }. */
 #define VIRTIO_BALLOON_F_CONT_PAGES 6
+
+/* --balloon[=OPTIONS]; defaults and why in docs/balloon.md. */
+struct balloon_config {
+	unsigned stats_interval;	/* seconds; 0: no stats queue */
+	bool deflate_on_oom;
+	bool reporting;			/* free page reporting */
+	bool cont_pages;		/* VIRTIO_BALLOON_F_CONT_PAGES */
+	enum balloon_policy policy;
+};
+
+#define BALLOON_DEFAULT_STATS_INTERVAL 5
+#define BALLOON_MAX_STATS_INTERVAL 3600
 
 /* inflate, deflate, stats, reporting, inflate_cont, deflate_cont: the
  * most any feature set uses (free page hints are not offered). */
@@ -76,8 +87,7 @@ struct virtio_balloon_info {
 	double stats_age;		/* seconds; negative: none yet */
 };
 
-/* opts->enabled is not looked at. release NULL: the real release calls
- * (tests pass a recorder). */
+/* release NULL: the real release calls (tests pass a recorder). */
 int virtio_balloon_create(struct virtio_balloon *b,
 			  const struct balloon_config *opts,
 			  const struct guest_ram *ram,

@@ -378,6 +378,16 @@ static int add_ioeventfds(struct virtio_pci *vp)
 	return 0;
 }
 
+static void device_pause(void *vdev)
+{
+	virtio_device_pause(vdev);
+}
+
+static void device_resume(void *vdev)
+{
+	virtio_device_resume(vdev);
+}
+
 int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 		   struct virtio_device *vdev, uint32_t class_code)
 {
@@ -418,6 +428,16 @@ int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 	err = pci_bus_add(&vm->pci, &vp->pci);
 	if (err < 0)
 		return err;
+	vp->reg = (struct vm_device){
+		.kind = VM_DEVICE_PCI_FUNCTION,
+		.name = vdev->name,
+		.pci_slot = err,
+		.irq = VM_DEVICE_NO_IRQ,
+		.pause = device_pause,
+		.resume = device_resume,
+		.opaque = vdev,
+	};
+	vm_device_add(vm, &vp->reg);
 	return add_ioeventfds(vp);
 }
 

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/device.h"
 #include "core/pci.h"
 #include "virtio/virtio.h"
 
@@ -30,6 +31,7 @@ struct msix_vector {
 
 struct virtio_pci {
 	struct pci_device pci;
+	struct vm_device reg;	/* in the VM's device registry */
 	struct virtio_device *vdev;
 	struct vm *vm;
 	uint32_t device_feature_select;
@@ -42,7 +44,8 @@ struct virtio_pci {
 	struct msix_vector vectors[VIRTIO_PCI_MAX_VECTORS];
 };
 
-/* Puts vdev on the VM's PCI bus; class_code as in pci_device_init. */
+/* Puts vdev on the VM's PCI bus and in its device registry; class_code
+ * as in pci_device_init. */
 int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 		   struct virtio_device *vdev, uint32_t class_code);
 /* Closes the irqfds (KVM drops the rest with the VM). */

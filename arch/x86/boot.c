@@ -22,6 +22,14 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
+const char *const arch_boot_entries[] = {
+	[X86_ENTRY_AUTO] = "auto",
+	[X86_ENTRY_PVH] = "pvh",
+	[X86_ENTRY_64] = "64",
+	[X86_ENTRY_16] = "16",
+	NULL,
+};
+
 int x86_boot_copy(struct x86_boot *b, uint64_t gpa, const uint8_t *data,
 		  uint64_t len, uint64_t mem_len)
 {
@@ -142,19 +150,19 @@ static int boot_bzimage(struct x86_boot *b, const struct bzimage *img)
 	bool has_64 = img->xloadflags & XLF_KERNEL_64;
 	int err;
 
-	switch (b->vm->cfg->boot_mode) {
-	case BOOT_PVH:
+	switch ((enum x86_entry)b->src->entry) {
+	case X86_ENTRY_PVH:
 		return boot_bzimage_pvh(b, img, true);
-	case BOOT_64:
+	case X86_ENTRY_64:
 		if (!has_64) {
 			pr_err("%s: the image has no 64-bit entry "
 			       "(XLF_KERNEL_64)", b->src->kernel_name);
 			return -EINVAL;
 		}
 		return x86_boot_bzimage_64(b, img);
-	case BOOT_16:
+	case X86_ENTRY_16:
 		return x86_boot_bzimage_16(b, img);
-	case BOOT_AUTO:
+	case X86_ENTRY_AUTO:
 		break;
 	}
 	err = boot_bzimage_pvh(b, img, false);
@@ -177,8 +185,7 @@ int arch_boot_load(struct vm *vm, const struct boot_source *src)
 		return err;
 	}
 	if (elf_is_elf64(src->kernel, src->kernel_size)) {
-		if (vm->cfg->boot_mode == BOOT_64 ||
-		    vm->cfg->boot_mode == BOOT_16) {
+		if (src->entry == X86_ENTRY_64 || src->entry == X86_ENTRY_16) {
 			pr_err("%s: an ELF kernel can only be booted through "
 			       "PVH", src->kernel_name);
 			return -EINVAL;

@@ -9,6 +9,14 @@
 #include "core/arch.h"
 #include "core/vm.h"
 
+/* arch_boot_entries, in order. */
+enum x86_entry {
+	X86_ENTRY_AUTO,		/* per image (see boot.c) */
+	X86_ENTRY_PVH,		/* ELF, or a bzImage unpacked on the host */
+	X86_ENTRY_64,		/* bzImage 64-bit entry (in-guest decompressor) */
+	X86_ENTRY_16,		/* bzImage real-mode setup entry */
+};
+
 struct x86_boot {
 	struct vm *vm;
 	const struct boot_source *src;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "cli/run_options.h"
+#include "core/arch.h"
 #include "lib/util.h"
 #include "unit.h"
 
@@ -12,63 +13,64 @@
 
 static void test_defaults(void)
 {
-	struct vm_config cfg;
+	struct run_options cfg;
 	char *argv[] = { "run", NULL };
 
 	CHECK_EQ(run_options_parse(1, argv, &cfg), RUN_PARSE_OK);
-	CHECK(cfg.kernel_path == NULL);
-	CHECK_EQ(cfg.ram_size, VM_DEFAULT_RAM);
-	CHECK_EQ(cfg.nr_vcpus, 1);
-	CHECK_EQ(cfg.ram_backing, RAM_BACKING_THP);
-	CHECK_EQ(cfg.boot_mode, BOOT_AUTO);
+	CHECK(cfg.machine.kernel_path == NULL);
+	CHECK_EQ(cfg.machine.vm.ram_size, VM_DEFAULT_RAM);
+	CHECK_EQ(cfg.machine.vm.nr_vcpus, 1);
+	CHECK_EQ(cfg.machine.vm.ram_backing, RAM_BACKING_THP);
+	CHECK_STR(arch_boot_entries[cfg.machine.boot_entry], "auto");
 	CHECK(!cfg.json);
-	CHECK_STR(cfg.cmdline, "");
-	CHECK(!strncmp(cfg.name, "guest-", 6));
-	CHECK_EQ(cfg.net.mode, NET_NONE);
-	CHECK(!cfg.balloon.enabled);
+	CHECK_STR(cfg.machine.cmdline, "");
+	CHECK(!strncmp(cfg.machine.vm.name, "guest-", 6));
+	CHECK_EQ(cfg.machine.net.mode, NET_NONE);
+	CHECK(!cfg.machine.balloon);
 }
 
 static void test_all_options(void)
 {
-	struct vm_config cfg;
+	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-i", "rd", "-p", "a b", "-m", "1G",
-		       "-c", "2", "--name", "vm.1", "--no-thp", "--boot", "16",
+		       "-c", "2", "--name", "vm.1", "--no-thp", "--boot",
+		       (char *)arch_boot_entries[1],
 		       "--json"),
 		 RUN_PARSE_OK);
-	CHECK_STR(cfg.kernel_path, "bz");
-	CHECK_STR(cfg.initrd_path, "rd");
-	CHECK_STR(cfg.cmdline, "a b");
-	CHECK_EQ(cfg.ram_size, 1ULL << 30);
-	CHECK_EQ(cfg.nr_vcpus, 2);
-	CHECK_STR(cfg.name, "vm.1");
-	CHECK_EQ(cfg.ram_backing, RAM_BACKING_NO_THP);
-	CHECK_EQ(cfg.boot_mode, BOOT_16);
+	CHECK_STR(cfg.machine.kernel_path, "bz");
+	CHECK_STR(cfg.machine.initrd_path, "rd");
+	CHECK_STR(cfg.machine.cmdline, "a b");
+	CHECK_EQ(cfg.machine.vm.ram_size, 1ULL << 30);
+	CHECK_EQ(cfg.machine.vm.nr_vcpus, 2);
+	CHECK_STR(cfg.machine.vm.name, "vm.1");
+	CHECK_EQ(cfg.machine.vm.ram_backing, RAM_BACKING_NO_THP);
+	CHECK_EQ(cfg.machine.boot_entry, 1);
 	CHECK(cfg.json);
 }
 
 static void test_linux_default_params(void)
 {
-	struct vm_config cfg;
+	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz"), RUN_PARSE_OK);
-	CHECK_STR(cfg.cmdline, RUN_DEFAULT_LINUX_PARAMS);
+	CHECK_STR(cfg.machine.cmdline, RUN_DEFAULT_LINUX_PARAMS);
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "-p", ""), RUN_PARSE_OK);
-	CHECK_STR(cfg.cmdline, "");
+	CHECK_STR(cfg.machine.cmdline, "");
 }
 
 static void test_ram_rounding_and_limits(void)
 {
-	struct vm_config cfg;
+	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-m", "33M"), RUN_PARSE_OK);
-	CHECK_EQ(cfg.ram_size, 34ULL << 20);
+	CHECK_EQ(cfg.machine.vm.ram_size, 34ULL << 20);
 	CHECK_EQ(PARSE(&cfg, "-m", "1M"), RUN_PARSE_ERROR);
 	/* A bare number is MiB, as for lkvm and QEMU. */
 	CHECK_EQ(PARSE(&cfg, "-m", "256"), RUN_PARSE_OK);
-	CHECK_EQ(cfg.ram_size, 256ULL << 20);
+	CHECK_EQ(cfg.machine.vm.ram_size, 256ULL << 20);
 	CHECK_EQ(PARSE(&cfg, "-m", "268435456B"), RUN_PARSE_OK);
-	CHECK_EQ(cfg.ram_size, 256ULL << 20);
+	CHECK_EQ(cfg.machine.vm.ram_size, 256ULL << 20);
 	CHECK_EQ(PARSE(&cfg, "-m", "256B"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-m", "abc"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-m", "5T"), RUN_PARSE_ERROR);
@@ -76,7 +78,7 @@ static void test_ram_rounding_and_limits(void)
 
 static void test_rejects(void)
 {
-	struct vm_config cfg;
+	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-c", "0"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-c", "x"), RUN_PARSE_ERROR);
@@ -94,33 +96,33 @@ static void test_rejects(void)
 static void test_network(void)
 {
 	static const uint8_t want[ETH_ALEN] = { 0x02, 0xab, 0, 0x10, 0xff, 1 };
-	struct vm_config cfg;
+	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-n",
 		       "mode=tap,tapif=tgtap0,mac=02:AB:00:10:ff:01"),
 		 RUN_PARSE_OK);
-	CHECK_EQ(cfg.net.mode, NET_TAP);
-	CHECK_STR(cfg.net.tapif, "tgtap0");
-	CHECK(!memcmp(cfg.net.mac, want, ETH_ALEN));
+	CHECK_EQ(cfg.machine.net.mode, NET_TAP);
+	CHECK_STR(cfg.machine.net.tapif, "tgtap0");
+	CHECK(!memcmp(cfg.machine.net.mac, want, ETH_ALEN));
 
 	/* Default: no name (the kernel picks one), 52:54:00:xx:xx:xx. */
 	CHECK_EQ(PARSE(&cfg, "--network", "mode=tap"), RUN_PARSE_OK);
-	CHECK_EQ(cfg.net.mode, NET_TAP);
-	CHECK_STR(cfg.net.tapif, "");
-	CHECK_EQ(cfg.net.mac[0], 0x52);
-	CHECK_EQ(cfg.net.mac[1], 0x54);
-	CHECK_EQ(cfg.net.mac[2], 0x00);
+	CHECK_EQ(cfg.machine.net.mode, NET_TAP);
+	CHECK_STR(cfg.machine.net.tapif, "");
+	CHECK_EQ(cfg.machine.net.mac[0], 0x52);
+	CHECK_EQ(cfg.machine.net.mac[1], 0x54);
+	CHECK_EQ(cfg.machine.net.mac[2], 0x00);
 
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=none"), RUN_PARSE_OK);
-	CHECK_EQ(cfg.net.mode, NET_NONE);
+	CHECK_EQ(cfg.machine.net.mode, NET_NONE);
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap", "-n", "mode=none"),
 		 RUN_PARSE_OK);
-	CHECK_EQ(cfg.net.mode, NET_NONE);
+	CHECK_EQ(cfg.machine.net.mode, NET_NONE);
 }
 
 static void test_network_rejects(void)
 {
-	struct vm_config cfg;
+	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-n", "tapif=x"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-n", ""), RUN_PARSE_ERROR);
@@ -157,34 +159,34 @@ static void test_network_rejects(void)
 
 static void test_balloon(void)
 {
-	struct vm_config cfg;
+	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "--balloon"), RUN_PARSE_OK);
-	CHECK(cfg.balloon.enabled);
-	CHECK_EQ(cfg.balloon.stats_interval, BALLOON_DEFAULT_STATS_INTERVAL);
-	CHECK(cfg.balloon.deflate_on_oom);
-	CHECK(!cfg.balloon.reporting);
-	CHECK(cfg.balloon.cont_pages);
-	CHECK_EQ(cfg.balloon.policy, BALLOON_EAGER);
+	CHECK(cfg.machine.balloon);
+	CHECK_EQ(cfg.machine.balloon_opts.stats_interval, BALLOON_DEFAULT_STATS_INTERVAL);
+	CHECK(cfg.machine.balloon_opts.deflate_on_oom);
+	CHECK(!cfg.machine.balloon_opts.reporting);
+	CHECK(cfg.machine.balloon_opts.cont_pages);
+	CHECK_EQ(cfg.machine.balloon_opts.policy, BALLOON_EAGER);
 
 	CHECK_EQ(PARSE(&cfg, "--balloon=stats=0,deflate_on_oom=off,"
 		       "reporting=on,cont_pages=off,policy=preserve"),
 		 RUN_PARSE_OK);
-	CHECK(cfg.balloon.enabled);
-	CHECK_EQ(cfg.balloon.stats_interval, 0);
-	CHECK(!cfg.balloon.deflate_on_oom);
-	CHECK(cfg.balloon.reporting);
-	CHECK(!cfg.balloon.cont_pages);
-	CHECK_EQ(cfg.balloon.policy, BALLOON_PRESERVE);
+	CHECK(cfg.machine.balloon);
+	CHECK_EQ(cfg.machine.balloon_opts.stats_interval, 0);
+	CHECK(!cfg.machine.balloon_opts.deflate_on_oom);
+	CHECK(cfg.machine.balloon_opts.reporting);
+	CHECK(!cfg.machine.balloon_opts.cont_pages);
+	CHECK_EQ(cfg.machine.balloon_opts.policy, BALLOON_PRESERVE);
 
 	CHECK_EQ(PARSE(&cfg, "--balloon=stats=3600"), RUN_PARSE_OK);
-	CHECK_EQ(cfg.balloon.stats_interval, 3600);
-	CHECK_EQ(cfg.balloon.policy, BALLOON_EAGER);
+	CHECK_EQ(cfg.machine.balloon_opts.stats_interval, 3600);
+	CHECK_EQ(cfg.machine.balloon_opts.policy, BALLOON_EAGER);
 }
 
 static void test_balloon_rejects(void)
 {
-	struct vm_config cfg;
+	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "--balloon=stats=3601"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--balloon=stats=-1"), RUN_PARSE_ERROR);
@@ -207,7 +209,7 @@ static void test_balloon_rejects(void)
 
 static void test_help(void)
 {
-	struct vm_config cfg;
+	struct run_options cfg;
 	int out = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY);
 	enum run_parse_result long_opt, short_opt;
 

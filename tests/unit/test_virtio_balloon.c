@@ -109,7 +109,6 @@ static void balloon_driver_start(uint64_t features)
 }
 
 static const struct balloon_config all_on = {
-	.enabled = true,
 	.stats_interval = 1,
 	.deflate_on_oom = true,
 	.reporting = true,
@@ -225,7 +224,7 @@ static void test_features_and_config(void)
 
 	/* Options turn features off. */
 	{
-		struct balloon_config none = { .enabled = true };
+		struct balloon_config none = { 0 };
 
 		if (!setup_with(&none, BASE))
 			return;

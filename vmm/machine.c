@@ -1,15 +1,14 @@
-/* Virtio devices on the PCI bus, in a fixed order: disks as given with
- * -d, then the network device, then the balloon, so that guests see the
- * same slots on every boot. */
-#include "vmm/devices.h"
+/* The machine: the VM, then its virtio devices on the PCI bus in a fixed
+ * order (disks as given with -d, then the network device, then the
+ * balloon), so that guests see the same slots on every boot. */
+#include "vmm/machine.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/tap.h"
-#include "core/vm.h"
 #include "lib/log.h"
-#include "virtio/balloon.h"
 #include "virtio/blk.h"
 #include "virtio/net.h"
 #include "virtio/virtio_pci.h"
@@ -43,7 +42,7 @@ struct balloon_device {
 	struct device_slot slot;
 };
 
-struct vm_devices {
+struct machine_devices {
 	struct blk_device *blks;
 	unsigned nr_blks;
 	struct net_device *net;
@@ -70,34 +69,35 @@ static void device_unplug(struct device_slot *s)
 		virtio_pci_destroy(&s->pci);
 }
 
-static int add_disk(struct vm *vm, unsigned i)
+static int add_disk(struct machine *m, unsigned i)
 {
-	const struct disk_config *dc = &vm->cfg->disks[i];
-	struct blk_device *d = &vm->devices->blks[i];
+	const struct disk_config *dc = &m->cfg->disks[i];
+	struct blk_device *d = &m->devices->blks[i];
 	int err;
 
-	vm->devices->nr_blks++;
+	m->devices->nr_blks++;
 	err = virtio_blk_create(&d->blk, i, dc->path, dc->read_only,
-				dc->direct, &vm->ram);
+				dc->direct, &m->vm.ram);
 	if (err)
 		return err;
-	return device_plug(vm, &d->slot, &d->blk.vdev, PCI_CLASS_STORAGE_OTHER);
+	return device_plug(&m->vm, &d->slot, &d->blk.vdev,
+			   PCI_CLASS_STORAGE_OTHER);
 }
 
-static int add_net(struct vm *vm)
+static int add_net(struct machine *m)
 {
-	const struct net_config *nc = &vm->cfg->net;
+	const struct net_config *nc = &m->cfg->net;
 	char ifname[IFNAMSIZ];
 	struct net_device *d;
 	int fd, err;
 
-	d = vm->devices->net = calloc(1, sizeof(*d));
+	d = m->devices->net = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	fd = tap_open(nc->tapif, ifname);
 	if (fd < 0)
 		return fd;
-	err = virtio_net_create(&d->net, fd, nc->mac, &vm->ram);
+	err = virtio_net_create(&d->net, fd, nc->mac, &m->vm.ram);
 	if (err)
 		return err;
 	/* Said by default only when the user cannot know the name. */
@@ -105,80 +105,55 @@ static int add_net(struct vm *vm)
 		"%s: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
 		d->net.vdev.name, ifname, nc->mac[0], nc->mac[1], nc->mac[2],
 		nc->mac[3], nc->mac[4], nc->mac[5]);
-	return device_plug(vm, &d->slot, &d->net.vdev,
+	return device_plug(&m->vm, &d->slot, &d->net.vdev,
 			   PCI_CLASS_NETWORK_ETHERNET);
 }
 
-static int add_balloon(struct vm *vm)
+static int add_balloon(struct machine *m)
 {
-	const struct balloon_config *bc = &vm->cfg->balloon;
+	const struct balloon_config *bc = &m->cfg->balloon_opts;
 	struct balloon_device *d;
 	int err;
 
-	d = vm->devices->balloon = calloc(1, sizeof(*d));
+	d = m->devices->balloon = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	err = virtio_balloon_create(&d->balloon, bc, &vm->ram, NULL, NULL);
+	err = virtio_balloon_create(&d->balloon, bc, &m->vm.ram, NULL, NULL);
 	if (err)
 		return err;
 	if (d->balloon.release.policy != bc->policy)
 		pr_info("%s: hugetlbfs RAM: only whole huge pages can be "
 			"released, so the policy is preserve",
 			d->balloon.vdev.name);
-	return device_plug(vm, &d->slot, &d->balloon.vdev, PCI_CLASS_OTHERS);
+	return device_plug(&m->vm, &d->slot, &d->balloon.vdev,
+			   PCI_CLASS_OTHERS);
 }
 
-int devices_create(struct vm *vm)
+static int devices_create(struct machine *m)
 {
+	const struct machine_config *cfg = m->cfg;
 	unsigned i;
 	int err = 0;
 
-	vm->devices = calloc(1, sizeof(*vm->devices));
-	if (!vm->devices)
+	m->devices = calloc(1, sizeof(*m->devices));
+	if (!m->devices)
 		return -ENOMEM;
-	vm->devices->blks = calloc(vm->cfg->nr_disks ?: 1,
-				   sizeof(*vm->devices->blks));
-	if (!vm->devices->blks)
+	m->devices->blks = calloc(cfg->nr_disks ?: 1,
+				  sizeof(*m->devices->blks));
+	if (!m->devices->blks)
 		return -ENOMEM;
-	for (i = 0; i < vm->cfg->nr_disks && !err; i++)
-		err = add_disk(vm, i);
-	if (!err && vm->cfg->net.mode == NET_TAP)
-		err = add_net(vm);
-	if (!err && vm->cfg->balloon.enabled)
-		err = add_balloon(vm);
+	for (i = 0; i < cfg->nr_disks && !err; i++)
+		err = add_disk(m, i);
+	if (!err && cfg->net.mode == NET_TAP)
+		err = add_net(m);
+	if (!err && cfg->balloon)
+		err = add_balloon(m);
 	return err;
 }
 
-/* fn on every virtio device that exists, in creation order. */
-static void for_each_device(struct vm *vm, void (*fn)(struct virtio_device *))
+static void devices_destroy(struct machine *m)
 {
-	struct vm_devices *devs = vm->devices;
-	unsigned i;
-
-	if (!devs)
-		return;
-	for (i = 0; i < devs->nr_blks; i++)
-		if (devs->blks[i].slot.created)
-			fn(&devs->blks[i].blk.vdev);
-	if (devs->net && devs->net->slot.created)
-		fn(&devs->net->net.vdev);
-	if (devs->balloon && devs->balloon->slot.created)
-		fn(&devs->balloon->balloon.vdev);
-}
-
-void devices_pause(struct vm *vm)
-{
-	for_each_device(vm, virtio_device_pause);
-}
-
-void devices_resume(struct vm *vm)
-{
-	for_each_device(vm, virtio_device_resume);
-}
-
-void devices_destroy(struct vm *vm)
-{
-	struct vm_devices *devs = vm->devices;
+	struct machine_devices *devs = m->devices;
 	unsigned i;
 
 	if (!devs)
@@ -204,12 +179,28 @@ void devices_destroy(struct vm *vm)
 	free(devs->net);
 	free(devs->blks);
 	free(devs);
-	vm->devices = NULL;
+	m->devices = NULL;
 }
 
-struct virtio_balloon *devices_balloon(struct vm *vm)
+int machine_create(struct machine *m, const struct machine_config *cfg)
 {
-	struct vm_devices *devs = vm->devices;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->cfg = cfg;
+	err = vm_create(&m->vm, &cfg->vm);
+	return err ?: devices_create(m);
+}
+
+void machine_destroy(struct machine *m)
+{
+	devices_destroy(m);
+	vm_destroy(&m->vm);
+}
+
+struct virtio_balloon *machine_balloon(struct machine *m)
+{
+	struct machine_devices *devs = m->devices;
 
 	return devs && devs->balloon && devs->balloon->slot.on_bus ?
 		       &devs->balloon->balloon : NULL;

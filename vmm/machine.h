@@ -1,0 +1,64 @@
+/* A VM as `thpvm run` makes it: the core VM with its arch's platform,
+ * and the devices its configuration asks for, each on its transport. */
+#ifndef THPVM_VMM_MACHINE_H
+#define THPVM_VMM_MACHINE_H
+
+#include <linux/if_ether.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/vm.h"
+#include "virtio/balloon.h"
+
+#define MACHINE_MAX_DISKS 16
+#define DISK_PATH_MAX 4096
+
+struct disk_config {
+	char path[DISK_PATH_MAX];
+	bool read_only;
+	bool direct;		/* O_DIRECT: bypass the host page cache */
+};
+
+enum net_mode {
+	NET_NONE,
+	NET_TAP,	/* virtio-net on a tap interface */
+};
+
+struct net_config {
+	enum net_mode mode;
+	char tapif[IFNAMSIZ];	/* empty: the kernel picks thpvmN */
+	uint8_t mac[ETH_ALEN];
+};
+
+struct machine_config {
+	struct vm_config vm;
+	const char *kernel_path;	/* NULL: the embedded test guest */
+	const char *initrd_path;
+	const char *cmdline;
+	unsigned boot_entry;		/* in arch_boot_entries */
+	struct disk_config disks[MACHINE_MAX_DISKS];
+	unsigned nr_disks;
+	struct net_config net;
+	bool balloon;			/* a virtio-balloon with ... */
+	struct balloon_config balloon_opts;	/* ... these options */
+};
+
+struct machine_devices;
+
+struct machine {
+	struct vm vm;
+	const struct machine_config *cfg;
+	struct machine_devices *devices;	/* devices.c */
+};
+
+/* The VM, then its devices: disks as given, then the network device,
+ * then the balloon, so that guests find them in the same places on every
+ * boot. On failure, machine_destroy undoes what was made. */
+int machine_create(struct machine *m, const struct machine_config *cfg);
+/* After vm_stop: the devices, then the VM. */
+void machine_destroy(struct machine *m);
+/* The balloon, or NULL when the VM has none. */
+struct virtio_balloon *machine_balloon(struct machine *m);
+
+#endif
