@@ -12,8 +12,6 @@
 #define HOST_BRIDGE_DEVICE	0x29c0
 #define CLASS_HOST_BRIDGE	0x060000
 
-#define CONFIG_ADDRESS_ENABLE	0x80000000u
-
 void pci_device_set_wmask(struct pci_device *dev, unsigned reg, unsigned len,
 			  uint8_t mask)
 {
@@ -187,46 +185,6 @@ void pci_cfg_access(struct pci_bus *bus, unsigned slot, unsigned fn,
 		dev = bus->slots[slot];
 	pthread_mutex_lock(&bus->lock);
 	device_access(dev, reg, data, len, is_write);
-	pthread_mutex_unlock(&bus->lock);
-}
-
-void pci_config_address_access(void *opaque, uint64_t offset, uint8_t *data,
-			       uint32_t len, bool is_write)
-{
-	struct pci_bus *bus = opaque;
-
-	/* Only a dword access at 0xCF8 is CONFIG_ADDRESS; the bytes around
-	 * it are other chipset registers we do not have. */
-	if (offset != 0 || len != 4) {
-		if (!is_write)
-			memset(data, 0xff, len);
-		return;
-	}
-	pthread_mutex_lock(&bus->lock);
-	if (is_write)
-		bus->config_address = get_le32(data) & 0x80fffffcu;
-	else
-		put_le32(data, bus->config_address);
-	pthread_mutex_unlock(&bus->lock);
-}
-
-void pci_config_data_access(void *opaque, uint64_t offset, uint8_t *data,
-			    uint32_t len, bool is_write)
-{
-	struct pci_bus *bus = opaque;
-	uint32_t addr;
-	struct pci_device *dev = NULL;
-
-	pthread_mutex_lock(&bus->lock);
-	addr = bus->config_address;
-	/* Bus 0 only; an access may not run past the dword. */
-	if ((addr & CONFIG_ADDRESS_ENABLE) && !(addr & 0x00ff0000) &&
-	    offset + len <= 4 && !((addr >> 8) & 7))
-		dev = bus->slots[(addr >> 11) & 0x1f];
-	if (dev)
-		device_access(dev, (addr & 0xfc) + offset, data, len, is_write);
-	else if (!is_write)
-		memset(data, 0xff, len);
 	pthread_mutex_unlock(&bus->lock);
 }
 

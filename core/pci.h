@@ -1,6 +1,6 @@
-/* A PCI bus 0 with a host bridge: configuration space through ports
- * 0xCF8/0xCFC (mechanism #1) and ECAM, and memory BARs that thpvm places
- * itself in the arch's MMIO window. BARs stay where thpvm put them: a guest
+/* A PCI bus 0 with a host bridge: configuration space through ECAM (or
+ * an arch's own way in, which calls pci_cfg_access), and memory BARs that
+ * thpvm places itself in the arch's MMIO window. BARs stay where thpvm put them: a guest
  * may size them (write all ones, read back), but a guest that moves one is
  * warned once and keeps reaching the device at its first address (Linux
  * keeps firmware-assigned BARs). Functions other than 0 and buses other
@@ -74,7 +74,6 @@ struct pci_bus {
 	pthread_mutex_t lock;		/* configuration accesses */
 	struct pci_device *slots[PCI_MAX_SLOTS];
 	struct pci_device host_bridge;
-	uint32_t config_address;	/* port 0xCF8 */
 	struct io_bus *mmio;
 	uint64_t mmio_next, mmio_end;	/* BAR window still free */
 	uint64_t ecam_base;		/* 0: no ECAM */
@@ -108,17 +107,13 @@ int pci_bus_init(struct pci_bus *bus, struct io_bus *mmio,
 int pci_bus_add(struct pci_bus *bus, struct pci_device *dev);
 void pci_bus_free(struct pci_bus *bus);
 
-/* One configuration access, for tests and the handlers below. reg + len
- * must not cross a 4-byte boundary. */
+/* One configuration access, for ECAM below and an arch's own way in.
+ * reg + len must not cross a 4-byte boundary. */
 void pci_cfg_access(struct pci_bus *bus, unsigned slot, unsigned fn,
 		    uint32_t reg, uint8_t *data, uint32_t len, bool is_write);
 
-/* io_bus handlers, opaque = the bus: CONFIG_ADDRESS (4 ports at 0xCF8),
- * CONFIG_DATA (4 ports at 0xCFC), ECAM (PCI_ECAM_BUS_SIZE bytes). */
-void pci_config_address_access(void *opaque, uint64_t offset, uint8_t *data,
-			       uint32_t len, bool is_write);
-void pci_config_data_access(void *opaque, uint64_t offset, uint8_t *data,
-			    uint32_t len, bool is_write);
+/* The io_bus handler of ECAM (PCI_ECAM_BUS_SIZE bytes), opaque = the
+ * bus. */
 void pci_ecam_access(void *opaque, uint64_t offset, uint8_t *data,
 		     uint32_t len, bool is_write);
 

@@ -6,6 +6,7 @@
 
 #include "arch/x86/cmos_rtc.h"
 #include "arch/x86/i8042.h"
+#include "arch/x86/pci_ports.h"
 #include "hw/serial8250.h"
 
 struct kvm_cpuid2;
@@ -15,6 +16,7 @@ struct arch_vm {
 	struct serial8250 serial;
 	struct cmos_rtc rtc;
 	struct i8042 i8042;
+	struct x86_pci_ports pci_ports;
 };
 
 #endif

@@ -17,8 +17,6 @@
 #include "core/vm.h"
 #include "lib/log.h"
 
-#define PCI_CONFIG_ADDRESS_PORT 0xcf8
-#define PCI_CONFIG_DATA_PORT 0xcfc
 #define COM1_PORT 0x3f8
 #define COM1_IRQ 4
 #define POST_PORT 0x80
@@ -82,6 +80,7 @@ static int register_devices(struct vm *vm)
 					   &a->serial };
 	cmos_rtc_init(&a->rtc);
 	i8042_init(&a->i8042, vm);
+	x86_pci_ports_init(&a->pci_ports, &vm->pci);
 	return io_bus_register(&vm->pio, COM1_PORT, SERIAL8250_REGS,
 			       serial8250_access, &a->serial) ?:
 	       io_bus_register(&vm->pio, CMOS_RTC_PORT, CMOS_RTC_PORTS,
@@ -93,10 +92,7 @@ static int register_devices(struct vm *vm)
 	       io_bus_register(&vm->pio, DEBUG_EXIT_PORT, DEBUG_EXIT_PORTS,
 			       debug_exit_access, vm) ?:
 	       io_bus_register(&vm->pio, POST_PORT, 1, post_port_access, NULL) ?:
-	       io_bus_register(&vm->pio, PCI_CONFIG_ADDRESS_PORT, 4,
-			       pci_config_address_access, &vm->pci) ?:
-	       io_bus_register(&vm->pio, PCI_CONFIG_DATA_PORT, 4,
-			       pci_config_data_access, &vm->pci);
+	       x86_pci_ports_register(&a->pci_ports, &vm->pio);
 }
 
 int arch_vm_init(struct vm *vm)
@@ -144,6 +140,7 @@ void arch_vm_destroy(struct vm *vm)
 		return;
 	free(vm->arch->supported_cpuid);
 	serial8250_destroy(&vm->arch->serial);
+	x86_pci_ports_destroy(&vm->arch->pci_ports);
 	free(vm->arch);
 	vm->arch = NULL;
 	vm->console = (struct vm_console){ 0 };

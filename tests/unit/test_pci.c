@@ -1,7 +1,8 @@
-/* PCI bus 0: configuration access through 0xCF8/0xCFC and ECAM, BAR
- * placement and sizing, capability chains, absent functions. */
+/* PCI bus 0: configuration access through ECAM and x86's 0xCF8/0xCFC,
+ * BAR placement and sizing, capability chains, absent functions. */
 #include <string.h>
 
+#include "arch/x86/pci_ports.h"
 #include "core/io_bus.h"
 #include "core/pci.h"
 #include "lib/util.h"
@@ -12,6 +13,7 @@
 
 static struct io_bus mmio;
 static struct pci_bus bus;
+static struct x86_pci_ports ports;
 static struct pci_device dev;
 static unsigned bar_hits;
 
@@ -29,8 +31,8 @@ static uint32_t cf8_read(unsigned slot, unsigned fn, unsigned reg,
 	uint8_t addr[4], data[4] = { 0 };
 
 	put_le32(addr, 0x80000000u | slot << 11 | fn << 8 | (reg & 0xfc));
-	pci_config_address_access(&bus, 0, addr, 4, true);
-	pci_config_data_access(&bus, reg & 3, data, len, false);
+	x86_pci_config_address_access(&ports, 0, addr, 4, true);
+	x86_pci_config_data_access(&ports, reg & 3, data, len, false);
 	return get_le32(data);
 }
 
@@ -39,9 +41,9 @@ static void cf8_write32(unsigned slot, unsigned reg, uint32_t v)
 	uint8_t addr[4], data[4];
 
 	put_le32(addr, 0x80000000u | slot << 11 | reg);
-	pci_config_address_access(&bus, 0, addr, 4, true);
+	x86_pci_config_address_access(&ports, 0, addr, 4, true);
 	put_le32(data, v);
-	pci_config_data_access(&bus, 0, data, 4, true);
+	x86_pci_config_data_access(&ports, 0, data, 4, true);
 }
 
 static void setup(void)
@@ -50,6 +52,7 @@ static void setup(void)
 
 	memset(&mmio, 0, sizeof(mmio));
 	CHECK_EQ(pci_bus_init(&bus, &mmio, WINDOW, 0x100000, ECAM), 0);
+	x86_pci_ports_init(&ports, &bus);
 	pci_device_init(&dev, "test", 0x1af4, 0x1042, 0x018000, 1, 0x1af4,
 			0x1100);
 	pci_device_set_bar(&dev, 0, 0x4000, bar_handler, NULL);
@@ -61,6 +64,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+	x86_pci_ports_destroy(&ports);
 	pci_bus_free(&bus);
 	io_bus_free(&mmio);
 }
@@ -135,13 +139,13 @@ static void test_disabled_config_address(void)
 	uint8_t addr[4] = { 0 }, data[4];
 
 	setup();
-	pci_config_address_access(&bus, 0, addr, 4, true);
-	pci_config_data_access(&bus, 0, data, 4, false);
+	x86_pci_config_address_access(&ports, 0, addr, 4, true);
+	x86_pci_config_data_access(&ports, 0, data, 4, false);
 	CHECK_EQ(get_le32(data), 0xffffffff);
 	/* Byte accesses near 0xCF8 are not CONFIG_ADDRESS. */
 	data[0] = 0x12;
-	pci_config_address_access(&bus, 1, data, 1, true);
-	pci_config_address_access(&bus, 0, data, 4, false);
+	x86_pci_config_address_access(&ports, 1, data, 1, true);
+	x86_pci_config_address_access(&ports, 0, data, 4, false);
 	CHECK_EQ(get_le32(data), 0);
 	teardown();
 }
