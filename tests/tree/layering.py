@@ -14,8 +14,9 @@ import re
 import sys
 
 # What each layer may include besides itself, lowest layer first.
-# arch/ stands for each architecture's folder; one architecture never
-# includes another's.
+# arch/ stands for each architecture's folder: it implements the hooks
+# that core/arch.h declares, and no other layer includes its headers (nor
+# does one architecture include another's).
 LAYERS = {
     'lib': [],
     'core': ['lib'],
@@ -24,10 +25,9 @@ LAYERS = {
     'backend': ['lib'],
     'virtio': ['lib', 'core', 'backend'],
     'arch': ['lib', 'core', 'hw', 'boot'],
-    'vmm': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'arch'],
-    'control': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'arch',
-                'vmm'],
-    'cli': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'arch', 'vmm',
+    'vmm': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio'],
+    'control': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'vmm'],
+    'cli': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'vmm',
             'control'],
 }
 
@@ -35,12 +35,13 @@ LAYERS = {
 # (comments aside), they show its details leaking out. Case-insensitive
 # words.
 ARCH_NAMES = {
-    'x86': [r'0xcf8', r'0xcfc', r'e820\w*', r'mptable\w*', r'mp_table',
+    'x86': [r'0xcf8', r'0xcfc', r'\w*config_address\w*', r'pci_ports',
+            r'e820\w*', r'mptable\w*', r'mp_table',
             r'i8042\w*', r'cmos\w*', r'x86_\w+', r'BOOT_16', r'ioapic\w*',
             r'pic_master', r'pvh\w*', r'bzimage\w*', r'zero_page'],
 }
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
 COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
 STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
