@@ -7,6 +7,8 @@
 #ifndef THPVM_ARCH_H
 #define THPVM_ARCH_H
 
+#include <linux/kvm.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +32,23 @@ struct boot_source {
  * first, "auto", lets arch_boot_load choose per image. NULL-terminated. */
 extern const char *const arch_boot_entries[];
 
+/* A KVM capability and its name for messages (KVM_CAP_IRQCHIP:
+ * "IRQCHIP"). */
+struct kvm_cap_need {
+	int cap;
+	const char *name;
+};
+#define KVM_CAP_NEED(x) { KVM_CAP_##x, #x }
+
+/* The capabilities the arch cannot work without, checked after the
+ * core's own; ends with { 0, NULL }. */
+extern const struct kvm_cap_need arch_kvm_caps[];
+
+/* The type argument of KVM_CREATE_VM for this host's KVM (x86: 0; arm64:
+ * its IPA size; powerpc: HV or PR). Returns it, or -errno after saying
+ * why. */
+long arch_vm_type(int kvm_fd);
+
 /* Guest-physical RAM ranges for ram_size bytes of RAM, each aligned to
  * GUEST_RAM_ALIGN (holes for MMIO are the arch's to place). Returns the
  * number of ranges (at most GUEST_RAM_MAX_REGIONS) or -errno. */
@@ -45,6 +64,17 @@ int arch_vm_init(struct vm *vm);
 
 /* Right after KVM_CREATE_VCPU: CPUID, MSRs, local interrupt controller. */
 int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu);
+
+/* Once every vCPU exists and is set up, before any device is added: what
+ * needs them all (arm64 finalises its GIC here). */
+int arch_vcpus_created(struct vm *vm);
+
+/* An exit reason the generic vCPU loop does not handle itself (powerpc's
+ * KVM_EXIT_PAPR_HCALL, ...), on the vCPU's thread. Returns true when it
+ * was handled and the vCPU goes on; false for an exit the arch does not
+ * know either, which stops the VM as a failure (arch_vcpu_report_failure
+ * says why). */
+bool arch_vcpu_exit(struct vcpu *vcpu);
 
 /* Loads kernel, initrd and command line into guest RAM, writes the boot
  * data the platform's boot protocol needs, and sets the boot vCPU's

@@ -161,6 +161,8 @@ static bool handle_exit(struct vcpu *vcpu)
 			return false;
 		}
 	default:
+		if (arch_vcpu_exit(vcpu))
+			return true;
 		/* Triple faults, emulation and entry failures, anything
 		 * unknown: one line from the arch code that knows the
 		 * registers. */

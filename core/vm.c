@@ -39,17 +39,30 @@ static int kvm_open(void)
 	return -errno;
 }
 
+/* What every arch uses: memslots, and notifications and interrupts
+ * through eventfds with a GSI routing table. */
+static const struct kvm_cap_need core_kvm_caps[] = {
+	KVM_CAP_NEED(USER_MEMORY),
+	KVM_CAP_NEED(IOEVENTFD),
+	KVM_CAP_NEED(IRQFD),
+	KVM_CAP_NEED(IRQ_ROUTING),
+	{ 0, NULL },
+};
+
+static int kvm_check_caps(int kvm_fd, const struct kvm_cap_need *caps)
+{
+	for (; caps->name; caps++) {
+		if (ioctl(kvm_fd, KVM_CHECK_EXTENSION, caps->cap) <= 0) {
+			pr_err("KVM lacks KVM_CAP_%s", caps->name);
+			return -ENOTSUP;
+		}
+	}
+	return 0;
+}
+
 static int kvm_check(struct vm *vm)
 {
-	static const struct {
-		int cap;
-		const char *name;
-	} required[] = {
-		{ KVM_CAP_USER_MEMORY, "USER_MEMORY" },
-		{ KVM_CAP_IRQCHIP, "IRQCHIP" },
-	};
-	int version, max_vcpus;
-	unsigned i;
+	int version, max_vcpus, err;
 
 	version = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
 	if (version != KVM_API_VERSION) {
@@ -57,12 +70,10 @@ static int kvm_check(struct vm *vm)
 		       KVM_API_VERSION);
 		return -EINVAL;
 	}
-	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, required[i].cap) <= 0) {
-			pr_err("KVM lacks KVM_CAP_%s", required[i].name);
-			return -ENOTSUP;
-		}
-	}
+	err = kvm_check_caps(vm->kvm_fd, core_kvm_caps) ?:
+	      kvm_check_caps(vm->kvm_fd, arch_kvm_caps);
+	if (err)
+		return err;
 	max_vcpus = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
 	if (max_vcpus <= 0)
 		max_vcpus = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
@@ -105,6 +116,7 @@ static int vm_map_ram(struct vm *vm)
 int vm_create(struct vm *vm, const struct vm_config *cfg)
 {
 	unsigned i;
+	long type;
 	int err;
 
 	memset(vm, 0, sizeof(*vm));
@@ -121,7 +133,10 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	err = kvm_check(vm);
 	if (err)
 		return err;
-	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	type = arch_vm_type(vm->kvm_fd);
+	if (type < 0)
+		return type;
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, type);
 	if (vm->vm_fd < 0) {
 		pr_err("KVM_CREATE_VM: %s", strerror(errno));
 		return -errno;
@@ -153,7 +168,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 		if (err)
 			return err;
 	}
-	return 0;
+	return arch_vcpus_created(vm);
 }
 
 int vm_start(struct vm *vm)

@@ -23,6 +23,19 @@
 #define PIC_SLAVE_CASCADE_IRQ 2
 #define IOAPIC_PINS 24
 
+const struct kvm_cap_need arch_kvm_caps[] = {
+	KVM_CAP_NEED(IRQCHIP),
+	KVM_CAP_NEED(PIT2),
+	KVM_CAP_NEED(SET_TSS_ADDR),
+	KVM_CAP_NEED(EXT_CPUID),	/* KVM_GET_SUPPORTED_CPUID */
+	{ 0, NULL },
+};
+
+long arch_vm_type(int kvm_fd)
+{
+	return 0;	/* the only type x86 KVM has */
+}
+
 unsigned arch_max_vcpus(void)
 {
 	/* xAPIC IDs are 8 bits and the IOAPIC takes the ID after the last

@@ -108,3 +108,8 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)
 	return set_cpuid(vm, vcpu) ?: set_msrs(vcpu) ?: set_fpu(vcpu) ?:
 	       set_lapic(vcpu);
 }
+
+int arch_vcpus_created(struct vm *vm)
+{
+	return 0;	/* the in-kernel irqchip needs nothing more */
+}

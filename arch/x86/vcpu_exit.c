@@ -1,6 +1,7 @@
-/* One clear line when a vCPU cannot go on: why, where (RIP), and the
- * instruction bytes there, which is what one needs to see an emulation
- * failure ("lock cmpxchg16b", "xrstor", ...). */
+/* The exits the generic vCPU loop leaves to x86: there are none it
+ * handles, so each is a failure, said in one clear line: why, where
+ * (RIP), and the instruction bytes there, which is what one needs to see
+ * an emulation failure ("lock cmpxchg16b", "xrstor", ...). */
 #include <errno.h>
 #include <linux/kvm.h>
 #include <stdio.h>
@@ -72,6 +73,12 @@ static const char *reason_of(const struct kvm_run *run, char *buf, size_t len)
 			 run->exit_reason);
 		return buf;
 	}
+}
+
+bool arch_vcpu_exit(struct vcpu *vcpu)
+{
+	/* PIO, MMIO and system events are all x86 guests cause. */
+	return false;
 }
 
 void arch_vcpu_report_failure(struct vcpu *vcpu)
