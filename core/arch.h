@@ -54,6 +54,17 @@ long arch_vm_type(int kvm_fd);
  * number of ranges (at most GUEST_RAM_MAX_REGIONS) or -errno. */
 int arch_ram_layout(uint64_t ram_size, struct ram_range *ranges);
 
+/* The platform's wired interrupt lines (core/irq_lines.h): nr in all, of
+ * which devices are given [first, first + count). */
+struct arch_irq_layout {
+	unsigned nr, first, count;
+};
+extern const struct arch_irq_layout arch_irq_layout;
+
+/* The irq field of KVM_IRQ_LINE for a line (x86: the GSI; arm64: type
+ * and number packed). */
+uint32_t arch_irq_line_kvm(unsigned line);
+
 /* Largest number of vCPUs the platform code can describe to a guest. */
 unsigned arch_max_vcpus(void);
 

@@ -126,7 +126,7 @@ int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd)
 }
 
 int irq_msi_set(struct irq_routing *r, unsigned gsi, uint64_t addr,
-		uint32_t data)
+		uint32_t data, uint32_t devid)
 {
 	struct kvm_irq_routing_entry *e, old;
 	bool added = false;
@@ -144,6 +144,10 @@ int irq_msi_set(struct irq_routing *r, unsigned gsi, uint64_t addr,
 		e->u.msi.address_lo = (uint32_t)addr;
 		e->u.msi.address_hi = addr >> 32;
 		e->u.msi.data = data;
+		if (r->msi_devid) {
+			e->flags = KVM_MSI_VALID_DEVID;
+			e->u.msi.devid = devid;
+		}
 		err = commit_locked(r);
 	}
 	/* Every commit sends the whole table: an entry KVM refused would

@@ -7,6 +7,7 @@
 
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct irq_routing {
@@ -15,6 +16,9 @@ struct irq_routing {
 	struct kvm_irq_routing *table;
 	unsigned cap;
 	unsigned next_gsi;	/* first GSI not yet handed out */
+	/* MSIs name their requester (KVM_MSI_VALID_DEVID): set by an arch
+	 * whose interrupt controller needs it (arm64's GICv3 ITS). */
+	bool msi_devid;
 };
 
 int irq_routing_init(struct irq_routing *r, int vm_fd);
@@ -31,8 +35,9 @@ int irq_routing_commit(struct irq_routing *r);
  * set. Closing the eventfd is all a device does at teardown: KVM drops
  * the irqfd with the VM. */
 int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd);
-/* Points the GSI at an MSI address/data pair and commits the table. */
+/* Points the GSI at an MSI address/data pair from requester devid (a PCI
+ * requester ID: bus << 8 | slot << 3 | function) and commits the table. */
 int irq_msi_set(struct irq_routing *r, unsigned gsi, uint64_t addr,
-		uint32_t data);
+		uint32_t data, uint32_t devid);
 
 #endif

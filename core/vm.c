@@ -95,6 +95,17 @@ static int kvm_check(struct vm *vm)
 	return 0;
 }
 
+static int kvm_irq_line(void *opaque, unsigned line, bool level)
+{
+	struct vm *vm = opaque;
+	struct kvm_irq_level irq = {
+		.irq = arch_irq_line_kvm(line),
+		.level = level,
+	};
+
+	return ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq) < 0 ? -errno : 0;
+}
+
 static int vm_map_ram(struct vm *vm)
 {
 	struct ram_range ranges[GUEST_RAM_MAX_REGIONS];
@@ -142,6 +153,11 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 		return -errno;
 	}
 	irq_routing_init(&vm->irq, vm->vm_fd);
+	err = irq_lines_init(&vm->lines, arch_irq_layout.nr,
+			     arch_irq_layout.first, arch_irq_layout.count,
+			     kvm_irq_line, vm);
+	if (err)
+		return err;
 	vm->exit_eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (vm->exit_eventfd < 0)
 		return -errno;
@@ -314,6 +330,7 @@ void vm_destroy(struct vm *vm)
 	io_bus_free(&vm->mmio);
 	pci_bus_free(&vm->pci);
 	irq_routing_free(&vm->irq);
+	irq_lines_free(&vm->lines);
 	guest_ram_unmap(&vm->ram);
 	if (vm->exit_eventfd >= 0)
 		close(vm->exit_eventfd);
@@ -355,13 +372,4 @@ const char *vm_state_name(enum vm_state state)
 	case VM_STOPPING: return "stopping";
 	}
 	return "unknown";
-}
-
-int vm_irq_line(struct vm *vm, unsigned gsi, int level)
-{
-	struct kvm_irq_level irq = { .irq = gsi, .level = level };
-
-	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq) < 0)
-		return -errno;
-	return 0;
 }

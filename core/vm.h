@@ -12,6 +12,7 @@
 #include "core/device.h"
 #include "core/guest_ram.h"
 #include "core/io_bus.h"
+#include "core/irq_lines.h"
 #include "core/irq_routing.h"
 #include "core/pci.h"
 
@@ -57,6 +58,7 @@ struct vm {
 	struct io_bus pio;
 	struct io_bus mmio;
 	struct irq_routing irq;
+	struct irq_lines lines;
 	struct pci_bus pci;
 	struct vm_device *devices;	/* the registry (core/device.h) */
 	struct vcpu *vcpus;
@@ -94,8 +96,5 @@ void vm_destroy(struct vm *vm);
 
 enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state state);
-
-/* Sets the level of a guest interrupt line (GSI). */
-int vm_irq_line(struct vm *vm, unsigned gsi, int level);
 
 #endif

@@ -196,6 +196,16 @@ int virtio_device_watch(struct virtio_device *vdev, int fd, uint32_t events)
 	return 0;
 }
 
+/* With lock held: the driver has seen these ISR bits. */
+static void isr_clear(struct virtio_device *vdev, uint8_t bits)
+{
+	uint8_t was = vdev->isr;
+
+	vdev->isr &= ~bits;
+	if (was && !vdev->isr)
+		vdev->isr_cleared(vdev->transport);
+}
+
 static void reset_locked(struct virtio_device *vdev)
 {
 	unsigned q;
@@ -217,7 +227,7 @@ static void reset_locked(struct virtio_device *vdev)
 	}
 	vdev->driver_features = vdev->features = 0;
 	vdev->status = 0;
-	vdev->isr = 0;
+	isr_clear(vdev, 0xff);
 	vdev->config_vector = VIRTIO_NO_VECTOR;
 }
 
@@ -369,9 +379,16 @@ uint8_t virtio_read_isr(struct virtio_device *vdev)
 
 	pthread_mutex_lock(&vdev->lock);
 	isr = vdev->isr;
-	vdev->isr = 0;
+	isr_clear(vdev, isr);
 	pthread_mutex_unlock(&vdev->lock);
 	return isr;
+}
+
+void virtio_ack_isr(struct virtio_device *vdev, uint8_t bits)
+{
+	pthread_mutex_lock(&vdev->lock);
+	isr_clear(vdev, bits);
+	pthread_mutex_unlock(&vdev->lock);
 }
 
 void virtio_config_access(struct virtio_device *vdev, uint32_t offset,
@@ -487,16 +504,14 @@ void virtio_queue_interrupt(struct virtio_device *vdev, unsigned q)
 	if (!virtq_need_interrupt(&vq->vq))
 		return;
 	vdev->isr |= VIRTIO_ISR_QUEUE;
-	if (vq->vector != VIRTIO_NO_VECTOR)
-		vdev->notify(vdev->transport, vq->vector);
+	vdev->notify(vdev->transport, vq->vector);
 }
 
 void virtio_config_changed(struct virtio_device *vdev)
 {
 	vdev->config_generation++;
 	vdev->isr |= VIRTIO_ISR_CONFIG;
-	if (vdev->config_vector != VIRTIO_NO_VECTOR)
-		vdev->notify(vdev->transport, vdev->config_vector);
+	vdev->notify(vdev->transport, vdev->config_vector);
 }
 
 void virtio_device_error(struct virtio_device *vdev, const char *fmt, ...)

@@ -75,8 +75,12 @@ struct virtio_device {
 	void *opaque;		/* the device's own state */
 	const struct guest_ram *ram;
 
-	/* Set by the transport: raises an interrupt on a vector. */
+	/* Set by the transport, called with lock held: an interrupt is
+	 * due on vector (VIRTIO_NO_VECTOR when the queue or configuration
+	 * has none), with isr already saying why; and isr went back to 0
+	 * (read, acknowledged or reset), which lowers a wired interrupt. */
 	void (*notify)(void *transport, uint16_t vector);
+	void (*isr_cleared)(void *transport);
 	void *transport;
 
 	pthread_mutex_t lock;
@@ -127,6 +131,8 @@ uint16_t virtio_get_config_vector(struct virtio_device *vdev);
 void virtio_set_config_vector(struct virtio_device *vdev, uint16_t vector);
 /* Reads clear the ISR (as on PCI). */
 uint8_t virtio_read_isr(struct virtio_device *vdev);
+/* Clears the ISR bits the driver acknowledges (as on MMIO). */
+void virtio_ack_isr(struct virtio_device *vdev, uint8_t bits);
 void virtio_config_access(struct virtio_device *vdev, uint32_t offset,
 			  uint8_t *data, uint32_t len, bool is_write);
 

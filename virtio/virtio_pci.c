@@ -47,6 +47,27 @@
 #define CAP_LENGTH		12
 #define CAP_PCI_CFG_DATA	16
 
+static bool msix_enabled(struct virtio_pci *vp)
+{
+	return get_le16(vp->pci.cfg + vp->msix_cap + 2) & MSIX_CTRL_ENABLE;
+}
+
+/* With vdev->lock held: INTA follows the ISR while MSI-X is off. */
+static void intx_update(struct virtio_pci *vp)
+{
+	uint16_t cmd = get_le16(vp->pci.cfg + PCI_COMMAND);
+
+	irq_source_set(&vp->vm->lines, &vp->intx,
+		       vp->vdev->isr && !msix_enabled(vp) &&
+		       !(cmd & PCI_COMMAND_INTX_DISABLE));
+}
+
+/* vdev->isr_cleared: called with vdev->lock held. */
+static void intx_isr_cleared(void *opaque)
+{
+	intx_update(opaque);
+}
+
 static bool msix_masked(struct virtio_pci *vp, unsigned i)
 {
 	uint16_t ctrl = get_le16(vp->pci.cfg + vp->msix_cap + 2);
@@ -75,7 +96,8 @@ static void msix_update(struct virtio_pci *vp, unsigned i)
 	if (msix_masked(vp, i))
 		return;
 	if (!v->routed || v->routed_addr != addr || v->routed_data != data) {
-		if (irq_msi_set(&vp->vm->irq, v->gsi, addr, data))
+		if (irq_msi_set(&vp->vm->irq, v->gsi, addr, data,
+				vp->reg.pci_slot << 3))
 			return;
 		v->routed = true;
 		v->routed_addr = addr;
@@ -88,11 +110,15 @@ static void msix_update(struct virtio_pci *vp, unsigned i)
 }
 
 /* vdev->notify: called with vdev->lock held. */
-static void msix_notify(void *opaque, uint16_t vector)
+static void transport_notify(void *opaque, uint16_t vector)
 {
 	struct virtio_pci *vp = opaque;
 	struct msix_vector *v;
 
+	if (!msix_enabled(vp)) {
+		intx_update(vp);
+		return;
+	}
 	if (vector >= vp->nr_vectors)
 		return;
 	v = &vp->vectors[vector];
@@ -277,20 +303,33 @@ static void bar_access(struct virtio_pci *vp, unsigned bar, uint64_t off,
 		memset(data, 0, len);
 }
 
-/* Configuration space side effects: MSI-X enable/mask, and the
+static bool writes_reg(uint32_t reg, uint32_t len, uint32_t at,
+		       uint32_t size)
+{
+	return reg < at + size && reg + len > at;
+}
+
+/* Configuration space side effects: MSI-X enable/mask, INTx (which
+ * MSI-X and the command register switch), and the
  * VIRTIO_PCI_CAP_PCI_CFG window onto the BARs. */
 static void cfg_hook(struct pci_device *dev, uint32_t reg, uint8_t *data,
 		     uint32_t len, bool is_write)
 {
 	struct virtio_pci *vp = dev->opaque;
 	uint32_t window = vp->cfg_cap + CAP_PCI_CFG_DATA;
+	bool msix_ctrl = writes_reg(reg, len, vp->msix_cap + 2, 2);
 	unsigned i;
 
-	if (is_write && reg <= vp->msix_cap + 3u && reg + len > vp->msix_cap + 2u) {
+	if (is_write && msix_ctrl) {
 		pthread_mutex_lock(&vp->msix_lock);
 		for (i = 0; i < vp->nr_vectors; i++)
 			msix_update(vp, i);
 		pthread_mutex_unlock(&vp->msix_lock);
+	}
+	if (is_write && (msix_ctrl || writes_reg(reg, len, PCI_COMMAND, 2))) {
+		pthread_mutex_lock(&vp->vdev->lock);
+		intx_update(vp);
+		pthread_mutex_unlock(&vp->vdev->lock);
 	}
 	if (reg == window) {
 		uint8_t *cap = dev->cfg + vp->cfg_cap;
@@ -403,7 +442,8 @@ int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 		vp->vectors[i].irqfd = -1;
 		put_le32(vp->vectors[i].entry + 12, MSIX_ENTRY_MASKED);
 	}
-	vdev->notify = msix_notify;
+	vdev->notify = transport_notify;
+	vdev->isr_cleared = intx_isr_cleared;
 	vdev->transport = vp;
 
 	pci_device_init(&vp->pci, vdev->name, VIRTIO_PCI_VENDOR,
@@ -411,6 +451,15 @@ int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 			VIRTIO_PCI_VENDOR, VIRTIO_PCI_SUBSYS);
 	vp->pci.cfg_hook = cfg_hook;
 	vp->pci.opaque = vp;
+	err = irq_lines_alloc(&vm->lines, &vp->intx);
+	if (err) {
+		pr_err("%s: no interrupt line for INTx", vdev->name);
+		return err;
+	}
+	/* The line register is for the guest's notes; 0xff: unknown. */
+	vp->pci.cfg[PCI_INTERRUPT_LINE] = vp->intx.line < 0xff ?
+					  vp->intx.line : 0xff;
+	vp->pci.cfg[PCI_INTERRUPT_PIN] = PCI_INTERRUPT_PIN_A;
 	pci_device_set_bar(&vp->pci, BAR_VIRTIO, BAR_VIRTIO_SIZE,
 			   bar_virtio_access, vp);
 	pci_device_set_bar(&vp->pci, BAR_MSIX, BAR_MSIX_SIZE, msix_access, vp);
@@ -432,7 +481,7 @@ int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 		.kind = VM_DEVICE_PCI_FUNCTION,
 		.name = vdev->name,
 		.pci_slot = err,
-		.irq = VM_DEVICE_NO_IRQ,
+		.irq = vp->intx.line,
 		.pause = device_pause,
 		.resume = device_resume,
 		.opaque = vdev,

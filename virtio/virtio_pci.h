@@ -2,8 +2,10 @@
  * ISR, device configuration and notification areas; BAR2 holds the MSI-X
  * table and pending bits. Notifications are KVM ioeventfds on the notify
  * area (an MMIO exit there does the same); each MSI-X vector is a KVM
- * irqfd routed to the MSI the guest programmed. There is no INTx pin and
- * no legacy (0.9.5) interface. */
+ * irqfd routed to the MSI the guest programmed. While MSI-X is off, the
+ * device interrupts on its INTA line, which is high while the ISR is not
+ * empty (reading the ISR clears it), unless the driver disabled INTx in
+ * the command register. There is no legacy (0.9.5) interface. */
 #ifndef THPVM_VIRTIO_PCI_H
 #define THPVM_VIRTIO_PCI_H
 
@@ -12,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/device.h"
+#include "core/irq_lines.h"
 #include "core/pci.h"
 #include "virtio/virtio.h"
 
@@ -32,6 +35,7 @@ struct msix_vector {
 struct virtio_pci {
 	struct pci_device pci;
 	struct vm_device reg;	/* in the VM's device registry */
+	struct irq_source intx;	/* INTA */
 	struct virtio_device *vdev;
 	struct vm *vm;
 	uint32_t device_feature_select;

@@ -7,6 +7,7 @@
 #include "arch/x86/cmos_rtc.h"
 #include "arch/x86/i8042.h"
 #include "arch/x86/pci_ports.h"
+#include "core/irq_lines.h"
 #include "hw/serial8250.h"
 
 struct kvm_cpuid2;
@@ -14,6 +15,7 @@ struct kvm_cpuid2;
 struct arch_vm {
 	struct kvm_cpuid2 *supported_cpuid;
 	struct serial8250 serial;
+	struct irq_source com1_irq;
 	struct cmos_rtc rtc;
 	struct i8042 i8042;
 	struct x86_pci_ports pci_ports;

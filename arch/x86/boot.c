@@ -89,11 +89,27 @@ int x86_boot_write_cmdline(struct x86_boot *b, uint64_t max_len)
 			     len + 1);
 }
 
+/* The INTA line of each PCI function in the device registry. */
+static unsigned pci_irqs(const struct vm *vm, struct mptable_pci_irq *irqs)
+{
+	const struct vm_device *d;
+	unsigned n = 0;
+
+	for (d = vm->devices; d && n < MPTABLE_MAX_PCI_IRQS; d = d->next)
+		if (d->kind == VM_DEVICE_PCI_FUNCTION &&
+		    d->irq != VM_DEVICE_NO_IRQ)
+			irqs[n++] = (struct mptable_pci_irq){ d->pci_slot,
+							      d->irq };
+	return n;
+}
+
 /* Tables every entry gets: e820 (also for the BIOS) and the MP table. */
 static int write_platform_tables(struct x86_boot *b)
 {
 	struct vm *vm = b->vm;
-	size_t len = mptable_size(vm->nr_vcpus);
+	struct mptable_pci_irq irqs[MPTABLE_MAX_PCI_IRQS];
+	unsigned nr_irqs = pci_irqs(vm, irqs);
+	size_t len = mptable_size(vm->nr_vcpus, nr_irqs);
 	uint8_t *mpt = guest_ram_ptr(&vm->ram, X86_MPTABLE_ADDR, len);
 	int nr;
 
@@ -101,7 +117,8 @@ static int write_platform_tables(struct x86_boot *b)
 	if (nr < 0)
 		return nr;
 	b->nr_e820 = nr;
-	if (!mpt || mptable_write(mpt, len, X86_MPTABLE_ADDR, vm->nr_vcpus) < 0)
+	if (!mpt || mptable_write(mpt, len, X86_MPTABLE_ADDR, vm->nr_vcpus,
+				  irqs, nr_irqs) < 0)
 		return -ENOSPC;
 	return x86_bios_setup(vm, b->e820, b->nr_e820);
 }

@@ -1,7 +1,8 @@
 /* MP table writer (MultiProcessor Specification 1.4, chapter 4). The
  * layout mirrors what PC firmware provides: one processor entry per vCPU,
- * one ISA bus, one IOAPIC, ISA IRQs identity-mapped to IOAPIC pins except
- * IRQ 0 (the PIT) on pin 2, and LINT0/LINT1 as ExtINT/NMI. */
+ * an ISA bus and a PCI bus, one IOAPIC, ISA IRQs identity-mapped to
+ * IOAPIC pins except IRQ 0 (the PIT) on pin 2, the PCI functions' INTA
+ * lines, and LINT0/LINT1 as ExtINT/NMI. */
 #include "arch/x86/mptable.h"
 
 #include <errno.h>
@@ -24,13 +25,21 @@
 #define MP_CPU_ENABLED 0x01
 #define MP_CPU_BOOT 0x02
 
+/* Linux looks a PCI function's interrupt up by its PCI bus number as the
+ * MP bus ID: PCI bus 0 is MP bus 0. */
+#define MP_BUS_PCI 0
+#define MP_BUS_ISA 1
+/* Interrupt flags: polarity active high (bits 0-1), level-triggered
+ * (bits 2-3); KVM's IOAPIC takes a raised line as asserted. */
+#define MP_IRQ_LEVEL_HIGH 0x0d
+
 #define MP_ISA_IRQS 16
 #define MP_FLOATING_SIZE 16
 #define MP_HEADER_SIZE 44
 #define MP_PROCESSOR_SIZE 20
 #define MP_SMALL_ENTRY_SIZE 8
-/* bus + IOAPIC + ISA IRQs (minus the cascade IRQ 2) + 2 local ints */
-#define MP_FIXED_ENTRIES (2 + (MP_ISA_IRQS - 1) + 2)
+/* 2 buses + IOAPIC + ISA IRQs (minus the cascade IRQ 2) + 2 local ints */
+#define MP_FIXED_ENTRIES (3 + (MP_ISA_IRQS - 1) + 2)
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -53,11 +62,11 @@ static uint8_t checksum(const uint8_t *p, size_t len)
 	return (uint8_t)-sum;
 }
 
-size_t mptable_size(unsigned nr_cpus)
+size_t mptable_size(unsigned nr_cpus, unsigned nr_pci)
 {
 	return MP_FLOATING_SIZE + MP_HEADER_SIZE +
 	       (size_t)nr_cpus * MP_PROCESSOR_SIZE +
-	       MP_FIXED_ENTRIES * MP_SMALL_ENTRY_SIZE;
+	       (MP_FIXED_ENTRIES + (size_t)nr_pci) * MP_SMALL_ENTRY_SIZE;
 }
 
 static uint8_t *put_small_entry(uint8_t *p, uint8_t b0, uint8_t b1,
@@ -74,15 +83,17 @@ static uint8_t *put_small_entry(uint8_t *p, uint8_t b0, uint8_t b1,
 	return p + MP_SMALL_ENTRY_SIZE;
 }
 
-int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus)
+int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus,
+		  const struct mptable_pci_irq *pci, unsigned nr_pci)
 {
 	uint8_t *mpf = buf, *hdr = buf + MP_FLOATING_SIZE, *p;
 	uint8_t ioapic_id = nr_cpus;	/* after the LAPIC IDs 0..n-1 */
 	unsigned i, entries = 0;
 
-	if (len < mptable_size(nr_cpus) || nr_cpus == 0 || nr_cpus > 254)
+	if (len < mptable_size(nr_cpus, nr_pci) || nr_cpus == 0 ||
+	    nr_cpus > 254 || nr_pci > MPTABLE_MAX_PCI_IRQS)
 		return -ENOSPC;
-	memset(buf, 0, mptable_size(nr_cpus));
+	memset(buf, 0, mptable_size(nr_cpus, nr_pci));
 
 	p = hdr + MP_HEADER_SIZE;
 	for (i = 0; i < nr_cpus; i++, entries++) {
@@ -95,10 +106,14 @@ int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus)
 		p += MP_PROCESSOR_SIZE;
 	}
 	p[0] = MP_ENTRY_BUS;
-	p[1] = 0;
+	p[1] = MP_BUS_PCI;
+	memcpy(p + 2, "PCI   ", 6);
+	p += MP_SMALL_ENTRY_SIZE;
+	p[0] = MP_ENTRY_BUS;
+	p[1] = MP_BUS_ISA;
 	memcpy(p + 2, "ISA   ", 6);
 	p += MP_SMALL_ENTRY_SIZE;
-	entries++;
+	entries += 2;
 	p[0] = MP_ENTRY_IOAPIC;
 	p[1] = ioapic_id;
 	p[2] = 0x11;			/* IOAPIC version */
@@ -109,11 +124,16 @@ int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus)
 	for (i = 0; i < MP_ISA_IRQS; i++) {
 		if (i == 2)		/* the 8259 cascade: no IOAPIC pin */
 			continue;
-		p = put_small_entry(p, MP_ENTRY_IOINT, MP_INT_TYPE_INT, 0, 0,
-				    i, ioapic_id,
+		p = put_small_entry(p, MP_ENTRY_IOINT, MP_INT_TYPE_INT, 0,
+				    MP_BUS_ISA, i, ioapic_id,
 				    i == 0 ? MPTABLE_TIMER_IOAPIC_PIN : i);
 		entries++;
 	}
+	/* A PCI source IRQ is the slot and the pin (INTA = 0). */
+	for (i = 0; i < nr_pci; i++, entries++)
+		p = put_small_entry(p, MP_ENTRY_IOINT, MP_INT_TYPE_INT,
+				    MP_IRQ_LEVEL_HIGH, MP_BUS_PCI,
+				    pci[i].slot << 2, ioapic_id, pci[i].pin);
 	/* Local interrupts of every LAPIC (ID 0xff): LINT0 ExtINT, LINT1 NMI. */
 	p = put_small_entry(p, MP_ENTRY_LOCALINT, MP_INT_TYPE_EXTINT, 0, 0, 0,
 			    0xff, 0);

@@ -22,6 +22,7 @@
 #define POST_PORT 0x80
 #define PIC_SLAVE_CASCADE_IRQ 2
 #define IOAPIC_PINS 24
+#define ISA_IRQS 16
 
 const struct kvm_cap_need arch_kvm_caps[] = {
 	KVM_CAP_NEED(IRQCHIP),
@@ -30,6 +31,19 @@ const struct kvm_cap_need arch_kvm_caps[] = {
 	KVM_CAP_NEED(EXT_CPUID),	/* KVM_GET_SUPPORTED_CPUID */
 	{ 0, NULL },
 };
+
+/* GSIs are IOAPIC pins: the ISA IRQs below 16, then 8 lines for PCI INTx
+ * and other devices. */
+const struct arch_irq_layout arch_irq_layout = {
+	.nr = IOAPIC_PINS,
+	.first = ISA_IRQS,
+	.count = IOAPIC_PINS - ISA_IRQS,
+};
+
+uint32_t arch_irq_line_kvm(unsigned line)
+{
+	return line;	/* the GSI, which routes to the IOAPIC pin */
+}
 
 long arch_vm_type(int kvm_fd)
 {
@@ -51,7 +65,7 @@ static int set_gsi_routing(struct vm *vm)
 	unsigned gsi;
 	int err = 0;
 
-	for (gsi = 0; gsi < 16 && !err; gsi++) {
+	for (gsi = 0; gsi < ISA_IRQS && !err; gsi++) {
 		if (gsi != PIC_SLAVE_CASCADE_IRQ)
 			err = irq_routing_add_irqchip(&vm->irq, gsi,
 				gsi < 8 ? KVM_IRQCHIP_PIC_MASTER :
@@ -77,17 +91,17 @@ static void post_port_access(void *opaque, uint64_t offset, uint8_t *data,
 static void serial_set_irq(void *opaque, int level)
 {
 	struct vm *vm = opaque;
-	int err = vm_irq_line(vm, COM1_IRQ, level);
 
-	if (err)
-		pr_warn_ratelimited("serial interrupt (GSI %d) not delivered: %s",
-				    COM1_IRQ, strerror(-err));
+	irq_source_set(&vm->lines, &vm->arch->com1_irq, level);
 }
 
 static int register_devices(struct vm *vm)
 {
 	struct arch_vm *a = vm->arch;
+	int err = irq_lines_claim(&vm->lines, &a->com1_irq, COM1_IRQ);
 
+	if (err)
+		return err;
 	serial8250_init(&a->serial, STDOUT_FILENO, serial_set_irq, vm);
 	vm->console = (struct vm_console){ &serial8250_console_ops,
 					   &a->serial };

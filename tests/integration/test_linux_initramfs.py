@@ -679,12 +679,13 @@ def test_boot_shell():
     assert p.wait(timeout=120) == 0, harness.read_stderr(p)
 
 
-def test_boot_virtio_io():
+def check_virtio_io(extra_params=""):
     """Linux's virtio-blk and virtio-net drivers doing I/O on thpvm's
     devices (thpvm.run=virtio-io): the whole of a 4 MiB disk read back
     (md5), its first MiB written over its second with O_DIRECT and a
     flush, a read-only disk refusing a write, and pings to the host end
-    of a tap answered."""
+    of a tap answered. Returns the guest's virtio interrupt lines (chip,
+    kind, name)."""
     harness.require_kvm()
     require_capable("/init")
     why = netns.usable()
@@ -701,7 +702,7 @@ def test_boot_virtio_io():
                 f.write(data)
         params = ("console=ttyS0 panic=-1 reboot=k thpvm.run=virtio-io "
                   f"THPVM_GUEST_IP={netns.GUEST_IP} "
-                  f"THPVM_HOST_IP={netns.HOST_IP}")
+                  f"THPVM_HOST_IP={netns.HOST_IP} {extra_params}")
         with netns.NetNS() as ns:
             p = subprocess.run(
                 ns.prefix() + [harness.THPVM] +
@@ -724,6 +725,25 @@ def test_boot_virtio_io():
             assert f.read() == disk[:mib] + disk[:mib] + disk[2 * mib:]
         with open(ro_path, "rb") as f:
             assert f.read() == ro
+    return re.findall(r"^thpvm-guest: virtio-io irq (\S+) (\S+) (\S+)$",
+                      out, re.M)
+
+
+def test_boot_virtio_io():
+    """virtio-io with MSI-X, as Linux drives it by default."""
+    irqs = check_virtio_io()
+    assert irqs and all(chip.startswith("PCI-MSI") for chip, _, _ in irqs), \
+        irqs
+
+
+def test_boot_virtio_io_intx():
+    """virtio-io with pci=nomsi: Linux's virtio_pci falls back to the
+    INTA line the MP table describes, shared level-triggered IOAPIC pins;
+    the same I/O must work through it."""
+    irqs = check_virtio_io("pci=nomsi")
+    assert len(irqs) == 3, irqs    # two disks, one network device
+    for chip, kind, _ in irqs:
+        assert chip == "IO-APIC" and kind.endswith("-fasteoi"), irqs
 
 
 if __name__ == "__main__":

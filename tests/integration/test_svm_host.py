@@ -92,7 +92,8 @@ def test_linux_initramfs_boots():
     """test_linux_initramfs.py's boots, on a host where they take their
     capable branches: they must pass, not skip."""
     require_runner()
-    tests = ["test_boot_hackbench", "test_boot_shell", "test_boot_virtio_io"]
+    tests = ["test_boot_hackbench", "test_boot_shell", "test_boot_virtio_io",
+             "test_boot_virtio_io_intx"]
     r = svm_host(sys.executable, "tests/integration/test_linux_initramfs.py",
                  *tests)
     assert r.returncode == 0, r

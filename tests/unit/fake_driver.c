@@ -10,12 +10,14 @@
 struct guest_ram ram;
 static uint16_t avail_idx[VIRTIO_MAX_QUEUES];
 static unsigned irqs[CONFIG_VECTOR + 1];
+static unsigned isr_clears;
 
 bool fake_driver_map_ram(void)
 {
 	const struct ram_range r[] = { { 0, RAM_SIZE } };
 
 	memset(irqs, 0, sizeof(irqs));
+	isr_clears = 0;
 	return guest_ram_map(&ram, r, 1, RAM_BACKING_NO_THP, NULL) == 0;
 }
 
@@ -28,6 +30,16 @@ void count_irq(void *transport, uint16_t vector)
 {
 	if (vector <= CONFIG_VECTOR)
 		__atomic_add_fetch(&irqs[vector], 1, __ATOMIC_SEQ_CST);
+}
+
+void count_isr_cleared(void *transport)
+{
+	__atomic_add_fetch(&isr_clears, 1, __ATOMIC_SEQ_CST);
+}
+
+unsigned isr_clear_count(void)
+{
+	return __atomic_load_n(&isr_clears, __ATOMIC_SEQ_CST);
 }
 
 unsigned irq_count(unsigned vector)

@@ -27,9 +27,12 @@ extern struct guest_ram ram;
 bool fake_driver_map_ram(void);
 uint8_t *gpa(uint64_t a);
 
-/* vdev->notify for the device under test. */
+/* vdev->notify and vdev->isr_cleared for the device under test. */
 void count_irq(void *transport, uint16_t vector);
+void count_isr_cleared(void *transport);
 unsigned irq_count(unsigned vector);
+/* How often the ISR went back to 0. */
+unsigned isr_clear_count(void);
 
 /* Status, features (FEATURES_OK must stick), nr_queues queues of QSIZE
  * with their rings cleared, DRIVER_OK. */

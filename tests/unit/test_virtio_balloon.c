@@ -129,6 +129,7 @@ static bool setup_with(const struct balloon_config *opts, uint64_t features)
 		return false;
 	}
 	bln.vdev.notify = count_irq;
+	bln.vdev.isr_cleared = count_isr_cleared;
 	CHECK_EQ(virtio_device_start(&bln.vdev), 0);
 	balloon_driver_start(features);
 	return true;
@@ -210,6 +211,12 @@ static void test_features_and_config(void)
 	irq = irq_count(CONFIG_VECTOR);
 	CHECK_EQ(virtio_balloon_set_target(&bln, 6 * MiB + 100), 0);
 	CHECK_EQ(irq_count(CONFIG_VECTOR), irq + 1);
+	/* A wired interrupt is lowered once the ISR reads back empty (PCI)
+	 * or the driver acknowledges its bits (MMIO). */
+	CHECK_EQ(virtio_read_isr(&bln.vdev), VIRTIO_ISR_CONFIG);
+	CHECK_EQ(isr_clear_count(), 1);
+	CHECK_EQ(virtio_read_isr(&bln.vdev), 0);
+	CHECK_EQ(isr_clear_count(), 1);
 	CHECK_EQ(config_read32(0), 6 * MiB / PAGE);
 	CHECK_EQ(virtio_balloon_set_target(&bln, RAM_SIZE + PAGE), -ERANGE);
 	CHECK_EQ(info().target, 6 * MiB);
@@ -220,6 +227,11 @@ static void test_features_and_config(void)
 	CHECK_EQ(info().actual, 300 * PAGE);
 	virtio_config_access(&bln.vdev, 0, (uint8_t *)&c, sizeof(c), false);
 	CHECK_EQ(get_le32(&c.actual), 300);
+	CHECK_EQ(virtio_balloon_set_target(&bln, 7 * MiB), 0);
+	virtio_ack_isr(&bln.vdev, VIRTIO_ISR_QUEUE);
+	CHECK_EQ(isr_clear_count(), 1);
+	virtio_ack_isr(&bln.vdev, VIRTIO_ISR_CONFIG);
+	CHECK_EQ(isr_clear_count(), 2);
 	teardown();
 
 	/* Options turn features off. */

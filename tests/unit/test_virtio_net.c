@@ -98,6 +98,7 @@ static bool setup_on(int tap_fd, uint64_t features)
 		return false;
 	}
 	net.vdev.notify = count_irq;
+	net.vdev.isr_cleared = count_isr_cleared;
 	CHECK_EQ(virtio_device_start(&net.vdev), 0);
 	net_driver_start(features);
 	return true;
