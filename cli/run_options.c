@@ -109,7 +109,7 @@ static int parse_ram(const char *arg, uint64_t *out)
 		       arg, VM_MIN_RAM >> 20, MAX_RAM >> 30);
 		return -ERANGE;
 	}
-	*out = ALIGN_UP(size, GUEST_RAM_ALIGN);
+	*out = ALIGN_UP(size, guest_ram_align());
 	return 0;
 }
 

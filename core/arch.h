@@ -50,9 +50,11 @@ extern const struct kvm_cap_need arch_kvm_caps[];
 long arch_vm_type(int kvm_fd);
 
 /* Guest-physical RAM ranges for ram_size bytes of RAM, each aligned to
- * GUEST_RAM_ALIGN (holes for MMIO are the arch's to place). Returns the
- * number of ranges (at most GUEST_RAM_MAX_REGIONS) or -errno. */
-int arch_ram_layout(uint64_t ram_size, struct ram_range *ranges);
+ * align, the host's huge page (holes for MMIO are the arch's to place).
+ * Returns the number of ranges (at most GUEST_RAM_MAX_REGIONS) or
+ * -errno. */
+int arch_ram_layout(uint64_t ram_size, uint64_t align,
+		    struct ram_range *ranges);
 
 /* The platform's wired interrupt lines (core/irq_lines.h): nr in all, of
  * which devices are given [first, first + count). */

@@ -2,13 +2,8 @@
 #include "core/balloon_release.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/pidfd.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "lib/util.h"
 
@@ -44,107 +39,17 @@ static void batch_report(struct balloon_release *br, const char *what,
 			(unsigned long long)be->first_pfn, be->first);
 }
 
-/* Host address of an extent: it lies inside one region. */
-static void *extent_host(const struct guest_ram *ram,
-			 const struct balloon_extent *e)
-{
-	const struct ram_region *r = guest_ram_region(ram, e->gpa);
-
-	return r->host + (e->gpa - r->gpa);
-}
-
-/* A shared hugetlbfs mapping keeps its pages in the file: only punching
- * the file gives them back. */
-static unsigned release_hugetlbfs(const struct guest_ram *ram,
-				  const struct balloon_extent *ext,
-				  unsigned nr, uint64_t *calls)
-{
-	unsigned i;
-
-	for (i = 0; i < nr; i++) {
-		const struct ram_region *r = guest_ram_region(ram, ext[i].gpa);
-
-		(*calls)++;
-		if (fallocate(ram->hugetlb_fd,
-			      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			      r->file_offset + (ext[i].gpa - r->gpa),
-			      ext[i].len) < 0)
-			break;
-	}
-	return i;
-}
-
-static unsigned release_each(const struct guest_ram *ram,
-			     const struct balloon_extent *ext, unsigned nr,
-			     uint64_t *calls)
-{
-	unsigned i;
-
-	for (i = 0; i < nr; i++) {
-		(*calls)++;
-		if (madvise(extent_host(ram, &ext[i]), ext[i].len,
-			    MADV_DONTNEED) < 0)
-			break;
-	}
-	return i;
-}
-
-/* One call for the whole batch. A short count means the kernel stopped
- * in an extent: from that one on they go one by one, which says why. */
-static unsigned release_batched(struct balloon_release *br,
-				const struct balloon_extent *ext, unsigned nr,
-				uint64_t *calls)
-{
-	ssize_t done;
-	unsigned i;
-
-	for (i = 0; i < nr; i++)
-		br->iov[i] = (struct iovec){ extent_host(br->ram, &ext[i]),
-					     ext[i].len };
-	(*calls)++;
-	done = process_madvise(br->pidfd, br->iov, nr, MADV_DONTNEED, 0);
-	if (done < 0)
-		return 0;
-	for (i = 0; i < nr && (uint64_t)done >= ext[i].len; i++)
-		done -= ext[i].len;
-	return i + release_each(br->ram, ext + i, nr - i, calls);
-}
-
 static unsigned default_release(void *opaque, const struct guest_ram *ram,
-				const struct balloon_extent *ext, unsigned nr,
+				const struct ram_range *ext, unsigned nr,
 				uint64_t *calls)
 {
-	struct balloon_release *br = opaque;
-
-	if (ram->hugetlb_fd >= 0)
-		return release_hugetlbfs(ram, ext, nr, calls);
-	if (br->pidfd >= 0)
-		return release_batched(br, ext, nr, calls);
-	return release_each(ram, ext, nr, calls);
+	return guest_ram_discard(ram, ext, nr, calls);
 }
 
-/* This process's pidfd if process_madvise() takes MADV_DONTNEED for it
- * (Linux 6.13 and later; before, only advice for other processes that
- * drops nothing), tried on a page of its own; otherwise -1. */
-static int open_self_pidfd(void)
+static uint64_t bitmap_words(const struct guest_ram *ram)
 {
-	int pidfd = pidfd_open(getpid(), 0);
-	void *page;
-	bool ok;
-
-	if (pidfd < 0)
-		return -1;
-	page = mmap(NULL, BALLOON_PAGE_SIZE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ok = page != MAP_FAILED &&
-	     process_madvise(pidfd, &(struct iovec){ page, BALLOON_PAGE_SIZE },
-			     1, MADV_DONTNEED, 0) == BALLOON_PAGE_SIZE;
-	if (page != MAP_FAILED)
-		munmap(page, BALLOON_PAGE_SIZE);
-	if (ok)
-		return pidfd;
-	close(pidfd);
-	return -1;
+	return ((ram->total >> BALLOON_PAGE_SHIFT) + BITS_PER_WORD - 1) /
+	       BITS_PER_WORD;
 }
 
 int balloon_release_init(struct balloon_release *br, const char *name,
@@ -152,70 +57,43 @@ int balloon_release_init(struct balloon_release *br, const char *name,
 			 enum balloon_policy policy, balloon_release_fn release,
 			 void *opaque)
 {
-	unsigned i;
+	uint64_t host_page = MAX(ram->page_size, BALLOON_PAGE_SIZE);
 
 	memset(br, 0, sizeof(*br));
-	br->pidfd = -1;
 	br->name = name;
 	br->ram = ram;
-	br->policy = policy;
-	br->block_size = BALLOON_BLOCK_SIZE;
-	if (ram->backing == RAM_BACKING_HUGETLBFS) {
-		br->policy = BALLOON_PRESERVE;
-		br->block_size = ram->hugetlb_page_size;
-	}
+	br->policy = host_page == ram->huge_page_size ? BALLOON_PRESERVE :
+							 policy;
+	br->block_size = ram->huge_page_size;
 	br->pages_per_block = br->block_size >> BALLOON_PAGE_SHIFT;
+	br->pages_per_host_page = host_page >> BALLOON_PAGE_SHIFT;
 	br->release = release ?: default_release;
-	br->opaque = release ? opaque : br;
-	if (!release && ram->hugetlb_fd < 0)
-		br->pidfd = open_self_pidfd();
-	for (i = 0; i < ram->nr_regions; i++) {
-		uint64_t pages = ram->regions[i].size >> BALLOON_PAGE_SHIFT;
-		struct balloon_region_track *t = &br->track[i];
-
-		t->bitmap = calloc((pages + BITS_PER_WORD - 1) / BITS_PER_WORD,
-				   sizeof(*t->bitmap));
-		t->block_pages = calloc(ram->regions[i].size / br->block_size,
-					sizeof(*t->block_pages));
-		if (!t->bitmap || !t->block_pages) {
-			balloon_release_destroy(br);
-			return -ENOMEM;
-		}
+	br->opaque = opaque;
+	br->bitmap = calloc(bitmap_words(ram), sizeof(*br->bitmap));
+	br->block_pages = calloc(ram->total / br->block_size,
+				 sizeof(*br->block_pages));
+	if (!br->bitmap || !br->block_pages) {
+		balloon_release_destroy(br);
+		return -ENOMEM;
 	}
 	return 0;
 }
 
 void balloon_release_destroy(struct balloon_release *br)
 {
-	unsigned i;
-
-	/* A zeroed br (ram NULL) owns no pidfd: fd 0 is not its. */
-	if (br->ram && br->pidfd >= 0)
-		close(br->pidfd);
-	for (i = 0; i < GUEST_RAM_MAX_REGIONS; i++) {
-		free(br->track[i].bitmap);
-		free(br->track[i].block_pages);
-	}
+	free(br->bitmap);
+	free(br->block_pages);
 	/* What reset looks at: a device torn down half made is safe. */
 	memset(br, 0, sizeof(*br));
 }
 
 void balloon_release_reset(struct balloon_release *br)
 {
-	unsigned i;
-
 	if (!br->ram)
 		return;
-	for (i = 0; i < br->ram->nr_regions; i++) {
-		uint64_t size = br->ram->regions[i].size;
-		uint64_t pages = size >> BALLOON_PAGE_SHIFT;
-
-		memset(br->track[i].bitmap, 0,
-		       (pages + BITS_PER_WORD - 1) / BITS_PER_WORD *
-			       sizeof(uint64_t));
-		memset(br->track[i].block_pages, 0,
-		       size / br->block_size * sizeof(uint32_t));
-	}
+	memset(br->bitmap, 0, bitmap_words(br->ram) * sizeof(*br->bitmap));
+	memset(br->block_pages, 0,
+	       br->ram->total / br->block_size * sizeof(*br->block_pages));
 	br->stats.ballooned_pages = 0;
 	br->stats.held_pages = 0;
 	br->stats.partial_blocks = 0;
@@ -224,14 +102,6 @@ void balloon_release_reset(struct balloon_release *br)
 const char *balloon_policy_name(enum balloon_policy policy)
 {
 	return policy == BALLOON_EAGER ? "eager" : "preserve";
-}
-
-/* The index of the region holding gpa (for its tracking), or -1. */
-static int region_of(const struct guest_ram *ram, uint64_t gpa)
-{
-	const struct ram_region *r = guest_ram_region(ram, gpa);
-
-	return r ? (int)(r - ram->regions) : -1;
 }
 
 static int range_cmp(const void *a, const void *b)
@@ -269,7 +139,7 @@ static unsigned batch_prepare(struct balloon_release *br,
 
 static void flush(struct balloon_release *br)
 {
-	const struct balloon_extent *failed;
+	const struct ram_range *failed;
 	unsigned i, done;
 	int err;
 
@@ -279,14 +149,14 @@ static void flush(struct balloon_release *br)
 			   &br->stats.release_calls);
 	err = errno;
 	for (i = 0; i < done; i++)
-		br->stats.released_bytes += br->pending[i].len;
+		br->stats.released_bytes += br->pending[i].size;
 	if (done < br->nr_pending) {
 		failed = &br->pending[done];
 		br->stats.release_errors++;
 		if (log_ratelimit_ok(&br->rl))
 			pr_warn("%s: cannot release %llu KiB at 0x%llx (and "
 				"%u runs after it): %s", br->name,
-				(unsigned long long)(failed->len >> 10),
+				(unsigned long long)(failed->size >> 10),
 				(unsigned long long)failed->gpa,
 				br->nr_pending - done - 1, strerror(err));
 	}
@@ -294,24 +164,25 @@ static void flush(struct balloon_release *br)
 }
 
 /* Adds a range to the release being built: it extends the last run when
- * it touches or overlaps it in the same region, else starts a new one
- * (sending the batch first when it is full). */
+ * it touches or overlaps it and the two stay inside one region (one host
+ * mapping), else starts a new one (sending the batch first when it is
+ * full). */
 static void release_add(struct balloon_release *br, uint64_t gpa,
-			uint64_t len)
+			uint64_t size)
 {
 	if (br->nr_pending) {
-		struct balloon_extent *last = &br->pending[br->nr_pending - 1];
-		uint64_t end = last->gpa + last->len;
+		struct ram_range *last = &br->pending[br->nr_pending - 1];
+		uint64_t end = MAX(last->gpa + last->size, gpa + size);
 
-		if (gpa >= last->gpa && gpa <= end &&
-		    region_of(br->ram, gpa) == region_of(br->ram, last->gpa)) {
-			last->len = MAX(end, gpa + len) - last->gpa;
+		if (gpa >= last->gpa && gpa <= last->gpa + last->size &&
+		    guest_ram_contig(br->ram, last->gpa) >= end - last->gpa) {
+			last->size = end - last->gpa;
 			return;
 		}
 	}
-	if (br->nr_pending == BALLOON_RELEASE_BATCH)
+	if (br->nr_pending == GUEST_RAM_DISCARD_BATCH)
 		flush(br);
-	br->pending[br->nr_pending++] = (struct balloon_extent){ gpa, len };
+	br->pending[br->nr_pending++] = (struct ram_range){ gpa, size };
 }
 
 /* Partial-block accounting when a block goes from old to new pages. */
@@ -327,17 +198,50 @@ static void block_changed(struct balloon_release *br, uint64_t old,
 	br->stats.held_pages += (is ? new : 0) - (was ? old : 0);
 }
 
-/* Sets (inflate) or clears one page's bit; false if it already was so. */
-static bool page_flip(struct balloon_region_track *t, uint64_t page,
-		      bool set)
+static bool page_ballooned(const struct balloon_release *br, uint64_t page)
 {
-	uint64_t mask = 1ULL << (page % BITS_PER_WORD);
-	uint64_t *w = &t->bitmap[page / BITS_PER_WORD];
+	return br->bitmap[page / BITS_PER_WORD] >> (page % BITS_PER_WORD) & 1;
+}
 
-	if (!!(*w & mask) == set)
+/* Sets (inflate) or clears one page's bit; false if it already was so. */
+static bool page_flip(struct balloon_release *br, uint64_t page, bool set)
+{
+	if (page_ballooned(br, page) == set)
 		return false;
-	*w ^= mask;
+	br->bitmap[page / BITS_PER_WORD] ^= 1ULL << (page % BITS_PER_WORD);
 	return true;
+}
+
+/* Whether every balloon page of the host page holding page (a RAM page
+ * index) is ballooned. */
+static bool host_page_ballooned(const struct balloon_release *br,
+				uint64_t page)
+{
+	uint64_t first = ALIGN_DOWN(page, br->pages_per_host_page), p;
+
+	for (p = first; p < first + br->pages_per_host_page; p++)
+		if (!page_ballooned(br, p))
+			return false;
+	return true;
+}
+
+/* What a page newly ballooned lets go: under EAGER its host page once
+ * whole, under PRESERVE its block once whole. page_gpa and page (its RAM
+ * index) name the same page; a host page and a block start at the same
+ * multiple in both numberings, as regions do. */
+static void release_after_inflate(struct balloon_release *br,
+				  uint64_t page_gpa, uint64_t page,
+				  uint32_t block_pages)
+{
+	uint64_t unit = br->policy == BALLOON_EAGER ? br->pages_per_host_page :
+						      br->pages_per_block;
+	uint64_t first = ALIGN_DOWN(page, unit);
+
+	if (br->policy == BALLOON_EAGER ? !host_page_ballooned(br, page) :
+					  block_pages < br->pages_per_block)
+		return;
+	release_add(br, page_gpa - ((page - first) << BALLOON_PAGE_SHIFT),
+		    unit << BALLOON_PAGE_SHIFT);
 }
 
 static uint64_t update(struct balloon_release *br, struct balloon_range *ranges,
@@ -350,18 +254,17 @@ static uint64_t update(struct balloon_release *br, struct balloon_range *ranges,
 	nr = batch_prepare(br, ranges, nr, &be);
 	for (i = 0; i < nr; i++) {
 		uint64_t gpa = ranges[i].pfn << BALLOON_PAGE_SHIFT;
-		int ri = region_of(br->ram, gpa);
-		const struct ram_region *r = &br->ram->regions[ri];
-		struct balloon_region_track *t = &br->track[ri];
-		uint64_t first = (gpa - r->gpa) >> BALLOON_PAGE_SHIFT;
-		uint64_t p, refused = 0;
+		uint64_t first = guest_ram_offset(br->ram, gpa) >>
+				 BALLOON_PAGE_SHIFT;
+		uint64_t k, refused = 0;
 
-		for (p = first; p < first + ranges[i].nr_pages; p++) {
-			uint64_t b = p / br->pages_per_block;
-			uint32_t old = t->block_pages[b];
-			uint64_t page_gpa = r->gpa + (p << BALLOON_PAGE_SHIFT);
+		for (k = 0; k < ranges[i].nr_pages; k++) {
+			uint64_t p = first + k;
+			uint32_t *count = &br->block_pages[p / br->pages_per_block];
+			uint32_t old = *count;
+			uint64_t page_gpa = gpa + (k << BALLOON_PAGE_SHIFT);
 
-			if (!page_flip(t, p, inflate)) {
+			if (!page_flip(br, p, inflate)) {
 				/* One count per element, as for the
 				 * elements refused whole. */
 				if (!refused++)
@@ -373,15 +276,10 @@ static uint64_t update(struct balloon_release *br, struct balloon_range *ranges,
 				continue;
 			}
 			changed++;
-			t->block_pages[b] = inflate ? old + 1 : old - 1;
-			block_changed(br, old, t->block_pages[b]);
-			if (!inflate)
-				continue;
-			if (br->policy == BALLOON_EAGER)
-				release_add(br, page_gpa, BALLOON_PAGE_SIZE);
-			else if (t->block_pages[b] == br->pages_per_block)
-				release_add(br, r->gpa + b * br->block_size,
-					    br->block_size);
+			*count = inflate ? old + 1 : old - 1;
+			block_changed(br, old, *count);
+			if (inflate)
+				release_after_inflate(br, page_gpa, p, *count);
 		}
 	}
 	flush(br);
@@ -400,8 +298,8 @@ uint64_t balloon_inflate(struct balloon_release *br,
 }
 
 /* Under both policies a deflated page needs nothing from the host: it
- * was released (EAGER, or its block was complete) and faults in fresh
- * memory when the guest touches it, or it was never released. */
+ * was released (with its host page or block) and faults in fresh memory
+ * when the guest touches it, or it was never released. */
 uint64_t balloon_deflate(struct balloon_release *br,
 			 struct balloon_range *ranges, unsigned nr)
 {
@@ -413,23 +311,22 @@ uint64_t balloon_report(struct balloon_release *br,
 {
 	struct batch_errors be = { 0 };
 	uint64_t before = br->stats.released_bytes;
+	/* Only whole host pages can go; under PRESERVE, only whole blocks
+	 * (a report must not split a huge page either). */
+	uint64_t unit = (br->policy == BALLOON_PRESERVE ? br->pages_per_block :
+				br->pages_per_host_page) << BALLOON_PAGE_SHIFT;
 	unsigned i;
 
 	nr = batch_prepare(br, ranges, nr, &be);
 	for (i = 0; i < nr; i++) {
 		uint64_t gpa = ranges[i].pfn << BALLOON_PAGE_SHIFT;
-		uint64_t end = gpa + (ranges[i].nr_pages << BALLOON_PAGE_SHIFT);
-		const struct ram_region *r =
-			&br->ram->regions[region_of(br->ram, gpa)];
+		uint64_t off = guest_ram_offset(br->ram, gpa);
+		uint64_t end = off + (ranges[i].nr_pages << BALLOON_PAGE_SHIFT);
+		uint64_t start = ALIGN_UP(off, unit);
 
-		/* Under PRESERVE, only the whole blocks inside: a report
-		 * must not split a huge page either. */
-		if (br->policy == BALLOON_PRESERVE) {
-			gpa = r->gpa + ALIGN_UP(gpa - r->gpa, br->block_size);
-			end = r->gpa + ALIGN_DOWN(end - r->gpa, br->block_size);
-		}
-		if (gpa < end)
-			release_add(br, gpa, end - gpa);
+		end = ALIGN_DOWN(end, unit);
+		if (start < end)
+			release_add(br, gpa + (start - off), end - start);
 	}
 	flush(br);
 	batch_report(br, "report", &be);

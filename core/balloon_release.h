@@ -8,21 +8,22 @@
  * against guest RAM, and what is invalid (outside RAM, empty, wrapping,
  * already ballooned, deflated without being inflated) is ignored with one
  * rate-limited line per batch. Each batch is sorted and merged into runs,
- * and the runs are released together: one process_madvise() call for up
- * to BALLOON_RELEASE_BATCH of them where the host kernel takes
- * MADV_DONTNEED through it (Linux 6.13 and later), one madvise() per run
- * elsewhere. Nothing is left pending between batches: a page the guest
- * deflates next is never released after it took the page back.
+ * and the runs are released together through guest_ram_discard(), up to
+ * GUEST_RAM_DISCARD_BATCH of them per call. Nothing is left pending
+ * between batches: a page the guest deflates next is never released
+ * after it took the page back.
  *
+ * The host gives back whole host pages only (guest RAM's page_size: 4 KiB
+ * on x86, up to 64 KiB on arm64), and its huge pages are huge_page_size.
  * Policies:
- * - EAGER releases every ballooned page at once, splitting a host huge
- *   page when the run does not cover it (as QEMU and kvmtool do).
- * - PRESERVE tracks ballooned pages per block (2 MiB, a host huge page)
- *   and releases a block only once all its pages are ballooned; pages of
+ * - EAGER releases every host page as soon as all its 4 KiB balloon pages
+ *   are ballooned, splitting a host huge page when the run does not cover
+ *   it (as QEMU and kvmtool do).
+ * - PRESERVE tracks ballooned pages per block (a host huge page) and
+ *   releases a block only once all its pages are ballooned; pages of
  *   incomplete ("partial") blocks stay backed and are counted.
- * On hugetlbfs-backed RAM only whole huge pages can be released
- * (fallocate punch-hole), so the block is the hugetlbfs page size and the
- * policy is always PRESERVE.
+ * On hugetlbfs-backed RAM a host page is a huge page, so the two are the
+ * same and the policy is always PRESERVE.
  *
  * Not thread-safe: the caller serialises (the balloon holds vdev->lock). */
 #ifndef THPVM_BALLOON_RELEASE_H
@@ -30,42 +31,29 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/uio.h>
 
 #include "core/guest_ram.h"
 #include "lib/log.h"
 
+/* The balloon's page: virtio's, whatever the host's. */
 #define BALLOON_PAGE_SHIFT 12
 #define BALLOON_PAGE_SIZE (1ULL << BALLOON_PAGE_SHIFT)
-#define BALLOON_BLOCK_SIZE (2ULL << 20)
 
 enum balloon_policy {
 	BALLOON_EAGER,
 	BALLOON_PRESERVE,
 };
 
-/* Runs released with one call at most: the kernel's limit on the
- * iovecs of one process_madvise() (IOV_MAX). */
-#define BALLOON_RELEASE_BATCH 1024
-
 struct balloon_range {
 	uint64_t pfn;		/* guest-physical, 4 KiB pages */
 	uint64_t nr_pages;
 };
 
-/* Guest-physical bytes to give back: page aligned, inside one region. */
-struct balloon_extent {
-	uint64_t gpa;
-	uint64_t len;
-};
-
-/* Gives nr (<= BALLOON_RELEASE_BATCH) extents back to the host and adds
- * the system calls it made to *calls. The extents are sorted and do not
- * overlap. Returns how many of them, from the first, it released: fewer
- * than nr when it failed, with errno set. */
+/* Gives nr extents back to the host, as guest_ram_discard() does (the
+ * default; tests record instead). */
 typedef unsigned (*balloon_release_fn)(void *opaque,
 				       const struct guest_ram *ram,
-				       const struct balloon_extent *ext,
+				       const struct ram_range *ext,
 				       unsigned nr, uint64_t *calls);
 
 struct balloon_release_stats {
@@ -79,17 +67,16 @@ struct balloon_release_stats {
 					 * in whole or in part */
 };
 
-struct balloon_region_track {
-	uint64_t *bitmap;		/* one bit per ballooned 4 KiB page */
-	uint32_t *block_pages;		/* ballooned pages per block */
-};
-
 struct balloon_release {
 	const struct guest_ram *ram;
 	enum balloon_policy policy;
-	uint64_t block_size;
+	uint64_t block_size;		/* a host huge page */
 	uint64_t pages_per_block;
-	struct balloon_region_track track[GUEST_RAM_MAX_REGIONS];
+	uint64_t pages_per_host_page;	/* the smallest release */
+	/* Indexed by guest_ram_offset(): one bit per ballooned 4 KiB page,
+	 * and the ballooned pages of each block. */
+	uint64_t *bitmap;
+	uint32_t *block_pages;
 	balloon_release_fn release;
 	void *opaque;
 	struct balloon_release_stats stats;
@@ -97,16 +84,12 @@ struct balloon_release {
 	const char *name;		/* for messages */
 	/* The release being built; its last extent grows while runs
 	 * stay contiguous. */
-	struct balloon_extent pending[BALLOON_RELEASE_BATCH];
+	struct ram_range pending[GUEST_RAM_DISCARD_BATCH];
 	unsigned nr_pending;
-	int pidfd;			/* own pidfd for process_madvise,
-					 * or -1: one madvise per run */
-	struct iovec iov[BALLOON_RELEASE_BATCH];	/* its argument */
 };
 
-/* release NULL: MADV_DONTNEED on anonymous RAM, fallocate punch-hole on
- * hugetlbfs. The policy is forced to PRESERVE on hugetlbfs. Returns 0 or
- * -ENOMEM. */
+/* release NULL: guest_ram_discard(). The policy is forced to PRESERVE
+ * where a host page is a huge page (hugetlbfs). Returns 0 or -ENOMEM. */
 int balloon_release_init(struct balloon_release *br, const char *name,
 			 const struct guest_ram *ram,
 			 enum balloon_policy policy, balloon_release_fn release,

@@ -1,6 +1,7 @@
-/* Guest RAM mappings: 2 MiB aligned on the host and in guest-physical
- * space, so that the host can back them with huge pages (THP with
- * MADV_HUGEPAGE, or hugetlbfs). */
+/* Guest RAM mappings: aligned to a huge page on the host and in
+ * guest-physical space, so that the host can back them with huge pages
+ * (THP with MADV_HUGEPAGE, or hugetlbfs); and the give-back of host
+ * memory behind them. */
 #include "core/guest_ram.h"
 
 #include <errno.h>
@@ -11,9 +12,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "lib/host_mem.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -21,18 +25,23 @@
 #define HUGETLBFS_MAGIC 0x958458f6
 #endif
 
-/* An anonymous mapping of size bytes whose start is GUEST_RAM_ALIGN
- * aligned: over-allocate by one alignment unit and trim both ends. */
-static void *map_aligned_anon(uint64_t size)
+uint64_t guest_ram_align(void)
 {
-	uint64_t span = size + GUEST_RAM_ALIGN;
+	return host_thp_size();
+}
+
+/* An anonymous mapping of size bytes whose start is align aligned:
+ * over-allocate by one alignment unit and trim both ends. */
+static void *map_aligned_anon(uint64_t size, uint64_t align)
+{
+	uint64_t span = size + align;
 	uint8_t *raw, *start;
 
 	raw = mmap(NULL, span, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED)
 		return NULL;
-	start = (uint8_t *)ALIGN_UP((uintptr_t)raw, GUEST_RAM_ALIGN);
+	start = (uint8_t *)ALIGN_UP((uintptr_t)raw, align);
 	if (start > raw)
 		munmap(raw, start - raw);
 	if (raw + span > start + size)
@@ -61,7 +70,8 @@ static int hugetlb_open(struct guest_ram *ram, const char *dir,
 		       strerror(errno));
 		return -errno;
 	}
-	ram->hugetlb_page_size = sfs.f_bsize;
+	/* Only whole huge pages can be punched out of the file. */
+	ram->page_size = ram->huge_page_size = sfs.f_bsize;
 	if (ftruncate(fd, total) < 0) {
 		int err = -errno;
 
@@ -83,7 +93,7 @@ static int map_region(struct guest_ram *ram, struct ram_region *r)
 		 * MAP_NORESERVE, so a shortage of huge pages fails here and
 		 * not with SIGBUS while the guest runs. */
 		host = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			    ram->hugetlb_fd, r->file_offset);
+			    ram->hugetlb_fd, r->offset);
 		if (host == MAP_FAILED) {
 			pr_err("cannot map %llu MiB of hugetlbfs memory: %s "
 			       "(are enough huge pages reserved?)",
@@ -95,7 +105,7 @@ static int map_region(struct guest_ram *ram, struct ram_region *r)
 		int advice = ram->backing == RAM_BACKING_THP ?
 				     MADV_HUGEPAGE : MADV_NOHUGEPAGE;
 
-		host = map_aligned_anon(r->size);
+		host = map_aligned_anon(r->size, ram->huge_page_size);
 		if (!host) {
 			pr_err("cannot map %llu MiB of guest RAM: %s",
 			       (unsigned long long)(r->size >> 20),
@@ -122,6 +132,54 @@ static int map_region(struct guest_ram *ram, struct ram_region *r)
 	return 0;
 }
 
+/* This process's pidfd if process_madvise() takes MADV_DONTNEED for it
+ * (Linux 6.13 and later; before, only advice for other processes that
+ * drops nothing), tried on a page of its own; otherwise -1. */
+static int open_self_pidfd(uint64_t page_size)
+{
+	int pidfd = pidfd_open(getpid(), 0);
+	void *page;
+	bool ok;
+
+	if (pidfd < 0)
+		return -1;
+	page = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ok = page != MAP_FAILED &&
+	     process_madvise(pidfd, &(struct iovec){ page, page_size }, 1,
+			     MADV_DONTNEED, 0) == (ssize_t)page_size;
+	if (page != MAP_FAILED)
+		munmap(page, page_size);
+	if (ok)
+		return pidfd;
+	close(pidfd);
+	return -1;
+}
+
+static bool ranges_valid(const struct ram_range *ranges, unsigned nr,
+			 uint64_t align)
+{
+	unsigned i;
+
+	if (nr > GUEST_RAM_MAX_REGIONS)
+		return false;
+	for (i = 0; i < nr; i++) {
+		if (!ranges[i].size || !IS_ALIGNED(ranges[i].gpa, align) ||
+		    !IS_ALIGNED(ranges[i].size, align) ||
+		    ranges[i].size > UINT64_MAX - ranges[i].gpa)
+			return false;
+		if (i && ranges[i].gpa < ranges[i - 1].gpa + ranges[i - 1].size)
+			return false;
+	}
+	return true;
+}
+
+void guest_ram_init(struct guest_ram *ram)
+{
+	memset(ram, 0, sizeof(*ram));
+	ram->hugetlb_fd = ram->pidfd = -1;
+}
+
 int guest_ram_map(struct guest_ram *ram, const struct ram_range *ranges,
 		  unsigned nr, enum ram_backing backing,
 		  const char *hugetlbfs_dir)
@@ -130,38 +188,37 @@ int guest_ram_map(struct guest_ram *ram, const struct ram_range *ranges,
 	unsigned i;
 	int err;
 
-	memset(ram, 0, sizeof(*ram));
-	ram->hugetlb_fd = -1;
+	guest_ram_init(ram);
 	ram->backing = backing;
-	if (nr > GUEST_RAM_MAX_REGIONS)
+	ram->page_size = host_page_size();
+	ram->huge_page_size = guest_ram_align();
+	if (!ranges_valid(ranges, nr, ram->huge_page_size))
 		return -EINVAL;
-	for (i = 0; i < nr; i++) {
-		if (!IS_ALIGNED(ranges[i].gpa, GUEST_RAM_ALIGN) ||
-		    !IS_ALIGNED(ranges[i].size, GUEST_RAM_ALIGN) ||
-		    !ranges[i].size)
-			return -EINVAL;
+	for (i = 0; i < nr; i++)
 		ram->total += ranges[i].size;
-	}
 	if (backing == RAM_BACKING_HUGETLBFS) {
 		err = hugetlb_open(ram, hugetlbfs_dir, ram->total);
 		if (err)
 			return err;
 		for (i = 0; i < nr; i++) {
-			if (!IS_ALIGNED(ranges[i].size, ram->hugetlb_page_size)) {
-				pr_err("guest RAM regions must be multiples of "
-				       "the %llu KiB huge page size",
-				       (unsigned long long)(ram->hugetlb_page_size >> 10));
+			if (!IS_ALIGNED(ranges[i].gpa, ram->huge_page_size) ||
+			    !IS_ALIGNED(ranges[i].size, ram->huge_page_size)) {
+				pr_err("guest RAM regions must start and end on "
+				       "%llu KiB huge pages",
+				       (unsigned long long)(ram->huge_page_size >> 10));
 				guest_ram_unmap(ram);
 				return -EINVAL;
 			}
 		}
+	} else {
+		ram->pidfd = open_self_pidfd(ram->page_size);
 	}
 	for (i = 0; i < nr; i++) {
 		struct ram_region *r = &ram->regions[i];
 
 		r->gpa = ranges[i].gpa;
 		r->size = ranges[i].size;
-		r->file_offset = offset;
+		r->offset = offset;
 		offset += r->size;
 		err = map_region(ram, r);
 		if (err) {
@@ -203,11 +260,13 @@ void guest_ram_unmap(struct guest_ram *ram)
 		munmap(ram->regions[i].host, ram->regions[i].size);
 	if (ram->hugetlb_fd >= 0)
 		close(ram->hugetlb_fd);
+	if (ram->pidfd >= 0)
+		close(ram->pidfd);
 	ram->nr_regions = 0;
-	ram->hugetlb_fd = -1;
+	ram->hugetlb_fd = ram->pidfd = -1;
 }
 
-const struct ram_region *guest_ram_region(const struct guest_ram *ram,
+static const struct ram_region *region_of(const struct guest_ram *ram,
 					  uint64_t gpa)
 {
 	unsigned i;
@@ -222,9 +281,18 @@ const struct ram_region *guest_ram_region(const struct guest_ram *ram,
 	return NULL;
 }
 
+bool guest_ram_range(const struct guest_ram *ram, unsigned i,
+		     struct ram_range *out)
+{
+	if (i >= ram->nr_regions)
+		return false;
+	*out = (struct ram_range){ ram->regions[i].gpa, ram->regions[i].size };
+	return true;
+}
+
 void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len)
 {
-	const struct ram_region *r = guest_ram_region(ram, gpa);
+	const struct ram_region *r = region_of(ram, gpa);
 
 	if (!len)
 		len = 1;
@@ -236,9 +304,95 @@ void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len)
 
 uint64_t guest_ram_contig(const struct guest_ram *ram, uint64_t gpa)
 {
-	const struct ram_region *r = guest_ram_region(ram, gpa);
+	const struct ram_region *r = region_of(ram, gpa);
 
 	return r ? r->size - (gpa - r->gpa) : 0;
+}
+
+uint64_t guest_ram_offset(const struct guest_ram *ram, uint64_t gpa)
+{
+	const struct ram_region *r = region_of(ram, gpa);
+
+	return r ? r->offset + (gpa - r->gpa) : UINT64_MAX;
+}
+
+/* Host address of an extent, which lies inside one region. */
+static void *extent_host(const struct guest_ram *ram,
+			 const struct ram_range *e)
+{
+	const struct ram_region *r = region_of(ram, e->gpa);
+
+	return r->host + (e->gpa - r->gpa);
+}
+
+/* A shared hugetlbfs mapping keeps its pages in the file: only punching
+ * the file gives them back. */
+static unsigned discard_hugetlbfs(const struct guest_ram *ram,
+				  const struct ram_range *ext, unsigned nr,
+				  uint64_t *calls)
+{
+	unsigned i;
+
+	for (i = 0; i < nr; i++) {
+		(*calls)++;
+		if (fallocate(ram->hugetlb_fd,
+			      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      guest_ram_offset(ram, ext[i].gpa),
+			      ext[i].size) < 0)
+			break;
+	}
+	return i;
+}
+
+static unsigned discard_each(const struct guest_ram *ram,
+			     const struct ram_range *ext, unsigned nr,
+			     uint64_t *calls)
+{
+	unsigned i;
+
+	for (i = 0; i < nr; i++) {
+		(*calls)++;
+		if (madvise(extent_host(ram, &ext[i]), ext[i].size,
+			    MADV_DONTNEED) < 0)
+			break;
+	}
+	return i;
+}
+
+/* One call for the whole batch. A short count means the kernel stopped
+ * in an extent: from that one on they go one by one, which says why. */
+static unsigned discard_batched(const struct guest_ram *ram,
+				const struct ram_range *ext, unsigned nr,
+				uint64_t *calls)
+{
+	/* Zeroed: GCC cannot see that the loop fills the nr read. */
+	struct iovec iov[GUEST_RAM_DISCARD_BATCH] = { { 0 } };
+	ssize_t done;
+	unsigned i;
+
+	for (i = 0; i < nr; i++)
+		iov[i] = (struct iovec){ extent_host(ram, &ext[i]),
+					 ext[i].size };
+	(*calls)++;
+	done = process_madvise(ram->pidfd, iov, nr, MADV_DONTNEED, 0);
+	if (done < 0)
+		return 0;
+	for (i = 0; i < nr && (uint64_t)done >= ext[i].size; i++)
+		done -= ext[i].size;
+	return i + discard_each(ram, ext + i, nr - i, calls);
+}
+
+unsigned guest_ram_discard(const struct guest_ram *ram,
+			   const struct ram_range *ext, unsigned nr,
+			   uint64_t *calls)
+{
+	if (!nr)
+		return 0;
+	if (ram->hugetlb_fd >= 0)
+		return discard_hugetlbfs(ram, ext, nr, calls);
+	if (ram->pidfd >= 0)
+		return discard_batched(ram, ext, nr, calls);
+	return discard_each(ram, ext, nr, calls);
 }
 
 /* The region a host mapping (VMA) belongs to; madvise() can split one

@@ -111,7 +111,7 @@ static int vm_map_ram(struct vm *vm)
 	struct ram_range ranges[GUEST_RAM_MAX_REGIONS];
 	int nr, err;
 
-	nr = arch_ram_layout(vm->cfg->ram_size, ranges);
+	nr = arch_ram_layout(vm->cfg->ram_size, guest_ram_align(), ranges);
 	if (nr < 0) {
 		pr_err("cannot lay out %llu MiB of guest RAM",
 		       (unsigned long long)(vm->cfg->ram_size >> 20));
@@ -133,7 +133,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	memset(vm, 0, sizeof(*vm));
 	vm->cfg = cfg;
 	vm->kvm_fd = vm->vm_fd = vm->exit_eventfd = -1;
-	vm->ram.hugetlb_fd = -1;
+	guest_ram_init(&vm->ram);
 	vm->state = VM_CREATED;
 	pthread_mutex_init(&vm->lock, NULL);
 	pthread_cond_init(&vm->state_changed, NULL);

@@ -140,22 +140,6 @@ static void handle_pages(struct virtio_balloon *b, const struct virtq_chain *c,
 	}
 }
 
-/* Host address of a buffer back to guest-physical: the chain holds host
- * pointers that guest_ram_ptr checked, each inside one region. */
-static uint64_t buffer_gpa(const struct guest_ram *ram, const void *p)
-{
-	const uint8_t *host = p;
-	unsigned i;
-
-	for (i = 0; i < ram->nr_regions; i++) {
-		const struct ram_region *r = &ram->regions[i];
-
-		if (host >= r->host && host < r->host + r->size)
-			return r->gpa + (host - r->host);
-	}
-	return UINT64_MAX;
-}
-
 /* Each buffer of a reporting chain is a free range. With page poisoning
  * the guest expects free pages to keep the poison value, and a released
  * page comes back as zeros: a nonzero poison value keeps them. */
@@ -167,12 +151,12 @@ static void handle_report(struct virtio_balloon *b, const struct virtq_chain *c)
 	    get_le32(&b->config.poison_val))
 		return;
 	for (i = 0; i < c->nr_out + c->nr_in; i++) {
-		uint64_t gpa = buffer_gpa(b->vdev.ram, c->iov[i].iov_base);
+		uint64_t gpa = c->gpa[i];
 		uint64_t start = ALIGN_UP(gpa, BALLOON_PAGE_SIZE);
 		uint64_t end = ALIGN_DOWN(gpa + c->iov[i].iov_len,
 					  BALLOON_PAGE_SIZE);
 
-		if (gpa == UINT64_MAX || start >= end)
+		if (start >= end)
 			continue;
 		b->scratch[n].pfn = start >> BALLOON_PAGE_SHIFT;
 		b->scratch[n++].nr_pages = (end - start) >> BALLOON_PAGE_SHIFT;

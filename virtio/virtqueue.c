@@ -82,6 +82,7 @@ static int add_buffer(struct virtq *vq, struct virtq_chain *chain,
 		return broken(vq, "buffer outside guest RAM");
 	chain->iov[n].iov_base = p;
 	chain->iov[n].iov_len = len;
+	chain->gpa[n] = addr;
 	if (writable) {
 		chain->nr_in++;
 		chain->in_bytes += len;

@@ -35,7 +35,8 @@ struct virtq {
 };
 
 /* One descriptor chain: device-readable buffers (out) first in iov, then
- * device-writable ones (in). Zero-length descriptors are skipped. */
+ * device-writable ones (in), each with the guest-physical address it was
+ * given at (gpa[i] for iov[i]). Zero-length descriptors are skipped. */
 struct virtq_chain {
 	uint16_t head;
 	unsigned nr_out;
@@ -43,6 +44,7 @@ struct virtq_chain {
 	uint64_t out_bytes;
 	uint64_t in_bytes;
 	struct iovec iov[VIRTQ_MAX_SIZE];
+	uint64_t gpa[VIRTQ_MAX_SIZE];
 };
 
 /* Checks the three areas (size a power of two up to VIRTQ_MAX_SIZE, each

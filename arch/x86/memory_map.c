@@ -8,9 +8,11 @@
 #include "core/arch.h"
 #include "lib/util.h"
 
-int arch_ram_layout(uint64_t ram_size, struct ram_range *ranges)
+int arch_ram_layout(uint64_t ram_size, uint64_t align,
+		    struct ram_range *ranges)
 {
-	if (!ram_size || !IS_ALIGNED(ram_size, GUEST_RAM_ALIGN))
+	if (!ram_size || !IS_ALIGNED(ram_size, align) ||
+	    !IS_ALIGNED(X86_MMIO_HOLE_START, align))
 		return -EINVAL;
 	ranges[0].gpa = 0;
 	ranges[0].size = MIN(ram_size, X86_MMIO_HOLE_START);
@@ -36,12 +38,13 @@ static int e820_add(struct boot_e820_entry *map, unsigned max, unsigned *nr,
 int x86_e820_build(const struct guest_ram *ram, struct boot_e820_entry *map,
 		   unsigned max)
 {
+	struct ram_range r;
 	unsigned i, nr = 0;
 	int err = 0;
 
-	for (i = 0; i < ram->nr_regions && !err; i++) {
-		uint64_t start = ram->regions[i].gpa;
-		uint64_t end = start + ram->regions[i].size;
+	for (i = 0; guest_ram_range(ram, i, &r) && !err; i++) {
+		uint64_t start = r.gpa;
+		uint64_t end = start + r.size;
 
 		if (start == 0) {
 			/* Conventional memory, EBDA, then the VGA/BIOS hole

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The layering rules of thpvm's tree (docs/architecture.md), checked on
 the sources: each layer's C files include only their own layer's headers
-and those of the layers it may use, and no architecture's own names
-appear outside its folder under arch/.
+and those of the layers it may use, no architecture's own names appear
+outside its folder under arch/, and what a file keeps private (guest
+RAM's region table) is named nowhere else.
 
 Usage: layering.py [--stamp FILE] [ROOT]
 Prints one line per broken rule and exits 1 if there is any; with
@@ -39,6 +40,12 @@ ARCH_NAMES = {
             r'e820\w*', r'mptable\w*', r'mp_table',
             r'i8042\w*', r'cmos\w*', r'x86_\w+', r'BOOT_16', r'ioapic\w*',
             r'pic_master', r'pvh\w*', r'bzimage\w*', r'zero_page'],
+}
+
+# Names only these files (the .c and its header) may use.
+PRIVATE_NAMES = {
+    'core/guest_ram': [r'regions', r'nr_regions', r'ram_region',
+                       r'hugetlb_fd'],
 }
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
@@ -103,6 +110,17 @@ def check_arch_names(rel, text, where):
             yield (f'{rel}:{line}: "{m.group(0)}" belongs to arch/{name}/')
 
 
+def check_private_names(rel, text):
+    code = code_only(text)
+    for owner, words in PRIVATE_NAMES.items():
+        if os.path.splitext(rel)[0] == owner:
+            continue
+        pattern = re.compile(r'\b(' + '|'.join(words) + r')\b')
+        for m in pattern.finditer(code):
+            line = code.count('\n', 0, m.start()) + 1
+            yield f'{rel}:{line}: "{m.group(0)}" is private to {owner}.c'
+
+
 def check(root):
     problems = []
     for rel, full in sources(root):
@@ -114,6 +132,7 @@ def check(root):
         problems += check_includes(rel, text, where)
         if not rel.endswith('.S'):
             problems += check_arch_names(rel, text, where)
+            problems += check_private_names(rel, text)
     return problems
 
 

@@ -66,5 +66,15 @@ def test_arch_name_in_code_found():
                     ) == []
 
 
+def test_private_name_found():
+    found = problems({
+        "core/guest_ram.c": "struct ram_region *r = ram->regions;\n",
+        "core/guest_ram.h": "struct ram_region regions[4];\n",
+        "virtio/balloon.c": "/* no regions here */\n"
+                            "n = ram->nr_regions;\n",
+    })
+    assert len(found) == 1 and "virtio/balloon.c:2" in found[0], found
+
+
 if __name__ == "__main__":
     harness.main(globals())

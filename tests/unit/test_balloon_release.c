@@ -1,7 +1,8 @@
-/* Balloon host release: most cases run on a guest RAM layout built by
- * hand (no mapping) with the release call replaced by a recorder, so
- * they check the exact ranges released; the last ones release a real
- * mapping with madvise and watch its resident size fall. */
+/* Balloon host release: most cases run on guest RAM that is mapped but
+ * never touched, with the release call replaced by a recorder, so they
+ * check the exact ranges released (and the host's page sizes can be set
+ * to another host's); the last ones release a real mapping with madvise
+ * and watch its resident size fall. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 #include "unit.h"
 
 #define PAGE BALLOON_PAGE_SIZE
-#define BLOCK BALLOON_BLOCK_SIZE
+#define BLOCK (2 * MiB)	/* an x86 host's huge page */
 #define PPB (BLOCK / PAGE)
 #define MAX_RUNS 64
 
@@ -29,14 +30,14 @@ static unsigned nr_runs;
 static int fail_with;	/* errno for every call, or 0 */
 
 static unsigned record(void *opaque, const struct guest_ram *ram,
-		       const struct balloon_extent *ext, unsigned nr,
+		       const struct ram_range *ext, unsigned nr,
 		       uint64_t *calls)
 {
 	unsigned i;
 
 	for (i = 0; i < nr; i++, nr_runs++)
 		if (nr_runs < MAX_RUNS)
-			runs[nr_runs] = (struct run){ ext[i].gpa, ext[i].len };
+			runs[nr_runs] = (struct run){ ext[i].gpa, ext[i].size };
 	(*calls)++;
 	errno = fail_with;
 	return fail_with ? 0 : nr;
@@ -45,20 +46,28 @@ static unsigned record(void *opaque, const struct guest_ram *ram,
 static struct guest_ram ram;
 static struct balloon_release br;
 
+/* Maps ranges (never touched, so it costs nothing) as a host with
+ * page_size pages and huge pages of huge bytes would back them. */
+static void map_as(const struct ram_range *ranges, unsigned nr,
+		   uint64_t page_size, uint64_t huge)
+{
+	guest_ram_unmap(&ram);
+	CHECK_EQ(guest_ram_map(&ram, ranges, nr, RAM_BACKING_NO_THP, NULL), 0);
+	ram.page_size = page_size;
+	ram.huge_page_size = huge;
+	nr_runs = 0;
+	fail_with = 0;
+}
+
 /* Region 0: [0, 8 MiB); region 1: [16 MiB, 20 MiB). With adjacent set,
  * region 1 starts right at 8 MiB instead. */
 static void setup_layout(enum balloon_policy policy, bool adjacent)
 {
-	memset(&ram, 0, sizeof(ram));
-	ram.hugetlb_fd = -1;
-	ram.backing = RAM_BACKING_THP;
-	ram.nr_regions = 2;
-	ram.regions[0] = (struct ram_region){ .gpa = 0, .size = 8 * MiB };
-	ram.regions[1] = (struct ram_region){
-		.gpa = adjacent ? 8 * MiB : 16 * MiB, .size = 4 * MiB };
-	ram.total = 12 * MiB;
-	nr_runs = 0;
-	fail_with = 0;
+	const struct ram_range r[] = {
+		{ 0, 8 * MiB }, { adjacent ? 8 * MiB : 16 * MiB, 4 * MiB },
+	};
+
+	map_as(r, 2, PAGE, BLOCK);
 	CHECK_EQ(balloon_release_init(&br, "test", &ram, policy, record, NULL),
 		 0);
 }
@@ -329,14 +338,11 @@ static void test_hugetlbfs(void)
 	struct balloon_range gib[] = { R(0, GiB / PAGE - 1) };
 	struct balloon_range last[] = { R(GiB / PAGE - 1, 1) };
 
-	memset(&ram, 0, sizeof(ram));
-	ram.backing = RAM_BACKING_HUGETLBFS;
-	ram.hugetlb_fd = -1;
-	ram.hugetlb_page_size = 2 * MiB;
-	ram.nr_regions = 1;
-	ram.regions[0] = (struct ram_region){ .gpa = 0, .size = 4 * MiB };
-	nr_runs = 0;
-	fail_with = 0;
+	const struct ram_range small[] = { { 0, 4 * MiB } };
+	const struct ram_range large[] = { { 0, GiB } };
+
+	/* hugetlbfs: the host's page is its huge page. */
+	map_as(small, 1, 2 * MiB, 2 * MiB);
 	CHECK_EQ(balloon_release_init(&br, "test", &ram, BALLOON_EAGER, record,
 				      NULL), 0);
 	CHECK_EQ(br.policy, BALLOON_PRESERVE);
@@ -348,9 +354,7 @@ static void test_hugetlbfs(void)
 	balloon_release_destroy(&br);
 
 	/* 1 GiB huge pages: a block is 262144 pages. */
-	ram.hugetlb_page_size = GiB;
-	ram.regions[0].size = GiB;
-	nr_runs = 0;
+	map_as(large, 1, GiB, GiB);
 	CHECK_EQ(balloon_release_init(&br, "test", &ram, BALLOON_PRESERVE,
 				      record, NULL), 0);
 	CHECK_EQ(balloon_inflate(&br, gib, 1), GiB / PAGE - 1);
@@ -362,19 +366,56 @@ static void test_hugetlbfs(void)
 	balloon_release_destroy(&br);
 }
 
+/* A host with 64 KiB pages and 512 MiB huge pages (arm64): eager gives a
+ * host page back once all 16 of its balloon pages are in, and a report
+ * only the whole host pages inside it. */
+static void test_large_host_pages(void)
+{
+	const struct ram_range gib[] = { { 0, GiB } };
+	struct balloon_range first[] = { R(0, 15) };
+	struct balloon_range last[] = { R(15, 1) };
+	struct balloon_range next[] = { R(16, 32) };
+	struct balloon_range report[] = { R(49, 40) };
+	struct balloon_range three[] = { R(3, 1) };
+	const uint64_t host = 64 * KiB;
+
+	map_as(gib, 1, host, 512 * MiB);
+	CHECK_EQ(balloon_release_init(&br, "test", &ram, BALLOON_EAGER, record,
+				      NULL), 0);
+	CHECK_EQ(br.policy, BALLOON_EAGER);
+	CHECK_EQ(balloon_inflate(&br, first, 1), 15);
+	CHECK_EQ(nr_runs, 0);
+	CHECK_EQ(balloon_inflate(&br, last, 1), 1);
+	CHECK_EQ(nr_runs, 1);
+	CHECK(released(0, 0, host));
+	CHECK_EQ(balloon_inflate(&br, next, 1), 32);
+	CHECK_EQ(nr_runs, 2);
+	CHECK(released(1, host, 2 * host));
+	/* Pages 49 to 88: of its host pages only the one from page 64. */
+	CHECK_EQ(balloon_report(&br, report, 1), host);
+	CHECK(released(2, 64 * PAGE, host));
+	/* Taken back and given again: the host page is whole once more. */
+	CHECK_EQ(balloon_deflate(&br, three, 1), 1);
+	CHECK_EQ(balloon_inflate(&br, three, 1), 1);
+	CHECK_EQ(nr_runs, 4);
+	CHECK(released(3, 0, host));
+	CHECK_EQ(br.stats.released_bytes, 5 * host);
+	balloon_release_destroy(&br);
+}
+
 /* More runs than one call takes: the batch goes out full, then the
  * rest. */
 static void test_full_batch(void)
 {
-	static struct balloon_range r[BALLOON_RELEASE_BATCH + 1];
+	static struct balloon_range r[GUEST_RAM_DISCARD_BATCH + 1];
 	unsigned i;
 
 	setup(BALLOON_EAGER);
-	for (i = 0; i < BALLOON_RELEASE_BATCH; i++)
+	for (i = 0; i < GUEST_RAM_DISCARD_BATCH; i++)
 		r[i] = R(2 * i, 1);		/* every other page */
 	r[i] = R(16 * MiB / PAGE, 1);		/* region 1 */
 	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), ARRAY_SIZE(r));
-	CHECK_EQ(nr_runs, BALLOON_RELEASE_BATCH + 1);
+	CHECK_EQ(nr_runs, GUEST_RAM_DISCARD_BATCH + 1);
 	CHECK_EQ(br.stats.release_calls, 2);
 	CHECK(released(0, 0, PAGE));
 	CHECK(released(1, 2 * PAGE, PAGE));
@@ -409,20 +450,20 @@ static uint64_t rnd_below(uint64_t n)
 }
 
 static unsigned mark(void *opaque, const struct guest_ram *r,
-		     const struct balloon_extent *ext, unsigned nr,
+		     const struct ram_range *ext, unsigned nr,
 		     uint64_t *calls)
 {
 	uint64_t pfn;
 	unsigned i;
 
-	CHECK(nr >= 1 && nr <= BALLOON_RELEASE_BATCH);
+	CHECK(nr >= 1 && nr <= GUEST_RAM_DISCARD_BATCH);
 	for (i = 0; i < nr; i++) {
-		CHECK(ext[i].len && ext[i].len % PAGE == 0 &&
+		CHECK(ext[i].size && ext[i].size % PAGE == 0 &&
 		      ext[i].gpa % PAGE == 0 &&
-		      ext[i].len <= guest_ram_contig(r, ext[i].gpa));
+		      ext[i].size <= guest_ram_contig(r, ext[i].gpa));
 		CHECK(!i || ext[i].gpa > ext[i - 1].gpa);
 		for (pfn = ext[i].gpa / PAGE;
-		     pfn < (ext[i].gpa + ext[i].len) / PAGE &&
+		     pfn < (ext[i].gpa + ext[i].size) / PAGE &&
 		     pfn < MODEL_PAGES; pfn++) {
 			model_twice |= model_released[pfn];
 			model_released[pfn] = true;
@@ -604,13 +645,13 @@ static void check_real_madvise(bool batched)
 	CHECK_EQ(guest_ram_usage(&real, &before), 0);
 	CHECK_EQ(balloon_release_init(&br, "test", &real, BALLOON_EAGER, NULL,
 				      NULL), 0);
-	CHECK_EQ(br.pidfd >= 0, host_batches_madvise());
-	if (!batched && br.pidfd >= 0) {
-		close(br.pidfd);
-		br.pidfd = -1;
+	CHECK_EQ(real.pidfd >= 0, host_batches_madvise());
+	if (!batched && real.pidfd >= 0) {
+		close(real.pidfd);
+		real.pidfd = -1;
 	}
 	CHECK_EQ(balloon_inflate(&br, r, ARRAY_SIZE(r)), PPB + 16);
-	CHECK_EQ(br.stats.release_calls, br.pidfd >= 0 ? 1 : 2);
+	CHECK_EQ(br.stats.release_calls, real.pidfd >= 0 ? 1 : 2);
 	CHECK_EQ(br.stats.release_errors, 0);
 	CHECK_EQ(guest_ram_usage(&real, &after), 0);
 	CHECK_EQ(before.resident - after.resident, BLOCK + 16 * PAGE);
@@ -697,6 +738,7 @@ static void test_real_thp(void)
 
 int main(void)
 {
+	guest_ram_init(&ram);
 	RUN_TEST(test_eager_sorts_and_merges);
 	RUN_TEST(test_eager_adjacent_ranges);
 	RUN_TEST(test_repeated_and_overlapping);
@@ -709,10 +751,12 @@ int main(void)
 	RUN_TEST(test_report);
 	RUN_TEST(test_release_error);
 	RUN_TEST(test_hugetlbfs);
+	RUN_TEST(test_large_host_pages);
 	RUN_TEST(test_full_batch);
 	RUN_TEST(test_random_batches);
 	RUN_TEST(test_real_madvise);
 	RUN_TEST(test_real_failure_mid_batch);
 	RUN_TEST(test_real_thp);
+	guest_ram_unmap(&ram);
 	return unit_finish();
 }

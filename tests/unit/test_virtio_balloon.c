@@ -38,14 +38,14 @@ static unsigned nr_runs;
 /* Runs on the device thread under vdev.lock; read after used_idx moved
  * (acquire) or under the lock. */
 static unsigned record(void *opaque, const struct guest_ram *r,
-		       const struct balloon_extent *ext, unsigned nr,
+		       const struct ram_range *ext, unsigned nr,
 		       uint64_t *calls)
 {
 	unsigned i;
 
 	for (i = 0; i < nr; i++, nr_runs++)
 		if (nr_runs < MAX_RUNS)
-			runs[nr_runs] = (struct run){ ext[i].gpa, ext[i].len };
+			runs[nr_runs] = (struct run){ ext[i].gpa, ext[i].size };
 	(*calls)++;
 	return nr;
 }
