@@ -32,11 +32,12 @@ const char run_usage[] =
 "                         number is MiB; default 256M); rounded up to a\n"
 "                         multiple of 2 MiB\n"
 "  -c, --cpus N           number of vCPUs (default 1)\n"
-"  -d, --disk PATH[,ro][,direct]\n"
+"  -d, --disk PATH[,ro][,direct][,pci|,mmio]\n"
 "                         a virtio-blk disk: raw image file or block device\n"
 "                         (repeatable, up to 16); ro: read-only; direct:\n"
-"                         O_DIRECT, bypassing the host page cache\n"
-"  -n, --network mode=tap[,tapif=NAME][,mac=MAC]\n"
+"                         O_DIRECT, bypassing the host page cache; pci or\n"
+"                         mmio: its transport\n"
+"  -n, --network mode=tap[,tapif=NAME][,mac=MAC][,transport=pci|mmio]\n"
 "                         a virtio-net device on tap NAME (default thpvmN),\n"
 "                         created if missing; its link and addresses are\n"
 "                         left to the user; MAC default 52:54:00:xx:xx:xx\n"
@@ -48,8 +49,14 @@ const char run_usage[] =
 "                         reporting=on|off (free page reporting, default\n"
 "                         off), cont_pages=on|off (continuous pages, default\n"
 "                         on), policy=eager|preserve (release ballooned\n"
-"                         pages at once, or only whole 2 MiB blocks;\n"
-"                         default eager); see docs/balloon.md\n"
+"                         pages at once, or only whole host huge pages;\n"
+"                         default eager), transport=pci|mmio; see\n"
+"                         docs/balloon.md\n"
+"      --virtio-transport pci|mmio\n"
+"                         the transport of virtio devices that do not\n"
+"                         name one (default pci); an MMIO device is\n"
+"                         announced as virtio_mmio.device= on the kernel\n"
+"                         command line\n"
 "      --name NAME        name for the control socket (default guest-PID)\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with 4 KiB pages (MADV_NOHUGEPAGE)\n"
@@ -73,6 +80,7 @@ enum {
 	OPT_BOOT,
 	OPT_JSON,
 	OPT_BALLOON,
+	OPT_VIRTIO_TRANSPORT,
 };
 
 static const struct option long_options[] = {
@@ -84,6 +92,7 @@ static const struct option long_options[] = {
 	{ "disk", required_argument, NULL, 'd' },
 	{ "network", required_argument, NULL, 'n' },
 	{ "balloon", optional_argument, NULL, OPT_BALLOON },
+	{ "virtio-transport", required_argument, NULL, OPT_VIRTIO_TRANSPORT },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "hugetlbfs", required_argument, NULL, OPT_HUGETLBFS },
 	{ "no-thp", no_argument, NULL, OPT_NO_THP },
@@ -133,8 +142,21 @@ static int parse_boot_entry(const char *arg, unsigned *out)
 	return -EINVAL;
 }
 
-/* PATH[,ro][,direct]: options are taken off the end, so a path may hold
- * commas as long as it does not end in one of the option names. */
+/* "pci" or "mmio"; false for anything else. */
+static bool transport_parse(const char *s, enum virtio_transport *out)
+{
+	if (!strcmp(s, "pci"))
+		*out = VIRTIO_TRANSPORT_PCI;
+	else if (!strcmp(s, "mmio"))
+		*out = VIRTIO_TRANSPORT_MMIO;
+	else
+		return false;
+	return true;
+}
+
+/* PATH[,ro][,direct][,pci|,mmio]: options are taken off the end, so a
+ * path may hold commas as long as it does not end in one of the option
+ * names. */
 static int parse_disk(const char *arg, struct machine_config *cfg)
 {
 	struct disk_config *d;
@@ -155,12 +177,12 @@ static int parse_disk(const char *arg, struct machine_config *cfg)
 			d->read_only = true;
 		else if (!strcmp(comma + 1, "direct"))
 			d->direct = true;
-		else
+		else if (!transport_parse(comma + 1, &d->transport))
 			break;
 		*comma = '\0';
 	}
 	if (!d->path[0]) {
-		pr_err("-d %s: expected PATH[,ro][,direct]", arg);
+		pr_err("-d %s: expected PATH[,ro][,direct][,pci|,mmio]", arg);
 		return -EINVAL;
 	}
 	cfg->nr_disks++;
@@ -284,9 +306,14 @@ static int parse_net_key(void *ctx, const char *arg, const char *key,
 			       val);
 			return -EINVAL;
 		}
+	} else if (!strcmp(key, "transport")) {
+		if (!transport_parse(val, &nc->transport)) {
+			pr_err("-n %s: transport must be pci or mmio", arg);
+			return -EINVAL;
+		}
 	} else {
-		pr_err("-n %s: unknown key \"%s\" (expected mode, tapif or "
-		       "mac)", arg, key);
+		pr_err("-n %s: unknown key \"%s\" (expected mode, tapif, "
+		       "mac or transport)", arg, key);
 		return -EINVAL;
 	}
 	return 0;
@@ -306,8 +333,9 @@ static int parse_net(const char *arg, struct machine_config *cfg)
 		pr_err("-n %s: missing mode=tap or mode=none", arg);
 		return -EINVAL;
 	}
-	if (nc->mode == NET_NONE && (nc->tapif[0] || k.have_mac)) {
-		pr_err("-n %s: tapif and mac need mode=tap", arg);
+	if (nc->mode == NET_NONE && (nc->tapif[0] || k.have_mac ||
+				     nc->transport)) {
+		pr_err("-n %s: tapif, mac and transport need mode=tap", arg);
 		return -EINVAL;
 	}
 	if (nc->mode == NET_TAP && cfg->net.mode == NET_TAP) {
@@ -337,10 +365,17 @@ static int parse_on_off(const char *arg, const char *key, const char *val,
 	return 0;
 }
 
+/* --balloon's keys: the device's options and its transport. */
+struct balloon_keys {
+	struct balloon_config bc;
+	enum virtio_transport transport;
+};
+
 static int parse_balloon_key(void *ctx, const char *arg, const char *key,
 			     const char *val)
 {
-	struct balloon_config *bc = ctx;
+	struct balloon_keys *k = ctx;
+	struct balloon_config *bc = &k->bc;
 	unsigned long n;
 
 	if (!strcmp(key, "stats")) {
@@ -370,21 +405,29 @@ static int parse_balloon_key(void *ctx, const char *arg, const char *key,
 		}
 		return 0;
 	}
+	if (!strcmp(key, "transport")) {
+		if (transport_parse(val, &k->transport))
+			return 0;
+		pr_err("--balloon=%s: transport must be pci or mmio", arg);
+		return -EINVAL;
+	}
 	pr_err("--balloon=%s: unknown key \"%s\" (expected stats, "
-	       "deflate_on_oom, reporting, cont_pages or policy)", arg, key);
+	       "deflate_on_oom, reporting, cont_pages, policy or transport)",
+	       arg, key);
 	return -EINVAL;
 }
 
 /* [stats=N][,deflate_on_oom=on|off][,reporting=on|off]
- * [,cont_pages=on|off][,policy=eager|preserve]; arg NULL: defaults. */
+ * [,cont_pages=on|off][,policy=eager|preserve][,transport=pci|mmio];
+ * arg NULL: defaults. */
 static int parse_balloon(const char *arg, struct machine_config *cfg)
 {
-	struct balloon_config bc = {
+	struct balloon_keys k = { .bc = {
 		.stats_interval = BALLOON_DEFAULT_STATS_INTERVAL,
 		.deflate_on_oom = true,
 		.cont_pages = true,
 		.policy = BALLOON_EAGER,
-	};
+	} };
 	int err;
 
 	if (cfg->balloon) {
@@ -392,12 +435,13 @@ static int parse_balloon(const char *arg, struct machine_config *cfg)
 		return -EINVAL;
 	}
 	if (arg) {
-		err = parse_key_list("--balloon", arg, parse_balloon_key, &bc);
+		err = parse_key_list("--balloon", arg, parse_balloon_key, &k);
 		if (err)
 			return err;
 	}
 	cfg->balloon = true;
-	cfg->balloon_opts = bc;
+	cfg->balloon_opts = k.bc;
+	cfg->balloon_transport = k.transport;
 	return 0;
 }
 
@@ -453,6 +497,11 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 	case OPT_JSON:
 		opts->json = true;
 		return 0;
+	case OPT_VIRTIO_TRANSPORT:
+		if (transport_parse(arg, &cfg->virtio_transport))
+			return 0;
+		pr_err("--virtio-transport %s: expected pci or mmio", arg);
+		return -EINVAL;
 	case 'v':
 		log_max_level = LOG_DEBUG;
 		return 0;

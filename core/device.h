@@ -15,6 +15,7 @@ struct vm;
 
 enum vm_device_kind {
 	VM_DEVICE_PCI_FUNCTION,	/* on the PCI bus: pci_slot, INTx line */
+	VM_DEVICE_VIRTIO_MMIO,	/* registers at base, size; a line */
 };
 
 #define VM_DEVICE_NO_IRQ (-1)
@@ -22,6 +23,7 @@ enum vm_device_kind {
 struct vm_device {
 	enum vm_device_kind kind;
 	const char *name;
+	uint64_t base, size;		/* guest-physical, where it has any */
 	unsigned pci_slot;		/* VM_DEVICE_PCI_FUNCTION */
 	int irq;			/* interrupt line, or VM_DEVICE_NO_IRQ */
 	/* Optional, for devices with threads of their own: the VM is

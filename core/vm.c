@@ -39,6 +39,9 @@ static int kvm_open(void)
 	return -errno;
 }
 
+/* Platform devices get whole pages, as a device tree describes them. */
+#define PLATFORM_MMIO_ALIGN 4096
+
 /* What every arch uses: memslots, and notifications and interrupts
  * through eventfds with a GSI routing table. */
 static const struct kvm_cap_need core_kvm_caps[] = {
@@ -212,6 +215,18 @@ void vm_device_add(struct vm *vm, struct vm_device *dev)
 		p = &(*p)->next;
 	dev->next = NULL;
 	*p = dev;
+}
+
+int vm_alloc_mmio(struct vm *vm, uint64_t size, uint64_t *base)
+{
+	uint64_t start = vm->mmio_next;
+
+	size = ALIGN_UP(size, PLATFORM_MMIO_ALIGN);
+	if (!size || size > vm->mmio_end - start)
+		return -ENOSPC;
+	vm->mmio_next = start + size;
+	*base = start;
+	return 0;
 }
 
 /* The registry does not change once the vCPUs run: no lock. */

@@ -61,6 +61,8 @@ struct vm {
 	struct irq_lines lines;
 	struct pci_bus pci;
 	struct vm_device *devices;	/* the registry (core/device.h) */
+	/* Where platform devices (virtio-mmio) go: the arch's window. */
+	uint64_t mmio_next, mmio_end;
 	struct vcpu *vcpus;
 	unsigned nr_vcpus;
 
@@ -93,6 +95,10 @@ const char *vm_exit_reason_name(enum vm_exit_reason reason);
 /* Stops and joins the vCPU threads; returns the exit status. */
 int vm_stop(struct vm *vm);
 void vm_destroy(struct vm *vm);
+
+/* size bytes, page aligned, from the platform MMIO window the arch set;
+ * -ENOSPC when it is full. Before vm_start only. */
+int vm_alloc_mmio(struct vm *vm, uint64_t size, uint64_t *base);
 
 enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state state);

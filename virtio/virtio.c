@@ -116,6 +116,16 @@ void virtio_device_resume(struct virtio_device *vdev)
 	pthread_mutex_unlock(&vdev->lock);
 }
 
+void virtio_registry_pause(void *vdev)
+{
+	virtio_device_pause(vdev);
+}
+
+void virtio_registry_resume(void *vdev)
+{
+	virtio_device_resume(vdev);
+}
+
 static void *device_thread(void *arg)
 {
 	struct virtio_device *vdev = arg;
@@ -419,6 +429,7 @@ uint64_t virtio_queue_read(struct virtio_device *vdev, unsigned q,
 	vq = &vdev->queues[q];
 	pthread_mutex_lock(&vdev->lock);
 	switch (reg) {
+	case VQ_REG_MAX_SIZE: v = vq->max_size; break;
 	case VQ_REG_SIZE: v = vq->size; break;
 	case VQ_REG_VECTOR: v = vq->vector; break;
 	case VQ_REG_ENABLE: v = vq->enabled; break;
@@ -472,7 +483,9 @@ void virtio_queue_write(struct virtio_device *vdev, unsigned q,
 		case VQ_REG_DESC: vq->desc_gpa = value; break;
 		case VQ_REG_AVAIL: vq->avail_gpa = value; break;
 		case VQ_REG_USED: vq->used_gpa = value; break;
-		case VQ_REG_VECTOR: break;
+		case VQ_REG_MAX_SIZE:
+		case VQ_REG_VECTOR:
+			break;
 		}
 	}
 	pthread_mutex_unlock(&vdev->lock);

@@ -111,6 +111,10 @@ int virtio_device_start(struct virtio_device *vdev);
  * taken has completed; nothing new is taken until virtio_device_resume. */
 void virtio_device_pause(struct virtio_device *vdev);
 void virtio_device_resume(struct virtio_device *vdev);
+/* virtio_device_pause and _resume in the form the device registry calls
+ * (opaque = the struct virtio_device). */
+void virtio_registry_pause(void *vdev);
+void virtio_registry_resume(void *vdev);
 /* Stops the thread, resets the device, closes the eventfds. */
 void virtio_device_destroy(struct virtio_device *vdev);
 /* With vdev->lock held: the device thread also waits for events (EPOLLIN,
@@ -139,6 +143,7 @@ void virtio_config_access(struct virtio_device *vdev, uint32_t offset,
 /* Queue registers, for q < nr_queues; writes are ignored while the queue
  * is enabled. Enabling maps the rings (a bad ring sets NEEDS_RESET). */
 enum virtio_queue_reg {
+	VQ_REG_MAX_SIZE,	/* read-only */
 	VQ_REG_SIZE,
 	VQ_REG_VECTOR,
 	VQ_REG_ENABLE,

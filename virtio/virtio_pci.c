@@ -417,16 +417,6 @@ static int add_ioeventfds(struct virtio_pci *vp)
 	return 0;
 }
 
-static void device_pause(void *vdev)
-{
-	virtio_device_pause(vdev);
-}
-
-static void device_resume(void *vdev)
-{
-	virtio_device_resume(vdev);
-}
-
 int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 		   struct virtio_device *vdev, uint32_t class_code)
 {
@@ -482,8 +472,8 @@ int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 		.name = vdev->name,
 		.pci_slot = err,
 		.irq = vp->intx.line,
-		.pause = device_pause,
-		.resume = device_resume,
+		.pause = virtio_registry_pause,
+		.resume = virtio_registry_resume,
 		.opaque = vdev,
 	};
 	vm_device_add(vm, &vp->reg);

@@ -1,6 +1,6 @@
-/* The machine: the VM, then its virtio devices on the PCI bus in a fixed
- * order (disks as given with -d, then the network device, then the
- * balloon), so that guests see the same slots on every boot. */
+/* The machine: the VM, then its virtio devices in a fixed order (disks as
+ * given with -d, then the network device, then the balloon), each on PCI
+ * or MMIO, so that guests find them in the same places on every boot. */
 #include "vmm/machine.h"
 
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include "lib/log.h"
 #include "virtio/blk.h"
 #include "virtio/net.h"
+#include "virtio/virtio_mmio.h"
 #include "virtio/virtio_pci.h"
 
 #define PCI_CLASS_STORAGE_OTHER 0x018000
@@ -19,12 +20,16 @@
  * 16-bit class and subclass): base class 0x00, subclass 0xff. */
 #define PCI_CLASS_OTHERS 0x00ff00
 
-/* A device's PCI function and how far its set-up got, which is what
+/* A device's transport and how far its set-up got, which is what
  * devices_destroy undoes. */
 struct device_slot {
-	struct virtio_pci pci;
+	enum virtio_transport transport;
+	union {
+		struct virtio_pci pci;
+		struct virtio_mmio mmio;
+	};
 	bool created;		/* the device exists */
-	bool on_bus;		/* virtio_pci_add ran, even if it failed */
+	bool on_bus;		/* its transport's add ran, even if it failed */
 };
 
 struct blk_device {
@@ -49,23 +54,31 @@ struct machine_devices {
 	struct balloon_device *balloon;
 };
 
-/* Puts a device just created on the bus and starts it. */
-static int device_plug(struct vm *vm, struct device_slot *s,
+/* Puts a device just created on its transport and starts it; class_code
+ * is its PCI class, if it goes there. */
+static int device_plug(struct machine *m, struct device_slot *s,
+		       enum virtio_transport transport,
 		       struct virtio_device *vdev, uint32_t class_code)
 {
 	int err;
 
 	s->created = true;
-	err = virtio_pci_add(vm, &s->pci, vdev, class_code);
+	s->transport = transport ?: m->cfg->virtio_transport ?:
+			VIRTIO_TRANSPORT_PCI;
+	if (s->transport == VIRTIO_TRANSPORT_MMIO)
+		err = virtio_mmio_add(&m->vm, &s->mmio, vdev);
+	else
+		err = virtio_pci_add(&m->vm, &s->pci, vdev, class_code);
 	/* A failed add may have opened irqfds that destroy closes. */
 	s->on_bus = true;
 	return err ?: virtio_device_start(vdev);
 }
 
-/* The bus half of device_plug undone, after the device's own destroy. */
+/* The transport half of device_plug undone, after the device's own
+ * destroy (MMIO holds nothing KVM does not drop with the VM). */
 static void device_unplug(struct device_slot *s)
 {
-	if (s->on_bus)
+	if (s->on_bus && s->transport == VIRTIO_TRANSPORT_PCI)
 		virtio_pci_destroy(&s->pci);
 }
 
@@ -80,7 +93,7 @@ static int add_disk(struct machine *m, unsigned i)
 				dc->direct, &m->vm.ram);
 	if (err)
 		return err;
-	return device_plug(&m->vm, &d->slot, &d->blk.vdev,
+	return device_plug(m, &d->slot, dc->transport, &d->blk.vdev,
 			   PCI_CLASS_STORAGE_OTHER);
 }
 
@@ -105,7 +118,7 @@ static int add_net(struct machine *m)
 		"%s: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
 		d->net.vdev.name, ifname, nc->mac[0], nc->mac[1], nc->mac[2],
 		nc->mac[3], nc->mac[4], nc->mac[5]);
-	return device_plug(&m->vm, &d->slot, &d->net.vdev,
+	return device_plug(m, &d->slot, nc->transport, &d->net.vdev,
 			   PCI_CLASS_NETWORK_ETHERNET);
 }
 
@@ -125,8 +138,8 @@ static int add_balloon(struct machine *m)
 		pr_info("%s: hugetlbfs RAM: only whole huge pages can be "
 			"released, so the policy is preserve",
 			d->balloon.vdev.name);
-	return device_plug(&m->vm, &d->slot, &d->balloon.vdev,
-			   PCI_CLASS_OTHERS);
+	return device_plug(m, &d->slot, m->cfg->balloon_transport,
+			   &d->balloon.vdev, PCI_CLASS_OTHERS);
 }
 
 static int devices_create(struct machine *m)

@@ -14,10 +14,18 @@
 #define MACHINE_MAX_DISKS 16
 #define DISK_PATH_MAX 4096
 
+/* Where a virtio device sits; DEFAULT takes the machine's. */
+enum virtio_transport {
+	VIRTIO_TRANSPORT_DEFAULT,
+	VIRTIO_TRANSPORT_PCI,
+	VIRTIO_TRANSPORT_MMIO,
+};
+
 struct disk_config {
 	char path[DISK_PATH_MAX];
 	bool read_only;
 	bool direct;		/* O_DIRECT: bypass the host page cache */
+	enum virtio_transport transport;
 };
 
 enum net_mode {
@@ -29,6 +37,7 @@ struct net_config {
 	enum net_mode mode;
 	char tapif[IFNAMSIZ];	/* empty: the kernel picks thpvmN */
 	uint8_t mac[ETH_ALEN];
+	enum virtio_transport transport;
 };
 
 struct machine_config {
@@ -42,6 +51,9 @@ struct machine_config {
 	struct net_config net;
 	bool balloon;			/* a virtio-balloon with ... */
 	struct balloon_config balloon_opts;	/* ... these options */
+	enum virtio_transport balloon_transport;
+	/* For devices that name none (DEFAULT here: PCI). */
+	enum virtio_transport virtio_transport;
 };
 
 struct machine_devices;
@@ -53,8 +65,9 @@ struct machine {
 };
 
 /* The VM, then its devices: disks as given, then the network device,
- * then the balloon, so that guests find them in the same places on every
- * boot. On failure, machine_destroy undoes what was made. */
+ * then the balloon, each on its transport, so that guests find them in the
+ * same places (PCI slots, MMIO addresses) on every boot. On failure,
+ * machine_destroy undoes what was made. */
 int machine_create(struct machine *m, const struct machine_config *cfg);
 /* After vm_stop: the devices, then the VM. */
 void machine_destroy(struct machine *m);

@@ -7,6 +7,7 @@
  * PVH, which skips the in-guest decompressor; otherwise the 64-bit entry if
  * the image has one, else the real-mode setup entry. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +22,9 @@
 #include "core/arch.h"
 #include "lib/log.h"
 #include "lib/util.h"
+
+/* " virtio_mmio.device=0x200@0xfe000000:16": room for the widest. */
+#define MMIO_ENTRY_MAX 80
 
 const char *const arch_boot_entries[] = {
 	[X86_ENTRY_AUTO] = "auto",
@@ -189,7 +193,33 @@ static int boot_bzimage(struct x86_boot *b, const struct bzimage *img)
 			x86_boot_bzimage_16(b, img);
 }
 
-int arch_boot_load(struct vm *vm, const struct boot_source *src)
+/* The command line with Linux's virtio_mmio.device=SIZE@BASE:IRQ for
+ * each virtio-mmio device: how x86 guests without ACPI find them. NULL
+ * when out of memory. */
+static char *cmdline_with_mmio(const struct vm *vm, const char *cmdline)
+{
+	const struct vm_device *d;
+	size_t len = strlen(cmdline) + 1, used;
+	char *s;
+
+	for (d = vm->devices; d; d = d->next)
+		if (d->kind == VM_DEVICE_VIRTIO_MMIO)
+			len += MMIO_ENTRY_MAX;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	used = snprintf(s, len, "%s", cmdline);
+	for (d = vm->devices; d; d = d->next)
+		if (d->kind == VM_DEVICE_VIRTIO_MMIO)
+			used += snprintf(s + used, len - used,
+					 "%svirtio_mmio.device=0x%llx@0x%llx:%d",
+					 used ? " " : "",
+					 (unsigned long long)d->size,
+					 (unsigned long long)d->base, d->irq);
+	return s;
+}
+
+static int boot_load(struct vm *vm, const struct boot_source *src)
 {
 	struct x86_boot b = { .vm = vm, .src = src };
 	struct bzimage img;
@@ -220,4 +250,18 @@ int arch_boot_load(struct vm *vm, const struct boot_source *src)
 		return err;
 	}
 	return boot_bzimage(&b, &img);
+}
+
+int arch_boot_load(struct vm *vm, const struct boot_source *user)
+{
+	struct boot_source src = *user;
+	char *cmdline = cmdline_with_mmio(vm, user->cmdline);
+	int err;
+
+	if (!cmdline)
+		return -ENOMEM;
+	src.cmdline = cmdline;
+	err = boot_load(vm, &src);
+	free(cmdline);
+	return err;
 }

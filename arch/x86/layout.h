@@ -51,6 +51,9 @@
 #define X86_PCI_MMIO_START	0xc0000000ULL
 #define X86_PCI_MMIO_SIZE	0x20000000ULL
 #define X86_PCI_ECAM_ADDR	0xe0000000ULL
+/* Platform devices (virtio-mmio), a page each, up to the IOAPIC. */
+#define X86_PLATFORM_MMIO_START	0xfe000000ULL
+#define X86_PLATFORM_MMIO_END	0xfec00000ULL
 #define X86_IOAPIC_ADDR		0xfec00000ULL
 #define X86_LAPIC_ADDR		0xfee00000ULL
 /* Intel VMX needs three pages for its real-mode TSS (KVM_SET_TSS_ADDR). */

@@ -150,6 +150,8 @@ int arch_vm_init(struct vm *vm)
 	err = cpuid_get_supported(vm->kvm_fd, &vm->arch->supported_cpuid);
 	if (err)
 		return err;
+	vm->mmio_next = X86_PLATFORM_MMIO_START;
+	vm->mmio_end = X86_PLATFORM_MMIO_END;
 	err = pci_bus_init(&vm->pci, &vm->mmio, X86_PCI_MMIO_START,
 			   X86_PCI_MMIO_SIZE, X86_PCI_ECAM_ADDR);
 	if (err)

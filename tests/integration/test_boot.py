@@ -81,6 +81,24 @@ def test_cmdline_round_trip():
     assert r.tg["cmdline"] == line, r
 
 
+def test_virtio_mmio_announced():
+    """Each virtio-mmio device is announced after the user's command line
+    in Linux's virtio_mmio.device= form: its own page of the platform MMIO
+    window and its own interrupt line; a device kept on PCI is not."""
+    harness.require_kvm()
+    with tempfile.TemporaryDirectory(prefix="thpvm-mmio-") as tmp:
+        disks = []
+        for name in ("a", "b"):
+            disks.append(os.path.join(tmp, name))
+            with open(disks[-1], "wb") as f:
+                f.truncate(1 << 20)
+        r = run(["run", "-p", "x=1", "--virtio-transport", "mmio",
+                 "-d", disks[0], "-d", disks[1] + ",pci", "--balloon"])
+    assert_guest_passed(r)
+    assert r.tg["cmdline"] == ("x=1 virtio_mmio.device=0x200@0xfe000000:16 "
+                               "virtio_mmio.device=0x200@0xfe001000:18"), r
+
+
 def test_cmdline_too_long_refused():
     harness.require_kvm()
     r = run(["run", "-p", "x" * 4096])

@@ -207,6 +207,37 @@ static void test_balloon_rejects(void)
 	CHECK_EQ(PARSE(&cfg, "--balloon", "stats=1"), RUN_PARSE_ERROR);
 }
 
+/* PCI unless said otherwise: for all devices, or one by one. */
+static void test_transports(void)
+{
+	struct run_options cfg;
+	const struct machine_config *m = &cfg.machine;
+
+	CHECK_EQ(PARSE(&cfg, "-d", "a.img"), RUN_PARSE_OK);
+	CHECK_EQ(m->virtio_transport, VIRTIO_TRANSPORT_DEFAULT);
+	CHECK_EQ(m->disks[0].transport, VIRTIO_TRANSPORT_DEFAULT);
+	CHECK_EQ(PARSE(&cfg, "--virtio-transport", "mmio", "-d", "a,b,ro,pci",
+		       "-d", "c.img,mmio,direct", "-n",
+		       "mode=tap,transport=mmio", "--balloon=transport=pci"),
+		 RUN_PARSE_OK);
+	CHECK_EQ(m->virtio_transport, VIRTIO_TRANSPORT_MMIO);
+	CHECK_STR(m->disks[0].path, "a,b");
+	CHECK(m->disks[0].read_only);
+	CHECK_EQ(m->disks[0].transport, VIRTIO_TRANSPORT_PCI);
+	CHECK_STR(m->disks[1].path, "c.img");
+	CHECK(m->disks[1].direct);
+	CHECK_EQ(m->disks[1].transport, VIRTIO_TRANSPORT_MMIO);
+	CHECK_EQ(m->net.transport, VIRTIO_TRANSPORT_MMIO);
+	CHECK_EQ(m->balloon_transport, VIRTIO_TRANSPORT_PCI);
+	CHECK_EQ(PARSE(&cfg, "--virtio-transport", "virtio"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,transport=ccw"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=none,transport=mmio"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--balloon=transport=isa"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-d", "mmio"), RUN_PARSE_OK);	/* a path */
+	CHECK_STR(m->disks[0].path, "mmio");
+}
+
 static void test_help(void)
 {
 	struct run_options cfg;
@@ -239,6 +270,7 @@ int main(void)
 	RUN_TEST(test_network_rejects);
 	RUN_TEST(test_balloon);
 	RUN_TEST(test_balloon_rejects);
+	RUN_TEST(test_transports);
 	RUN_TEST(test_help);
 	return unit_finish();
 }
