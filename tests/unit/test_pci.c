@@ -1,5 +1,6 @@
 /* PCI bus 0: configuration access through ECAM and x86's 0xCF8/0xCFC,
  * BAR placement and sizing, capability chains, absent functions. */
+#include <errno.h>
 #include <string.h>
 
 #include "arch/x86/pci_ports.h"
@@ -36,14 +37,30 @@ static uint32_t cf8_read(unsigned slot, unsigned fn, unsigned reg,
 	return get_le32(data);
 }
 
-static void cf8_write32(unsigned slot, unsigned reg, uint32_t v)
+static void cf8_write32_bus(unsigned busnr, unsigned slot, unsigned reg,
+			   uint32_t v)
 {
 	uint8_t addr[4], data[4];
 
-	put_le32(addr, 0x80000000u | slot << 11 | reg);
+	put_le32(addr, 0x80000000u | busnr << 16 | slot << 11 | reg);
 	x86_pci_config_address_access(&ports, 0, addr, 4, true);
 	put_le32(data, v);
 	x86_pci_config_data_access(&ports, 0, data, 4, true);
+}
+
+static void cf8_write32(unsigned slot, unsigned reg, uint32_t v)
+{
+	cf8_write32_bus(0, slot, reg, v);
+}
+
+static uint32_t cf8_read_bus(unsigned busnr, unsigned slot, unsigned reg)
+{
+	uint8_t addr[4], data[4] = { 0 };
+
+	put_le32(addr, 0x80000000u | busnr << 16 | slot << 11 | reg);
+	x86_pci_config_address_access(&ports, 0, addr, 4, true);
+	x86_pci_config_data_access(&ports, 0, data, 4, false);
+	return get_le32(data);
 }
 
 static void setup(void)
@@ -150,6 +167,57 @@ static void test_disabled_config_address(void)
 	teardown();
 }
 
+/* Only bus 0 exists: other buses read as all ones and take no writes,
+ * even where bus 0 has a device in the same slot. */
+static void test_other_buses(void)
+{
+	setup();
+	CHECK_EQ(cf8_read_bus(1, 1, 0), 0xffffffff);
+	CHECK_EQ(cf8_read_bus(255, 0, 0), 0xffffffff);
+	cf8_write32_bus(1, 1, 0x3c, 0x5a);
+	CHECK_EQ(cf8_read(1, 0, 0x3c, 1), 0);
+	cf8_write32_bus(0, 1, 0x3c, 0x5a);
+	CHECK_EQ(cf8_read(1, 0, 0x3c, 1), 0x5a);
+	teardown();
+}
+
+/* Slot 0 is the host bridge: 31 devices fit, the 32nd is refused. */
+static void test_out_of_slots(void)
+{
+	static struct pci_device more[PCI_MAX_SLOTS];
+	unsigned i;
+
+	setup();
+	for (i = 0; i < PCI_MAX_SLOTS - 2; i++) {
+		pci_device_init(&more[i], "more", 0x1af4, 0x1042, 0x018000, 1,
+				0x1af4, 0x1100);
+		CHECK_EQ(pci_bus_add(&bus, &more[i]), (int)i + 2);
+	}
+	pci_device_init(&more[i], "one too many", 0x1af4, 0x1042, 0x018000,
+			1, 0x1af4, 0x1100);
+	CHECK_EQ(pci_bus_add(&bus, &more[i]), -ENOSPC);
+	CHECK_EQ(cf8_read(31, 0, 0, 4), 0x10421af4);
+	teardown();
+}
+
+/* A BAR that does not fit what is left of the window is refused. */
+static void test_full_window(void)
+{
+	static struct pci_device big, small;
+
+	setup();
+	pci_device_init(&big, "big", 0x1af4, 0x1042, 0x018000, 1, 0x1af4,
+			0x1100);
+	pci_device_set_bar(&big, 0, 0x100000, bar_handler, NULL);
+	CHECK_EQ(pci_bus_add(&bus, &big), -ENOSPC);
+	pci_device_init(&small, "small", 0x1af4, 0x1042, 0x018000, 1, 0x1af4,
+			0x1100);
+	pci_device_set_bar(&small, 0, 0x1000, bar_handler, NULL);
+	CHECK_EQ(pci_bus_add(&bus, &small), 2);
+	CHECK_EQ(small.bars[0].addr, WINDOW + 0x5000);
+	teardown();
+}
+
 int main(void)
 {
 	RUN_TEST(test_ids_and_absent_functions);
@@ -157,5 +225,8 @@ int main(void)
 	RUN_TEST(test_capabilities);
 	RUN_TEST(test_ecam);
 	RUN_TEST(test_disabled_config_address);
+	RUN_TEST(test_other_buses);
+	RUN_TEST(test_out_of_slots);
+	RUN_TEST(test_full_window);
 	return unit_finish();
 }
