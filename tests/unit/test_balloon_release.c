@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
@@ -736,6 +737,105 @@ static void test_real_thp(void)
 	guest_ram_unmap(&real);
 }
 
+/* A hugetlbfs mount of its own with two more huge pages reserved, for
+ * the real punch-hole path; NULL (and the test skipped) where it cannot
+ * be had. */
+static char huge_dir[] = "/tmp/thpvm-huge-XXXXXX";
+static char saved_nr[32];
+
+static const char *hugetlbfs_mount(void)
+{
+	char cmd[128];
+	FILE *f;
+	long nr;
+
+	if (geteuid() != 0)
+		return NULL;
+	f = fopen("/proc/sys/vm/nr_hugepages", "r");
+	if (!f)
+		return NULL;
+	if (!fgets(saved_nr, sizeof(saved_nr), f) ||
+	    sscanf(saved_nr, "%ld", &nr) != 1) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	f = fopen("/proc/sys/vm/nr_hugepages", "w");
+	if (!f)
+		return NULL;
+	fprintf(f, "%ld\n", nr + 2);
+	fclose(f);
+	if (!mkdtemp(huge_dir))
+		return NULL;
+	snprintf(cmd, sizeof(cmd), "mount -t hugetlbfs -o pagesize=2M none %s",
+		 huge_dir);
+	if (system(cmd)) {
+		rmdir(huge_dir);
+		return NULL;
+	}
+	return huge_dir;
+}
+
+static void hugetlbfs_unmount(void)
+{
+	char cmd[128];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "umount %s", huge_dir);
+	CHECK_EQ(system(cmd), 0);
+	rmdir(huge_dir);
+	f = fopen("/proc/sys/vm/nr_hugepages", "w");
+	if (f) {
+		fputs(saved_nr, f);
+		fclose(f);
+	}
+}
+
+/* hugetlbfs-backed RAM: a complete block is punched out of the file
+ * (the host holds one huge page less, the block reads zeros), a partial
+ * one is held whatever the policy asked. */
+static void test_real_hugetlbfs(void)
+{
+	const struct ram_range rr[] = { { 0, 4 * MiB } };
+	struct balloon_range part[] = { R(PPB + 3, 1) };
+	struct balloon_range whole[] = { R(0, PPB) };
+	struct guest_ram_usage u0, u1;
+	struct guest_ram real;
+	const char *dir = hugetlbfs_mount();
+	uint8_t *p;
+
+	if (!dir) {
+		SKIP("needs root to mount hugetlbfs and reserve huge pages");
+		return;
+	}
+	if (guest_ram_map(&real, rr, 1, RAM_BACKING_HUGETLBFS, dir)) {
+		CHECK(!"guest_ram_map on hugetlbfs");
+		hugetlbfs_unmount();
+		return;
+	}
+	p = guest_ram_ptr(&real, 0, 4 * MiB);
+	memset(p, 0x5a, 4 * MiB);
+	CHECK_EQ(guest_ram_usage(&real, &u0), 0);
+	CHECK_EQ(u0.huge, 4 * MiB);
+	CHECK_EQ(balloon_release_init(&br, "test", &real, BALLOON_EAGER, NULL,
+				      NULL), 0);
+	CHECK_EQ(br.policy, BALLOON_PRESERVE);
+	CHECK_EQ(balloon_inflate(&br, part, 1), 1);
+	CHECK_EQ(balloon_inflate(&br, whole, 1), PPB);
+	CHECK_EQ(br.stats.release_calls, 1);
+	CHECK_EQ(br.stats.release_errors, 0);
+	CHECK_EQ(br.stats.released_bytes, 2 * MiB);
+	CHECK_EQ(br.stats.held_pages, 1);
+	CHECK_EQ(guest_ram_usage(&real, &u1), 0);
+	CHECK_EQ(u1.huge, 2 * MiB);
+	CHECK_EQ(p[0], 0);
+	CHECK_EQ(p[2 * MiB - 1], 0);
+	CHECK_EQ(p[2 * MiB], 0x5a);
+	balloon_release_destroy(&br);
+	guest_ram_unmap(&real);
+	hugetlbfs_unmount();
+}
+
 int main(void)
 {
 	guest_ram_init(&ram);
@@ -757,6 +857,7 @@ int main(void)
 	RUN_TEST(test_real_madvise);
 	RUN_TEST(test_real_failure_mid_batch);
 	RUN_TEST(test_real_thp);
+	RUN_TEST(test_real_hugetlbfs);
 	guest_ram_unmap(&ram);
 	return unit_finish();
 }
