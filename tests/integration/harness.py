@@ -41,6 +41,8 @@ def main(namespace):
     if only:
         tests = [t for t in tests if t[0] in only]
     failed = 0
+    # The plan first: a program that dies halfway shows as incomplete.
+    print(f"1..{len(tests)}", flush=True)
     for i, (name, fn) in enumerate(tests, 1):
         runtime = tempfile.mkdtemp(prefix="thpvm-test-")
         os.environ["XDG_RUNTIME_DIR"] = runtime
@@ -57,7 +59,6 @@ def main(namespace):
         finally:
             kill_leftovers()
             shutil.rmtree(runtime, ignore_errors=True)
-    print(f"1..{len(tests)}")
     sys.exit(1 if failed else 0)
 
 

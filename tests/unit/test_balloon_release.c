@@ -838,26 +838,31 @@ static void test_real_hugetlbfs(void)
 
 int main(void)
 {
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_eager_sorts_and_merges),
+		UNIT_TEST(test_eager_adjacent_ranges),
+		UNIT_TEST(test_repeated_and_overlapping),
+		UNIT_TEST(test_hostile_ranges),
+		UNIT_TEST(test_adjacent_regions),
+		UNIT_TEST(test_preserve_partial_then_complete),
+		UNIT_TEST(test_preserve_merges_blocks),
+		UNIT_TEST(test_deflate),
+		UNIT_TEST(test_reset),
+		UNIT_TEST(test_report),
+		UNIT_TEST(test_release_error),
+		UNIT_TEST(test_hugetlbfs),
+		UNIT_TEST(test_large_host_pages),
+		UNIT_TEST(test_full_batch),
+		UNIT_TEST(test_random_batches),
+		UNIT_TEST(test_real_madvise),
+		UNIT_TEST(test_real_failure_mid_batch),
+		UNIT_TEST(test_real_thp),
+		UNIT_TEST(test_real_hugetlbfs),
+	};
+	int rc;
+
 	guest_ram_init(&ram);
-	RUN_TEST(test_eager_sorts_and_merges);
-	RUN_TEST(test_eager_adjacent_ranges);
-	RUN_TEST(test_repeated_and_overlapping);
-	RUN_TEST(test_hostile_ranges);
-	RUN_TEST(test_adjacent_regions);
-	RUN_TEST(test_preserve_partial_then_complete);
-	RUN_TEST(test_preserve_merges_blocks);
-	RUN_TEST(test_deflate);
-	RUN_TEST(test_reset);
-	RUN_TEST(test_report);
-	RUN_TEST(test_release_error);
-	RUN_TEST(test_hugetlbfs);
-	RUN_TEST(test_large_host_pages);
-	RUN_TEST(test_full_batch);
-	RUN_TEST(test_random_batches);
-	RUN_TEST(test_real_madvise);
-	RUN_TEST(test_real_failure_mid_batch);
-	RUN_TEST(test_real_thp);
-	RUN_TEST(test_real_hugetlbfs);
+	rc = UNIT_RUN(tests);
 	guest_ram_unmap(&ram);
-	return unit_finish();
+	return rc;
 }

@@ -85,7 +85,10 @@ static void test_own_options(void)
 
 int main(void)
 {
-	RUN_TEST(test_plain);
-	RUN_TEST(test_own_options);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_plain),
+		UNIT_TEST(test_own_options),
+	};
+
+	return UNIT_RUN(tests);
 }

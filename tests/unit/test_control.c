@@ -707,6 +707,22 @@ static void cleanup(void)
 
 int main(void)
 {
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_names),
+		UNIT_TEST(test_dir),
+		UNIT_TEST(test_socket_permissions),
+		UNIT_TEST(test_duplicate_name),
+		UNIT_TEST(test_stale_socket),
+		UNIT_TEST(test_requests),
+		UNIT_TEST(test_registration),
+		UNIT_TEST(test_garbage),
+		UNIT_TEST(test_clients),
+		UNIT_TEST(test_vanishing_clients),
+		UNIT_TEST(test_wait_close),
+		UNIT_TEST(test_unlink_path),
+	};
+	int rc;
+
 	if (!mkdtemp(tmp_root)) {
 		perror("mkdtemp");
 		return 1;
@@ -716,18 +732,7 @@ int main(void)
 		perror("mkdir");
 		return 1;
 	}
-	RUN_TEST(test_names);
-	RUN_TEST(test_dir);
-	RUN_TEST(test_socket_permissions);
-	RUN_TEST(test_duplicate_name);
-	RUN_TEST(test_stale_socket);
-	RUN_TEST(test_requests);
-	RUN_TEST(test_registration);
-	RUN_TEST(test_garbage);
-	RUN_TEST(test_clients);
-	RUN_TEST(test_vanishing_clients);
-	RUN_TEST(test_wait_close);
-	RUN_TEST(test_unlink_path);
+	rc = UNIT_RUN(tests);
 	cleanup();
-	return unit_finish();
+	return rc;
 }

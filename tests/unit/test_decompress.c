@@ -621,16 +621,19 @@ static void test_debian_kernel(void)
 
 int main(void)
 {
-	RUN_TEST(test_detect);
-	RUN_TEST(test_round_trip);
-	RUN_TEST(test_trailing_bytes);
-	RUN_TEST(test_size_hint_untrusted);
-	RUN_TEST(test_lz4_blocks);
-	RUN_TEST(test_truncated);
-	RUN_TEST(test_corrupt);
-	RUN_TEST(test_fuzz);
-	RUN_TEST(test_max_out);
-	RUN_TEST(test_none_and_unsupported);
-	RUN_TEST(test_debian_kernel);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_detect),
+		UNIT_TEST(test_round_trip),
+		UNIT_TEST(test_trailing_bytes),
+		UNIT_TEST(test_size_hint_untrusted),
+		UNIT_TEST(test_lz4_blocks),
+		UNIT_TEST(test_truncated),
+		UNIT_TEST(test_corrupt),
+		UNIT_TEST(test_fuzz),
+		UNIT_TEST(test_max_out),
+		UNIT_TEST(test_none_and_unsupported),
+		UNIT_TEST(test_debian_kernel),
+	};
+
+	return UNIT_RUN(tests);
 }

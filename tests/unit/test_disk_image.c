@@ -326,7 +326,10 @@ out:
 
 int main(void)
 {
-	RUN_TEST(test_direct_matches_buffered);
-	RUN_TEST(test_direct_concurrent_partial_writes);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_direct_matches_buffered),
+		UNIT_TEST(test_direct_concurrent_partial_writes),
+	};
+
+	return UNIT_RUN(tests);
 }

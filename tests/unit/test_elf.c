@@ -479,15 +479,18 @@ static void test_note_align8(void)
 
 int main(void)
 {
-	RUN_TEST(test_valid);
-	RUN_TEST(test_not_elf64);
-	RUN_TEST(test_truncated_header);
-	RUN_TEST(test_phoff_out_of_range);
-	RUN_TEST(test_segment_beyond_file);
-	RUN_TEST(test_filesz_gt_memsz);
-	RUN_TEST(test_too_many_segments);
-	RUN_TEST(test_note_bad_sizes);
-	RUN_TEST(test_note_in_section);
-	RUN_TEST(test_note_align8);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_valid),
+		UNIT_TEST(test_not_elf64),
+		UNIT_TEST(test_truncated_header),
+		UNIT_TEST(test_phoff_out_of_range),
+		UNIT_TEST(test_segment_beyond_file),
+		UNIT_TEST(test_filesz_gt_memsz),
+		UNIT_TEST(test_too_many_segments),
+		UNIT_TEST(test_note_bad_sizes),
+		UNIT_TEST(test_note_in_section),
+		UNIT_TEST(test_note_align8),
+	};
+
+	return UNIT_RUN(tests);
 }

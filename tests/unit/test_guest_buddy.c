@@ -197,7 +197,10 @@ static void test_compact_fully_movable_block(void)
 
 int main(void)
 {
-	RUN_TEST(test_random_operations);
-	RUN_TEST(test_compact_fully_movable_block);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_random_operations),
+		UNIT_TEST(test_compact_fully_movable_block),
+	};
+
+	return UNIT_RUN(tests);
 }

@@ -138,10 +138,13 @@ static void test_discard(void)
 
 int main(void)
 {
-	RUN_TEST(test_map_aligned);
-	RUN_TEST(test_map_rejects_unaligned);
-	RUN_TEST(test_ptr_bounds);
-	RUN_TEST(test_usage_counts_huge_pages);
-	RUN_TEST(test_discard);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_map_aligned),
+		UNIT_TEST(test_map_rejects_unaligned),
+		UNIT_TEST(test_ptr_bounds),
+		UNIT_TEST(test_usage_counts_huge_pages),
+		UNIT_TEST(test_discard),
+	};
+
+	return UNIT_RUN(tests);
 }

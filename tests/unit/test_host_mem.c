@@ -55,7 +55,10 @@ static void test_sizes(void)
 
 int main(void)
 {
-	RUN_TEST(test_this_host);
-	RUN_TEST(test_sizes);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_this_host),
+		UNIT_TEST(test_sizes),
+	};
+
+	return UNIT_RUN(tests);
 }

@@ -83,8 +83,11 @@ static void test_register_rejects_overlap(void)
 
 int main(void)
 {
-	RUN_TEST(test_dispatch);
-	RUN_TEST(test_straddling_access_stays_out);
-	RUN_TEST(test_register_rejects_overlap);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_dispatch),
+		UNIT_TEST(test_straddling_access_stays_out),
+		UNIT_TEST(test_register_rejects_overlap),
+	};
+
+	return UNIT_RUN(tests);
 }

@@ -100,8 +100,11 @@ static void test_setter_failure(void)
 
 int main(void)
 {
-	RUN_TEST(test_shared_line);
-	RUN_TEST(test_allocation);
-	RUN_TEST(test_setter_failure);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_shared_line),
+		UNIT_TEST(test_allocation),
+		UNIT_TEST(test_setter_failure),
+	};
+
+	return UNIT_RUN(tests);
 }

@@ -492,16 +492,19 @@ static void test_writer_misuse(void)
 
 int main(void)
 {
-	RUN_TEST(test_scalars);
-	RUN_TEST(test_numbers);
-	RUN_TEST(test_strings);
-	RUN_TEST(test_containers);
-	RUN_TEST(test_error_offsets);
-	RUN_TEST(test_depth_limit);
-	RUN_TEST(test_value_limit);
-	RUN_TEST(test_garbage);
-	RUN_TEST(test_writer_escaping);
-	RUN_TEST(test_writer_structure);
-	RUN_TEST(test_writer_misuse);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_scalars),
+		UNIT_TEST(test_numbers),
+		UNIT_TEST(test_strings),
+		UNIT_TEST(test_containers),
+		UNIT_TEST(test_error_offsets),
+		UNIT_TEST(test_depth_limit),
+		UNIT_TEST(test_value_limit),
+		UNIT_TEST(test_garbage),
+		UNIT_TEST(test_writer_escaping),
+		UNIT_TEST(test_writer_structure),
+		UNIT_TEST(test_writer_misuse),
+	};
+
+	return UNIT_RUN(tests);
 }

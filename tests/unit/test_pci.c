@@ -220,13 +220,16 @@ static void test_full_window(void)
 
 int main(void)
 {
-	RUN_TEST(test_ids_and_absent_functions);
-	RUN_TEST(test_bars);
-	RUN_TEST(test_capabilities);
-	RUN_TEST(test_ecam);
-	RUN_TEST(test_disabled_config_address);
-	RUN_TEST(test_other_buses);
-	RUN_TEST(test_out_of_slots);
-	RUN_TEST(test_full_window);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_ids_and_absent_functions),
+		UNIT_TEST(test_bars),
+		UNIT_TEST(test_capabilities),
+		UNIT_TEST(test_ecam),
+		UNIT_TEST(test_disabled_config_address),
+		UNIT_TEST(test_other_buses),
+		UNIT_TEST(test_out_of_slots),
+		UNIT_TEST(test_full_window),
+	};
+
+	return UNIT_RUN(tests);
 }

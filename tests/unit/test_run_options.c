@@ -261,16 +261,19 @@ static void test_help(void)
 
 int main(void)
 {
-	RUN_TEST(test_defaults);
-	RUN_TEST(test_all_options);
-	RUN_TEST(test_linux_default_params);
-	RUN_TEST(test_ram_rounding_and_limits);
-	RUN_TEST(test_rejects);
-	RUN_TEST(test_network);
-	RUN_TEST(test_network_rejects);
-	RUN_TEST(test_balloon);
-	RUN_TEST(test_balloon_rejects);
-	RUN_TEST(test_transports);
-	RUN_TEST(test_help);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_defaults),
+		UNIT_TEST(test_all_options),
+		UNIT_TEST(test_linux_default_params),
+		UNIT_TEST(test_ram_rounding_and_limits),
+		UNIT_TEST(test_rejects),
+		UNIT_TEST(test_network),
+		UNIT_TEST(test_network_rejects),
+		UNIT_TEST(test_balloon),
+		UNIT_TEST(test_balloon_rejects),
+		UNIT_TEST(test_transports),
+		UNIT_TEST(test_help),
+	};
+
+	return UNIT_RUN(tests);
 }

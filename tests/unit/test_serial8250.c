@@ -112,10 +112,13 @@ static void test_rx_overflow_bounded(void)
 
 int main(void)
 {
-	RUN_TEST(test_transmit_to_fd);
-	RUN_TEST(test_receive_and_rx_interrupt);
-	RUN_TEST(test_thre_interrupt_acknowledged_by_iir);
-	RUN_TEST(test_loopback_and_divisor);
-	RUN_TEST(test_rx_overflow_bounded);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_transmit_to_fd),
+		UNIT_TEST(test_receive_and_rx_interrupt),
+		UNIT_TEST(test_thre_interrupt_acknowledged_by_iir),
+		UNIT_TEST(test_loopback_and_divisor),
+		UNIT_TEST(test_rx_overflow_bounded),
+	};
+
+	return UNIT_RUN(tests);
 }

@@ -122,11 +122,14 @@ static void test_eventfd_signal(void)
 
 int main(void)
 {
-	RUN_TEST(test_size_parse_units);
-	RUN_TEST(test_size_parse_rejects);
-	RUN_TEST(test_size_format);
-	RUN_TEST(test_uint_parse);
-	RUN_TEST(test_iov_slice);
-	RUN_TEST(test_eventfd_signal);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_size_parse_units),
+		UNIT_TEST(test_size_parse_rejects),
+		UNIT_TEST(test_size_format),
+		UNIT_TEST(test_uint_parse),
+		UNIT_TEST(test_iov_slice),
+		UNIT_TEST(test_eventfd_signal),
+	};
+
+	return UNIT_RUN(tests);
 }

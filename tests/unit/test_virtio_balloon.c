@@ -566,16 +566,19 @@ static void test_reset(void)
 
 int main(void)
 {
-	RUN_TEST(test_features_and_config);
-	RUN_TEST(test_queue_numbering);
-	RUN_TEST(test_inflate_deflate);
-	RUN_TEST(test_preserve_policy);
-	RUN_TEST(test_cont_pages);
-	RUN_TEST(test_reporting);
-	RUN_TEST(test_stats);
-	RUN_TEST(test_hostile);
-	RUN_TEST(test_oversized_buffer);
-	RUN_TEST(test_repeated_ranges_bounded);
-	RUN_TEST(test_reset);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_features_and_config),
+		UNIT_TEST(test_queue_numbering),
+		UNIT_TEST(test_inflate_deflate),
+		UNIT_TEST(test_preserve_policy),
+		UNIT_TEST(test_cont_pages),
+		UNIT_TEST(test_reporting),
+		UNIT_TEST(test_stats),
+		UNIT_TEST(test_hostile),
+		UNIT_TEST(test_oversized_buffer),
+		UNIT_TEST(test_repeated_ranges_bounded),
+		UNIT_TEST(test_reset),
+	};
+
+	return UNIT_RUN(tests);
 }

@@ -157,8 +157,11 @@ static void test_refusals(void)
 
 int main(void)
 {
-	RUN_TEST(test_write_then_flush);
-	RUN_TEST(test_flush_error);
-	RUN_TEST(test_refusals);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_write_then_flush),
+		UNIT_TEST(test_flush_error),
+		UNIT_TEST(test_refusals),
+	};
+
+	return UNIT_RUN(tests);
 }

@@ -175,8 +175,11 @@ static void test_interrupt_line(void)
 
 int main(void)
 {
-	RUN_TEST(test_identity);
-	RUN_TEST(test_negotiation_and_queues);
-	RUN_TEST(test_interrupt_line);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_identity),
+		UNIT_TEST(test_negotiation_and_queues),
+		UNIT_TEST(test_interrupt_line),
+	};
+
+	return UNIT_RUN(tests);
 }

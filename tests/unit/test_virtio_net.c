@@ -676,18 +676,21 @@ static void test_real_tap(void)
 
 int main(void)
 {
-	RUN_TEST(test_config);
-	RUN_TEST(test_tx);
-	RUN_TEST(test_tx_eagain);
-	RUN_TEST(test_rx);
-	RUN_TEST(test_rx_waits_for_buffers);
-	RUN_TEST(test_pause);
-	RUN_TEST(test_rx_mergeable);
-	RUN_TEST(test_rx_buffer_too_small);
-	RUN_TEST(test_rx_larger_than_queue);
-	RUN_TEST(test_hostile_chains);
-	RUN_TEST(test_reset_midway);
-	RUN_TEST(test_reset_races);
-	RUN_TEST(test_real_tap);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_config),
+		UNIT_TEST(test_tx),
+		UNIT_TEST(test_tx_eagain),
+		UNIT_TEST(test_rx),
+		UNIT_TEST(test_rx_waits_for_buffers),
+		UNIT_TEST(test_pause),
+		UNIT_TEST(test_rx_mergeable),
+		UNIT_TEST(test_rx_buffer_too_small),
+		UNIT_TEST(test_rx_larger_than_queue),
+		UNIT_TEST(test_hostile_chains),
+		UNIT_TEST(test_reset_midway),
+		UNIT_TEST(test_reset_races),
+		UNIT_TEST(test_real_tap),
+	};
+
+	return UNIT_RUN(tests);
 }

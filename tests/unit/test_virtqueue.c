@@ -463,13 +463,18 @@ static void test_random_rings(void)
 
 int main(void)
 {
-	RUN_TEST(test_map_checks);
-	RUN_TEST(test_good_chain);
-	RUN_TEST(test_chain_copy);
-	RUN_TEST(test_hostile_direct);
-	RUN_TEST(test_hostile_indirect);
-	RUN_TEST(test_used_and_interrupts);
-	RUN_TEST(test_random_rings);
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_map_checks),
+		UNIT_TEST(test_good_chain),
+		UNIT_TEST(test_chain_copy),
+		UNIT_TEST(test_hostile_direct),
+		UNIT_TEST(test_hostile_indirect),
+		UNIT_TEST(test_used_and_interrupts),
+		UNIT_TEST(test_random_rings),
+	};
+	int rc;
+
+	rc = UNIT_RUN(tests);
 	guest_ram_unmap(&ram);
-	return unit_finish();
+	return rc;
 }

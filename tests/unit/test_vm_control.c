@@ -113,7 +113,10 @@ static void test_errors(void)
 
 int main(void)
 {
-	RUN_TEST(test_targets);
-	RUN_TEST(test_errors);
-	return unit_finish();
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_targets),
+		UNIT_TEST(test_errors),
+	};
+
+	return UNIT_RUN(tests);
 }

@@ -335,16 +335,19 @@ static void test_cpuid_filter(void)
 
 int main(int argc, char **argv)
 {
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_bzimage_synthetic),
+		UNIT_TEST(test_bzimage_rejects),
+		UNIT_TEST(test_bzimage_test_guest),
+		UNIT_TEST(test_bzimage_debian_kernel),
+		UNIT_TEST(test_e820_small),
+		UNIT_TEST(test_e820_exactly_hole),
+		UNIT_TEST(test_e820_above_4g),
+		UNIT_TEST(test_ram_layout_rejects),
+		UNIT_TEST(test_mptable),
+		UNIT_TEST(test_cpuid_filter),
+	};
+
 	guest_image_path = argc > 1 ? argv[1] : NULL;
-	RUN_TEST(test_bzimage_synthetic);
-	RUN_TEST(test_bzimage_rejects);
-	RUN_TEST(test_bzimage_test_guest);
-	RUN_TEST(test_bzimage_debian_kernel);
-	RUN_TEST(test_e820_small);
-	RUN_TEST(test_e820_exactly_hole);
-	RUN_TEST(test_e820_above_4g);
-	RUN_TEST(test_ram_layout_rejects);
-	RUN_TEST(test_mptable);
-	RUN_TEST(test_cpuid_filter);
-	return unit_finish();
+	return UNIT_RUN(tests);
 }

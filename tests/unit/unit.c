@@ -3,7 +3,7 @@
 
 struct unit_state unit;
 
-void unit_run(const char *name, void (*fn)(void))
+static void unit_run(const char *name, void (*fn)(void))
 {
 	unit.current_failures = 0;
 	unit.skip_reason = NULL;
@@ -21,9 +21,14 @@ void unit_run(const char *name, void (*fn)(void))
 	fflush(stdout);
 }
 
-int unit_finish(void)
+int unit_main(const struct unit_test *tests, unsigned nr)
 {
-	printf("1..%u\n", unit.run);
+	unsigned i;
+
+	printf("1..%u\n", nr);
+	fflush(stdout);
+	for (i = 0; i < nr; i++)
+		unit_run(tests[i].name, tests[i].fn);
 	return unit.failed_tests ? 1 : 0;
 }
 

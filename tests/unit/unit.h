@@ -50,14 +50,20 @@ extern struct unit_state unit;
 /* Marks the running test as skipped; the test should return after it. */
 #define SKIP(reason) (unit.skip_reason = (reason))
 
-void unit_run(const char *name, void (*fn)(void));
-/* Prints the TAP plan; returns the process exit status. */
-int unit_finish(void);
+struct unit_test {
+	const char *name;
+	void (*fn)(void);
+};
+#define UNIT_TEST(fn) { #fn, fn }
+
+/* Announces the TAP plan first, so that a program that dies halfway
+ * shows as incomplete, then runs the tests in order; returns the
+ * process exit status. */
+int unit_main(const struct unit_test *tests, unsigned nr);
+#define UNIT_RUN(tests) unit_main(tests, sizeof(tests) / sizeof((tests)[0]))
 
 /* Pseudo-random in [0, n): xorshift64 from a fixed seed, so that a
  * failing sequence repeats. */
 uint64_t unit_rand(uint64_t n);
-
-#define RUN_TEST(fn) unit_run(#fn, fn)
 
 #endif
