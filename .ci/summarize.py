@@ -4,40 +4,79 @@ the closing line CI reads: "N passed, N failed, N skipped".
 
 Every test here speaks TAP, so the counts are of TAP subtests: a subtest
 that skipped is counted as skipped even though meson reports its program
-as OK. A test program that failed without a "not ok" line (a crash, a
-timeout, a sanitizer report at exit) counts as one more failure."""
+as OK ("# SKIP" followed by anything, as meson reads it). A test program
+that failed without a "not ok" line (a crash, a timeout, a sanitizer
+report at exit), or whose results do not match the plan it announced
+first, counts as one more failure.
+
+Usage: summarize.py [--max-skips N] TESTLOG.json...
+With --max-skips, more skipped subtests than N fail the run: a host
+that lost /dev/kvm or QEMU must not turn the suite green by skipping."""
+import argparse
 import json
 import re
 import sys
 
-TAP = re.compile(r"^(not ok|ok)\b[^#]*(#\s*(SKIP|TODO)\b)?", re.IGNORECASE)
+TAP = re.compile(r"^(not ok|ok)\b[^#]*(#\s*(SKIP\S*|TODO)\b)?", re.IGNORECASE)
+PLAN = re.compile(r"^1\.\.(\d+)")
 
-passed = failed = skipped = 0
-for path in sys.argv[1:]:
-    try:
-        lines = open(path).read().splitlines()
-    except OSError as e:
-        print(f"missing test log {path}: {e}")
-        failed += 1
-        continue
-    for line in lines:
-        test = json.loads(line)
-        p = f = s = 0
-        for out in test.get("stdout", "").splitlines():
-            m = TAP.match(out)
-            if not m:
-                continue
-            if m.group(1).lower() == "not ok":
-                f += 1
-            elif m.group(3):
-                s += 1
-            else:
-                p += 1
-        ok = test["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
-        if not ok and f == 0:
-            f = 1
-        if p + f + s == 0:
-            p, s = (0, 1) if test["result"] == "SKIP" else (1 if ok else 0, 0)
-        passed, failed, skipped = passed + p, failed + f, skipped + s
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
-sys.exit(1 if failed or not passed else 0)
+
+def count(test):
+    """(passed, failed, skipped) of one test program."""
+    p = f = s = 0
+    plan = None
+    for out in test.get("stdout", "").splitlines():
+        m = PLAN.match(out)
+        if m and plan is None:
+            plan = int(m.group(1))
+            continue
+        m = TAP.match(out)
+        if not m:
+            continue
+        if m.group(1).lower() == "not ok":
+            f += 1
+        elif m.group(3):
+            s += 1
+        else:
+            p += 1
+    ok = test["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
+    if plan is None and test["result"] != "SKIP":
+        print(f"{test['name']}: no TAP plan")
+        f += 1
+    elif plan is not None and p + f + s != plan:
+        print(f"{test['name']}: {p + f + s} results for a plan of {plan}")
+        f += 1
+    if not ok and f == 0:
+        f = 1
+    if p + f + s == 0:
+        p, s = (0, 1) if test["result"] == "SKIP" else (1 if ok else 0, 0)
+    return p, f, s
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--max-skips", type=int)
+    ap.add_argument("logs", nargs="+")
+    args = ap.parse_args()
+    passed = failed = skipped = 0
+    for path in args.logs:
+        try:
+            lines = open(path).read().splitlines()
+        except OSError as e:
+            print(f"missing test log {path}: {e}")
+            failed += 1
+            continue
+        for line in lines:
+            p, f, s = count(json.loads(line))
+            passed, failed, skipped = passed + p, failed + f, skipped + s
+    too_many = args.max_skips is not None and skipped > args.max_skips
+    if too_many:
+        print(f"{skipped} checks skipped, more than the {args.max_skips} "
+              "this machine kind skips: something the tests need is "
+              "missing")
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed or not passed or too_many else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

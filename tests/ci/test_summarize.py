@@ -1,0 +1,62 @@
+""".ci/summarize.py, which CI's verdict rests on: counts of TAP subtests,
+skips in every spelling meson accepts, programs that die without a plan
+or before their plan is done, and the cap on skips."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+import harness  # noqa: E402
+
+SUMMARIZE = os.path.join(HERE, "..", "..", ".ci", "summarize.py")
+
+
+def summarize(tests, *args):
+    """(exit status, last line) for a log holding tests: (name, meson's
+    result, stdout)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as log:
+        for name, result, out in tests:
+            log.write(json.dumps({"name": name, "result": result,
+                                  "stdout": out}) + "\n")
+        log.flush()
+        p = subprocess.run([sys.executable, SUMMARIZE, *args, log.name],
+                           capture_output=True, text=True)
+    return p.returncode, p.stdout.splitlines()[-1]
+
+
+def test_counts():
+    out = "1..4\nok 1 - a\nnot ok 2 - b\nok 3 - c # SKIP no kvm\n" \
+          "ok 4 - d # skipped: no qemu\n"
+    assert summarize([("t", "FAIL", out)]) == (1, "1 passed, 1 failed, "
+                                                  "2 skipped")
+    assert summarize([("t", "OK", "1..1\nok 1 - a\n")]) == \
+        (0, "1 passed, 0 failed, 0 skipped")
+
+
+def test_plan_required_and_kept():
+    # No plan at all, and a program that died after 1 of 3.
+    assert summarize([("t", "OK", "ok 1 - a\n")]) == \
+        (1, "1 passed, 1 failed, 0 skipped")
+    assert summarize([("t", "FAIL", "1..3\nok 1 - a\n")]) == \
+        (1, "1 passed, 1 failed, 0 skipped")
+
+
+def test_crash_without_not_ok():
+    assert summarize([("t", "ERROR", "1..2\nok 1 - a\nok 2 - b\n")]) == \
+        (1, "2 passed, 1 failed, 0 skipped")
+
+
+def test_skip_cap():
+    out = "1..2\nok 1 - a # SKIP x\nok 2 - b # SKIP y\n"
+    assert summarize([("t", "OK", out), ("u", "OK", "1..1\nok 1 - c\n")],
+                     "--max-skips", "2")[0] == 0
+    rc, line = summarize([("t", "OK", out), ("u", "OK", "1..1\nok 1 - c\n")],
+                         "--max-skips", "1")
+    assert rc == 1 and line == "1 passed, 0 failed, 2 skipped", (rc, line)
+
+
+if __name__ == "__main__":
+    harness.main(globals())
