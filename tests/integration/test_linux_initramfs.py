@@ -628,14 +628,16 @@ def test_boot_hackbench():
     failure = [l for l in r.err.splitlines() if "emulation failure" in l]
     if failure and not capable:
         # PVM (why): the kernel stops before it unpacks the initramfs;
-        # nothing of /init ran, and nothing more is claimed.
+        # nothing of /init ran. The boot was checked as far as it went;
+        # hackbench was not.
         assert r.rc == 1, r
         assert len(failure) == 1, r
         assert re.search(r"vCPU 0: emulation failure at RIP 0x[0-9a-f]+ .*"
                          r"instruction bytes: ([0-9a-f]{2} ?)+$",
                          failure[0]), r
         assert "thpvm-guest:" not in r.out, r
-        return
+        harness.skip(f"{why}: the boot was checked up to the kernel's "
+                     "emulation failure; hackbench needs a capable host")
     assert not failure, r
     assert f"thpvm-guest: init ready kernel={version}" in r.out, r
     assert "thpvm-guest: insmod" not in r.out, r
