@@ -77,14 +77,6 @@ static struct {
 	uint64_t move_start, compactions, migrated;
 } bl;
 
-static bool is_virtio_balloon(const struct pci_func *f)
-{
-	return f->vendor == VIRTIO_PCI_VENDOR &&
-	       (f->device == 0x1040 + VIRTIO_ID_BALLOON ||
-		(f->device == 0x1002 &&	/* transitional */
-		 pci_read16(f, PCI_SUBSYSTEM_ID) == VIRTIO_ID_BALLOON));
-}
-
 static void stats_post(void)
 {
 	struct vq_buf b = { (uint64_t)bl.stat, NSTATS * sizeof(*bl.stat),
@@ -329,7 +321,7 @@ static uint32_t deflate(uint32_t want)
 	return batch.pages;
 }
 
-/* Finds and starts the first virtio-balloon function, with the queues
+/* Finds and starts the first virtio-balloon device, with the queues
  * numbered as Linux's driver numbers them: inflate, deflate, stats
  * (STATS_VQ), reporting (REPORTING), then inflate_cont and deflate_cont
  * (CONT_PAGES). */
@@ -339,15 +331,15 @@ bool run_balloon(void)
 			1ULL << VIRTIO_BALLOON_F_STATS_VQ |
 			1ULL << VIRTIO_BALLOON_F_DEFLATE_ON_OOM |
 			1ULL << VIRTIO_BALLOON_F_REPORTING;
-	const struct pci_func *f = 0;
+	const struct virtio_cand *c = 0;
 	struct virtio_dev *d = &bl.vd;
 	const char *why;
 	unsigned q = 2, order = 0;
 
-	for (unsigned i = 0; i < pci_nfuncs && !f; i++)
-		if (is_virtio_balloon(&pci_funcs[i]))
-			f = &pci_funcs[i];
-	if (!f) {
+	for (unsigned i = 0; i < virtio_ncands && !c; i++)
+		if (virtio_cands[i].id == VIRTIO_ID_BALLOON)
+			c = &virtio_cands[i];
+	if (!c) {
 		report(false, "balloon", "reason=no-device");
 		return false;
 	}
@@ -367,7 +359,7 @@ bool run_balloon(void)
 	if (!(params.vfeat_off & VFEAT_NOCONT))
 		want |= 1ULL << VIRTIO_BALLOON_F_CONT_PAGES;
 	d->may_poll = true;
-	if (!virtio_probe(d, f, VIRTIO_MAX_QUEUES, &why) ||
+	if (!virtio_probe(d, c, VIRTIO_MAX_QUEUES, &why) ||
 	    !virtio_negotiate(d, want, &why))
 		goto fail;
 	bl.cont = virtio_has(d, VIRTIO_BALLOON_F_CONT_PAGES);
@@ -382,14 +374,12 @@ bool run_balloon(void)
 	lapic_enable();
 	if (bl.stats)
 		stats_post();
-	print("tg: balloon-dev bdf=00:%02x.%x features=0x%lx mode=%s "
-	      "queues=%u irq=%s free=%lu\n", f->dev, f->fn, d->features,
-	      bl.cont ? "cont" : "std", d->nvq, d->polled ? "polled" : "msix",
-	      buddy_free_bytes());
+	print("tg: balloon-dev %s features=0x%lx mode=%s queues=%u irq=%s "
+	      "free=%lu\n", c->where, d->features, bl.cont ? "cont" : "std",
+	      d->nvq, virtio_irq_mode(d), buddy_free_bytes());
 	return true;
 fail:
-	report(false, "balloon-init", "bdf=00:%02x.%x reason=%s", f->dev,
-	       f->fn, why);
+	report(false, "balloon-init", "%s reason=%s", c->where, why);
 	return false;
 }
 

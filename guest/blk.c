@@ -55,7 +55,7 @@ bool blk_start(struct blk_dev *b, const char **why)
 			      1ULL << VIRTIO_BLK_F_DISCARD |
 			      1ULL << VIRTIO_BLK_F_WRITE_ZEROES;
 	struct virtio_dev *d = &b->vd;
-	uint8_t gen;
+	uint32_t gen;
 
 	b->inflight = 0;
 	if (!virtio_start(d, want, why))

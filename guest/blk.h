@@ -53,7 +53,7 @@
 #define BLK_ODD				2
 
 struct blk_dev {
-	unsigned num;			/* blkN, in PCI order */
+	unsigned num;			/* blkN, in virtio_scan's order */
 	struct virtio_dev vd;
 	uint64_t capacity;		/* 512-byte sectors */
 	uint32_t size_max, seg_max;

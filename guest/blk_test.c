@@ -1,5 +1,5 @@
-/* virtio-blk checks on every virtio-blk function, blk0, blk1... in PCI
- * order (docs/test-guest.md): identity and configuration, reads against
+/* virtio-blk checks on every virtio-blk device, blk0, blk1... in the
+ * order virtio_scan found them (docs/test-guest.md): identity and configuration, reads against
  * pattern A, write and flush (or the refusal on a read-only disk),
  * discard and write-zeroes, requests past the end and of an unknown
  * type, MSI-X. Data is filled and verified in ring 3. */
@@ -158,10 +158,10 @@ static void print_info(struct blk_dev *b)
 		id[n] = blk_page[n] > ' ' && blk_page[n] < 0x7f ? blk_page[n]
 								: '_';
 	id[n] = 0;
-	print("tg: blk dev=%u bdf=00:%02x.%x capacity=%lu ro=%u features=0x%lx "
+	print("tg: blk dev=%u %s capacity=%lu ro=%u features=0x%lx "
 	      "seg_max=%u size_max=%u queue_size=%u serial=%s\n", b->num,
-	      b->vd.pci->dev, b->vd.pci->fn, b->capacity, b->ro,
-	      b->vd.features, b->seg_max, b->size_max, b->vd.vq[0].size, id);
+	      b->vd.cand->where, b->capacity, b->ro, b->vd.features,
+	      b->seg_max, b->size_max, b->vd.vq[0].size, id);
 	if (rc != VIRTIO_BLK_S_OK && rc != VIRTIO_BLK_S_UNSUPP)
 		result(b, false, "id", "got=%s", blk_rc_name(rc));
 	recover(b, rc);
@@ -496,16 +496,6 @@ static void blk_checks(struct blk_dev *b)
 	check_msix(b);
 }
 
-/* Modern (1.x-only) virtio-blk, or transitional with the virtio device
- * ID in the subsystem ID. */
-static bool is_virtio_blk(const struct pci_func *f)
-{
-	return f->vendor == VIRTIO_PCI_VENDOR &&
-	       (f->device == 0x1040 + VIRTIO_ID_BLK ||
-		(f->device == 0x1001 &&
-		 pci_read16(f, PCI_SUBSYSTEM_ID) == VIRTIO_ID_BLK));
-}
-
 void run_blk(void)
 {
 	unsigned n = 0, usable = 0;
@@ -518,24 +508,24 @@ void run_blk(void)
 	lapic_enable();
 	/* Wakes the waits that sleep in hlt, so that timeouts are seen. */
 	lapic_timer_periodic(VEC_LAPIC_TIMER, WATCHDOG_COUNT);
-	for (unsigned i = 0; i < pci_nfuncs; i++) {
-		const struct pci_func *f = &pci_funcs[i];
+	for (unsigned i = 0; i < virtio_ncands; i++) {
+		const struct virtio_cand *c = &virtio_cands[i];
 		struct blk_dev *b = &devs[n];
 		const char *why;
 
-		if (!is_virtio_blk(f))
+		if (c->id != VIRTIO_ID_BLK)
 			continue;
 		if (n == BLK_MAX_DEVS) {
-			print("tg: blk bdf=00:%02x.%x skipped "
-			      "reason=too-many\n", f->dev, f->fn);
+			print("tg: blk %s skipped reason=too-many\n",
+			      c->where);
 			continue;
 		}
 		memset(b, 0, sizeof(*b));
 		b->num = n++;
-		if (!virtio_probe(&b->vd, f, 1, &why) ||
+		if (!virtio_probe(&b->vd, c, 1, &why) ||
 		    !blk_start(b, &why)) {
-			result(b, false, "init", "bdf=00:%02x.%x reason=%s",
-			       f->dev, f->fn, why);
+			result(b, false, "init", "%s reason=%s", c->where,
+			       why);
 			continue;
 		}
 		usable |= 1u << b->num;

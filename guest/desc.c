@@ -105,7 +105,7 @@ void interrupt_dispatch(struct regs *r)
 	case VEC_SPURIOUS:
 		return;
 	case VEC_VIRTIO_BASE ... VEC_VIRTIO_BASE + VEC_VIRTIO_COUNT - 1:
-		virtio_irqs[r->vector - VEC_VIRTIO_BASE]++;
+		virtio_interrupt(r->vector - VEC_VIRTIO_BASE);
 		lapic_eoi();
 		return;
 	case 6:

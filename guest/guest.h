@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bootparam.h"
@@ -78,6 +79,8 @@ void serial_init(void);
 void serial_putc(char c);
 void vprint(const char *fmt, va_list ap);
 void print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sprint(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void report(bool ok, const char *check, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void count_result(bool ok);
@@ -118,6 +121,7 @@ long user_call(long (*fn)(long), long arg, void *stack_top);
 long run_user(long (*fn)(long), long arg);
 extern volatile unsigned lapic_ticks, pit_ticks;
 extern volatile unsigned virtio_irqs[VEC_VIRTIO_COUNT];
+void virtio_interrupt(unsigned v);
 
 /* Time. */
 extern uint64_t tsc_hz;

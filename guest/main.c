@@ -4,6 +4,7 @@
 #include "io.h"
 #include "lib.h"
 #include "pci.h"
+#include "virtio.h"
 
 extern char __bss_start[], __bss_end[], __image_start[], _end[];
 
@@ -91,7 +92,7 @@ static void check_e820(void)
 
 void c_entry(int entry, uint64_t ptr)
 {
-	bool ballooning;
+	bool ballooning, virtio;
 
 	/* Start-up benchmarks: nothing before the exit. */
 	if (cmdline_has_token(raw_cmdline(entry, ptr), "exit"))
@@ -103,6 +104,8 @@ void c_entry(int entry, uint64_t ptr)
 	print("tg: boot entry=%s\n", entry_name(entry));
 	print("tg: cmdline=%s\n", boot.cmdline);
 	parse_params(boot.cmdline);
+	virtio = params.blk || params.blkbench || params.blk_evil ||
+		 params.net || params.netbench || params.balloon;
 	check_e820();
 
 	mm_init();
@@ -123,9 +126,10 @@ void c_entry(int entry, uint64_t ptr)
 	if (!skipped(CHK_INITRD))
 		check_initrd();
 	/* PCI only when asked for: each config access is a VM exit. */
-	if (params.pci || params.blk || params.blkbench || params.blk_evil ||
-	    params.net || params.netbench || params.balloon)
+	if (params.pci || virtio)
 		pci_scan();
+	if (virtio)
+		virtio_scan();
 	if (params.blk || params.blkbench || params.blk_evil)
 		run_blk();
 	if (params.net || params.netbench)

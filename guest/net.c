@@ -49,7 +49,7 @@ bool net_start(struct net_dev *n, const char **why)
 	struct virtio_dev *d = &n->vd;
 	struct virtq *rx = &d->vq[NET_RXQ];
 	uint32_t w0, w1;
-	uint8_t gen;
+	uint32_t gen;
 
 	if (!(params.vfeat_off & VFEAT_NOMRG))
 		want |= 1ULL << VIRTIO_NET_F_MRG_RXBUF;

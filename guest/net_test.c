@@ -1,4 +1,4 @@
-/* virtio-net checks on the first virtio-net function (docs/test-guest.md):
+/* virtio-net checks on the first virtio-net device (docs/test-guest.md):
  * real packets to and from the host kernel behind the device (a tap):
  * ARP for the host's address, ICMP echo to it, a UDP datagram that an
  * echo server answers, and, with net_ping_in=N, the host's pings answered.
@@ -275,27 +275,17 @@ static void net_checks(struct net_dev *n)
 		report(true, "net-ping-in", "answered=%u", count);
 }
 
-/* Modern (1.x-only) virtio-net, or transitional with the virtio device
- * ID in the subsystem ID. */
-static bool is_virtio_net(const struct pci_func *f)
-{
-	return f->vendor == VIRTIO_PCI_VENDOR &&
-	       (f->device == 0x1040 + VIRTIO_ID_NET ||
-		(f->device == 0x1000 &&
-		 pci_read16(f, PCI_SUBSYSTEM_ID) == VIRTIO_ID_NET));
-}
-
 void run_net(void)
 {
-	const struct pci_func *f = 0;
+	const struct virtio_cand *c = 0;
 	struct net_dev *n = &dev;
 	const char *why;
 	unsigned tries;
 
-	for (unsigned i = 0; i < pci_nfuncs && !f; i++)
-		if (is_virtio_net(&pci_funcs[i]))
-			f = &pci_funcs[i];
-	if (!f) {
+	for (unsigned i = 0; i < virtio_ncands && !c; i++)
+		if (virtio_cands[i].id == VIRTIO_ID_NET)
+			c = &virtio_cands[i];
+	if (!c) {
 		report(false, "net", "reason=no-device");
 		return;
 	}
@@ -306,13 +296,12 @@ void run_net(void)
 		report(false, "net", "reason=no-free-ram");
 		return;
 	}
-	if (!virtio_probe(&n->vd, f, 2, &why) || !net_start(n, &why)) {
-		report(false, "net-init", "bdf=00:%02x.%x reason=%s", f->dev,
-		       f->fn, why);
+	if (!virtio_probe(&n->vd, c, 2, &why) || !net_start(n, &why)) {
+		report(false, "net-init", "%s reason=%s", c->where, why);
 		return;
 	}
-	print("tg: net dev=0 bdf=00:%02x.%x mac=%s link=%u features=0x%lx\n",
-	      f->dev, f->fn, mac_str(n->self.mac), n->link, n->vd.features);
+	print("tg: net dev=0 %s mac=%s link=%u features=0x%lx\n", c->where,
+	      mac_str(n->self.mac), n->link, n->vd.features);
 	lapic_enable();
 	/* Wakes the waits that sleep in hlt, so that deadlines are seen. */
 	lapic_timer_periodic(VEC_LAPIC_TIMER, WATCHDOG_COUNT);

@@ -1,5 +1,6 @@
-/* virtio 1.x: split virtqueues (virtqueue.c, also used from ring 3) and
- * the modern PCI transport (virtio_pci.c). */
+/* virtio 1.x: split virtqueues (virtqueue.c, also used from ring 3), the
+ * transport-independent driver side (virtio.c) and the modern PCI and
+ * virtio-mmio transports (virtio_pci.c, virtio_mmio.c). */
 #ifndef TG_VIRTIO_H
 #define TG_VIRTIO_H
 
@@ -22,6 +23,10 @@
 #define VIRTIO_F_VERSION_1	32
 
 #define VIRTIO_PCI_VENDOR	0x1af4
+
+/* Interrupt status bits (PCI ISR, virtio-mmio InterruptStatus). */
+#define VIRTIO_ISR_QUEUE	1
+#define VIRTIO_ISR_CONFIG	2
 
 /* Split ring layout (virtio 1.x, 2.7). */
 #define VRING_DESC_F_NEXT	1
@@ -75,6 +80,7 @@ struct virtq {
 	volatile struct vring_used *used;
 	void **token;			/* per head in flight, else 0 */
 	uint64_t notify;		/* this queue's notify register */
+	bool notify32;			/* written as 32 bits (virtio-mmio) */
 };
 
 void vq_alloc(struct virtq *vq);
@@ -97,38 +103,94 @@ static inline volatile uint16_t *vq_avail_event(struct virtq *vq)
 	return (volatile uint16_t *)&vq->used->ring[vq->size];
 }
 
-/* A virtio device on the modern PCI transport with its first nvq
- * virtqueues (one for virtio-blk without VIRTIO_BLK_F_MQ, receive and
- * transmit for virtio-net, up to six for virtio-balloon). MSI-X entry 0 signals config changes, entry 1
- * every queue; IDT vectors VEC_VIRTIO_BASE + 2 * slot and the next one,
- * slots taken in probe order. */
+/* A virtio device a transport found, not yet driven: PCI functions in
+ * bus order first, then virtio-mmio devices in command line order
+ * (virtio_scan; virtio= keeps a transport out). */
+#define VIRTIO_MAX_CANDS	32
+#define VIRTIO_WHERE_LEN	40
+
+struct virtio_cand {
+	unsigned id;			/* virtio device ID (spec 5) */
+	const struct pci_func *pci;	/* on PCI; else on virtio-mmio: */
+	uint64_t base, size;
+	unsigned gsi, version;
+	char where[VIRTIO_WHERE_LEN];	/* "bdf=00:03.0", "mmio=0x... gsi=N" */
+};
+
+extern struct virtio_cand virtio_cands[VIRTIO_MAX_CANDS];
+extern unsigned virtio_ncands;
+
+struct virtio_dev;
+
+/* What differs between the transports: register accesses, a queue's
+ * set-up, the config interrupt, the interrupt status. The generic
+ * sequence (virtio.c) calls them in the order the spec gives. */
+struct virtio_ops {
+	uint8_t (*status)(struct virtio_dev *d);
+	void (*set_status)(struct virtio_dev *d, uint8_t st);
+	uint32_t (*generation)(struct virtio_dev *d);
+	uint64_t (*features)(struct virtio_dev *d);	/* offered */
+	void (*set_features)(struct virtio_dev *d, uint64_t f);
+	unsigned (*num_queues)(struct virtio_dev *d);
+	/* Selects queue q and returns its maximum size. */
+	uint16_t (*queue_max)(struct virtio_dev *d, unsigned q);
+	/* The selected queue's size, rings and notify address, enabled. */
+	bool (*queue_enable)(struct virtio_dev *d, unsigned q,
+			     const char **why);
+	/* Before DRIVER_OK: config change interrupts (0: nothing to do). */
+	bool (*config_irq)(struct virtio_dev *d, const char **why);
+	/* Interrupt status bits, read and acknowledged. */
+	uint8_t (*isr)(struct virtio_dev *d);
+};
+
+/* A virtio device with its first nvq virtqueues (one for virtio-blk
+ * without VIRTIO_BLK_F_MQ, receive and transmit for virtio-net, up to
+ * six for virtio-balloon). Each probed device takes a slot, in probe
+ * order, and with it IDT vectors VEC_VIRTIO_BASE + 2 * slot (config
+ * changes) and the next one (every queue): MSI-X entries 0 and 1 on
+ * PCI; on virtio-mmio the device's one wired line, level triggered,
+ * goes to the second and the interrupt status says which it was. */
 #define VIRTIO_MAX_QUEUES	6
 
 struct virtio_dev {
-	const struct pci_func *pci;
+	const struct virtio_ops *ops;
+	const struct virtio_cand *cand;
 	unsigned slot;
-	uint64_t common, isr, device, notify_base;
+	uint64_t device;	/* device-specific configuration */
+	/* PCI */
+	uint64_t common, isr, notify_base;
 	uint32_t notify_mult, notify_len;
+	/* virtio-mmio: the register file */
+	uint64_t base;
 	uint64_t features;	/* negotiated */
 	unsigned nvq;
 	struct virtq vq[VIRTIO_MAX_QUEUES];
 	bool may_poll;		/* set by the driver: MSI-X not required */
 	bool polled;		/* no MSI-X: virtio_idle() reads the ISR */
+	bool wired;		/* one IOAPIC line (virtio-mmio) */
 };
 
 #define VIRTIO_MAX_DEVS		(VEC_VIRTIO_COUNT / 2)
 
-bool virtio_probe(struct virtio_dev *d, const struct pci_func *f,
+void virtio_scan(void);
+void virtio_add_cand(const struct virtio_cand *c);
+bool virtio_probe(struct virtio_dev *d, const struct virtio_cand *c,
 		  unsigned nvq, const char **why);
 bool virtio_negotiate(struct virtio_dev *d, uint64_t want, const char **why);
 bool virtio_finish(struct virtio_dev *d, const char **why);
 bool virtio_start(struct virtio_dev *d, uint64_t want, const char **why);
 bool virtio_reset(struct virtio_dev *d);
+bool virtio_fail(struct virtio_dev *d, const char *what, const char **why);
 uint8_t virtio_status(struct virtio_dev *d);
-uint8_t virtio_cfg_generation(struct virtio_dev *d);
+uint32_t virtio_cfg_generation(struct virtio_dev *d);
 void virtio_idle(struct virtio_dev *d);
 unsigned virtio_config_irqs(struct virtio_dev *d);
 unsigned virtio_queue_irqs(struct virtio_dev *d);
+const char *virtio_irq_mode(const struct virtio_dev *d);
+
+/* The transports (virtio_pci.c, virtio_mmio.c). */
+void virtio_pci_scan(void);
+bool virtio_pci_probe(struct virtio_dev *d, const char **why);
 
 static inline bool virtio_has(const struct virtio_dev *d, unsigned bit)
 {

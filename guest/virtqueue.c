@@ -85,9 +85,14 @@ int vq_add(struct virtq *vq, const struct vq_buf *b, unsigned n,
 	return head;
 }
 
+/* The queue's index: 16 bits on PCI, and a 32-bit write to QueueNotify
+ * on virtio-mmio, whose registers take 32-bit accesses only. */
 void vq_notify(struct virtq *vq)
 {
-	mmio_write16(vq->notify, vq->index);
+	if (vq->notify32)
+		mmio_write32(vq->notify, vq->index);
+	else
+		mmio_write16(vq->notify, vq->index);
 }
 
 /* Publishes what vq_add queued and notifies the device unless it asked
