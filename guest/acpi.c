@@ -98,6 +98,7 @@ bool madt_scan(void)
 			break;
 		}
 	}
+	mp.ioapic_gsi_base = gsi_base;
 	mp.irq0_pin = irq0_gsi - gsi_base;
 	mp.found = true;
 	mp.source = "madt";

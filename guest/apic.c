@@ -67,11 +67,29 @@ static void ioapic_write(uint64_t base, unsigned reg, uint32_t v)
 	mmio_write32(base + 0x10, v);
 }
 
-/* Fixed delivery, physical destination, edge triggered, active high. */
-void ioapic_route(uint64_t base, unsigned pin, uint8_t vector, unsigned dest)
+static uint32_t ioapic_read(uint64_t base, unsigned reg)
+{
+	mmio_write32(base, reg);
+	return mmio_read32(base + 0x10);
+}
+
+/* Redirection entries: bits 16-23 of the version register hold the
+ * last one's number. */
+unsigned ioapic_pins(uint64_t base)
+{
+	return (ioapic_read(base, 0x01) >> 16 & 0xff) + 1;
+}
+
+/* Fixed delivery, physical destination, active high; edge triggered
+ * (ISA: the PIT) or with IOAPIC_LEVEL level triggered (virtio-mmio's
+ * lines, which stay high until the driver acknowledges; the LAPIC's EOI
+ * of a level-triggered vector reaches the IOAPIC, which then looks at
+ * the line again). */
+void ioapic_route(uint64_t base, unsigned pin, uint8_t vector, unsigned dest,
+		  uint32_t mode)
 {
 	ioapic_write(base, 0x11 + 2 * pin, dest << 24);
-	ioapic_write(base, 0x10 + 2 * pin, vector);
+	ioapic_write(base, 0x10 + 2 * pin, vector | mode);
 }
 
 void ioapic_mask(uint64_t base, unsigned pin)

@@ -72,6 +72,39 @@ static bool parse_name_list(const char *v, size_t len,
 	return true;
 }
 
+/* Names of the virtio= bits (VIRTIO_T_*). */
+static const char *const transport_names[] = { "pci", "mmio" };
+
+/* Linux's virtio_mmio.device=<size>@<base>:<irq>[:<id>]: a virtio-mmio
+ * register window and its interrupt, a GSI. Size and base as SIZE (Linux
+ * takes a suffix on the size only and octal with a leading 0, which is
+ * decimal here); the id, Linux's platform device number, must be a
+ * number and is not used. */
+static bool parse_mmio_dev(const char *v, size_t len)
+{
+	struct mmio_param *m = &params.mmio[params.nmmio];
+	size_t at = 0, colon, end;
+	uint64_t gsi, id;
+
+	if (params.nmmio == MMIO_MAX_DEVS)
+		return false;
+	while (at < len && v[at] != '@')
+		at++;
+	for (colon = at; colon < len && v[colon] != ':'; colon++)
+		;
+	for (end = colon + 1; end < len && v[end] != ':'; end++)
+		;
+	if (colon >= len || !parse_u64(v, at, true, &m->size) || !m->size ||
+	    !parse_u64(v + at + 1, colon - at - 1, true, &m->base) ||
+	    !parse_u64(v + colon + 1, end - colon - 1, false, &gsi) ||
+	    gsi > 255 ||
+	    (end < len && !parse_u64(v + end + 1, len - end - 1, false, &id)))
+		return false;
+	m->gsi = gsi;
+	params.nmmio++;
+	return true;
+}
+
 /* A dotted quad, into host byte order. */
 static bool parse_ipv4(const char *v, size_t len, uint32_t *out)
 {
@@ -190,6 +223,15 @@ static bool parse_one(const char *tok, size_t len)
 	if (is_key(tok, klen, "ecam"))
 		return parse_u64(v, vlen, false, &params.ecam) && params.ecam &&
 		       !(params.ecam & 0xfffff);
+	if (is_key(tok, klen, "virtio")) {
+		params.virtio = 0;
+		return parse_name_list(v, vlen, transport_names,
+				       sizeof(transport_names) /
+				       sizeof(transport_names[0]),
+				       &params.virtio) && params.virtio;
+	}
+	if (is_key(tok, klen, "virtio_mmio.device"))
+		return parse_mmio_dev(v, vlen);
 	if (is_key(tok, klen, "vfeat"))
 		return parse_name_list(v, vlen, vfeat_names,
 				       sizeof(vfeat_names) / sizeof(vfeat_names[0]),
@@ -229,6 +271,7 @@ void parse_params(const char *cl)
 	params.hostip = 0x0a000202;	/* 10.0.2.2 */
 	params.udp_port = 7777;
 	params.netbench_packets = 100000;
+	params.virtio = VIRTIO_T_PCI | VIRTIO_T_MMIO;
 	while (*cl) {
 		size_t len = 0;
 

@@ -46,6 +46,16 @@ enum check_id { CHK_E820, CHK_SMP, CHK_LAPIC, CHK_PIT, CHK_INITRD, CHK_COUNT };
 #define VFEAT_NOMRG		4u	/* VIRTIO_NET_F_MRG_RXBUF */
 #define VFEAT_NOCONT		8u	/* VIRTIO_BALLOON_F_CONT_PAGES */
 #define BLKBENCH_QD_MAX		64
+/* virtio= bits: the transports whose devices the drivers take. */
+#define VIRTIO_T_PCI		1u
+#define VIRTIO_T_MMIO		2u
+#define MMIO_MAX_DEVS		16
+
+/* A virtio-mmio device as Linux's virtio_mmio.device= announces it. */
+struct mmio_param {
+	uint64_t base, size;
+	unsigned gsi;
+};
 
 struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
@@ -54,6 +64,9 @@ struct params {
 	bool punch_holes;
 	uint64_t usemem, reuse;	/* bytes, 0: not asked for */
 	uint64_t ecam;		/* 0: configuration mechanism #1 */
+	unsigned virtio;	/* VIRTIO_T_*; default both */
+	struct mmio_param mmio[MMIO_MAX_DEVS];
+	unsigned nmmio;
 	unsigned vfeat_off;	/* VFEAT_* */
 	unsigned blkbench_qd;
 	uint32_t ip, hostip;	/* IPv4, host byte order */
@@ -138,7 +151,11 @@ void lapic_eoi(void);
 void lapic_send_ipi(unsigned apic_id, uint32_t icr_low);
 void lapic_timer_periodic(uint8_t vector, uint32_t count);
 void lapic_timer_stop(void);
-void ioapic_route(uint64_t base, unsigned pin, uint8_t vector, unsigned dest);
+#define IOAPIC_EDGE 0
+#define IOAPIC_LEVEL (1u << 15)	/* trigger mode; polarity bit 13 stays 0 */
+unsigned ioapic_pins(uint64_t base);
+void ioapic_route(uint64_t base, unsigned pin, uint8_t vector, unsigned dest,
+		  uint32_t mode);
 void ioapic_mask(uint64_t base, unsigned pin);
 void pic_mask_all(void);
 
@@ -149,6 +166,7 @@ struct mp_info {
 	unsigned ncpus;
 	uint8_t apic_ids[MAX_CPUS];
 	uint64_t ioapic_addr;
+	unsigned ioapic_gsi_base;	/* the GSI of its pin 0 */
 	unsigned irq0_pin;
 };
 

@@ -126,7 +126,7 @@ void c_entry(int entry, uint64_t ptr)
 	if (!skipped(CHK_INITRD))
 		check_initrd();
 	/* PCI only when asked for: each config access is a VM exit. */
-	if (params.pci || virtio)
+	if (params.pci || (virtio && params.virtio & VIRTIO_T_PCI))
 		pci_scan();
 	if (virtio)
 		virtio_scan();

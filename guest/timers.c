@@ -25,7 +25,8 @@ void check_timers(void)
 		outb(0x43, 0x34);		/* ch0, lo/hi, mode 2 */
 		outb(0x40, PIT_DIVISOR & 0xff);
 		outb(0x40, PIT_DIVISOR >> 8);
-		ioapic_route(mp.ioapic_addr, mp.irq0_pin, VEC_PIT, lapic_id());
+		ioapic_route(mp.ioapic_addr, mp.irq0_pin, VEC_PIT, lapic_id(),
+			     IOAPIC_EDGE);
 	}
 	deadline = tsc_deadline(DEADLINE_MS);
 	while (((lapic && lapic_ticks < TICKS) || (pit && pit_ticks < TICKS)) &&

@@ -28,10 +28,13 @@ void virtio_add_cand(const struct virtio_cand *c)
 	virtio_cands[virtio_ncands++] = *c;
 }
 
-/* The virtio functions on PCI (pci_scan has run). */
+/* PCI first (pci_scan has run), then virtio-mmio, as virtio= allows. */
 void virtio_scan(void)
 {
-	virtio_pci_scan();
+	if (params.virtio & VIRTIO_T_PCI)
+		virtio_pci_scan();
+	if (params.virtio & VIRTIO_T_MMIO)
+		virtio_mmio_scan();
 }
 
 /* Takes the next slot (interrupt vectors), lets the transport find its
@@ -47,7 +50,7 @@ bool virtio_probe(struct virtio_dev *d, const struct virtio_cand *c,
 	d->slot = slots_used++;
 	d->nvq = nvq;
 	slot_dev[d->slot] = d;
-	if (!virtio_pci_probe(d, why))
+	if (!(c->pci ? virtio_pci_probe(d, why) : virtio_mmio_probe(d, why)))
 		return false;
 	for (unsigned q = 0; q < nvq; q++)
 		vq_alloc(&d->vq[q]);

@@ -191,6 +191,8 @@ const char *virtio_irq_mode(const struct virtio_dev *d);
 /* The transports (virtio_pci.c, virtio_mmio.c). */
 void virtio_pci_scan(void);
 bool virtio_pci_probe(struct virtio_dev *d, const char **why);
+void virtio_mmio_scan(void);
+bool virtio_mmio_probe(struct virtio_dev *d, const char **why);
 
 static inline bool virtio_has(const struct virtio_dev *d, unsigned bit)
 {
