@@ -48,26 +48,27 @@ bool net_start(struct net_dev *n, const char **why)
 	uint64_t want = 1ULL << VIRTIO_NET_F_MAC | 1ULL << VIRTIO_NET_F_STATUS;
 	struct virtio_dev *d = &n->vd;
 	struct virtq *rx = &d->vq[NET_RXQ];
-	uint32_t w0, w1;
+	uint8_t mac[ETH_ALEN];
+	uint16_t status;
 	uint32_t gen;
 
 	if (!(params.vfeat_off & VFEAT_NOMRG))
 		want |= 1ULL << VIRTIO_NET_F_MRG_RXBUF;
 	if (!virtio_start(d, want, why))
 		return false;
+	/* Each field with accesses of its own width, as virtio-mmio
+	 * requires (4.2.2.2) and PCI asks (4.1.3.1): the MAC address byte
+	 * by byte, the status as 16 bits. */
 	do {
 		gen = virtio_cfg_generation(d);
-		w0 = mmio_read32(d->device + CFG_MAC);
-		w1 = mmio_read32(d->device + CFG_MAC + 4);
+		for (unsigned i = 0; i < ETH_ALEN; i++)
+			mac[i] = mmio_read8(d->device + CFG_MAC + i);
+		status = mmio_read16(d->device + CFG_STATUS);
 	} while (gen != virtio_cfg_generation(d));
-	if (virtio_has(d, VIRTIO_NET_F_MAC)) {
-		memcpy(n->self.mac, &w0, 4);
-		memcpy(n->self.mac + 4, &w1, 2);
-	} else {
-		memcpy(n->self.mac, default_mac, ETH_ALEN);
-	}
+	memcpy(n->self.mac, virtio_has(d, VIRTIO_NET_F_MAC) ? mac : default_mac,
+	       ETH_ALEN);
 	n->link = !virtio_has(d, VIRTIO_NET_F_STATUS) ||
-		  (w1 >> (8 * (CFG_STATUS - 4)) & VIRTIO_NET_S_LINK_UP);
+		  (status & VIRTIO_NET_S_LINK_UP);
 	n->rx_buf_size = virtio_has(d, VIRTIO_NET_F_MRG_RXBUF) ?
 			 NET_RX_BUF_MRG : NET_RX_BUF;
 	for (unsigned i = 0; i < rx->size; i++)
