@@ -152,7 +152,7 @@ void lapic_send_ipi(unsigned apic_id, uint32_t icr_low);
 void lapic_timer_periodic(uint8_t vector, uint32_t count);
 void lapic_timer_stop(void);
 #define IOAPIC_EDGE 0
-#define IOAPIC_LEVEL (1u << 15)	/* trigger mode; polarity bit 13 stays 0 */
+#define IOAPIC_LEVEL (1u << 15)	/* trigger mode; polarity (13) stays 0 */
 unsigned ioapic_pins(uint64_t base);
 void ioapic_route(uint64_t base, unsigned pin, uint8_t vector, unsigned dest,
 		  uint32_t mode);

@@ -114,7 +114,7 @@ struct virtio_cand {
 	const struct pci_func *pci;	/* on PCI; else on virtio-mmio: */
 	uint64_t base, size;
 	unsigned gsi, version;
-	char where[VIRTIO_WHERE_LEN];	/* "bdf=00:03.0", "mmio=0x... gsi=N" */
+	char where[VIRTIO_WHERE_LEN];	/* bdf=00:03.0, mmio=0x... gsi=N */
 };
 
 extern struct virtio_cand virtio_cands[VIRTIO_MAX_CANDS];

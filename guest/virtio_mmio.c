@@ -25,7 +25,7 @@
 #define INTERRUPT_STATUS	0x060
 #define INTERRUPT_ACK		0x064
 #define STATUS			0x070
-#define QUEUE_DESC		0x080	/* low half; the high one at + 4 */
+#define QUEUE_DESC		0x080	/* low half, high at + 4 */
 #define QUEUE_DRIVER		0x090
 #define QUEUE_DEVICE		0x0a0
 #define CONFIG_GENERATION	0x0fc
