@@ -18,6 +18,7 @@
 #define MIN_SECTORS		16
 #define BOGUS_TYPE		0x7f00	/* no virtio-blk request type */
 #define WATCHDOG_COUNT		10000000	/* 10 ms at a 1 GHz APIC bus */
+#define QUIET_SLEEPS		3	/* watchdog ticks with no interrupt */
 #define LCG_MUL			6364136223846793005ULL
 #define LCG_ADD			1442695040888963407ULL
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -441,12 +442,15 @@ static void check_unsupp(struct blk_dev *b)
  * completions before they sleep, with interrupts still off; this one
  * takes what is pending first (hlt delivers a pending interrupt, or the
  * watchdog tick ends it), asks for an interrupt before the request and
- * sleeps until it comes or the timeout. Reported as blkN-msix or, for a
- * wired line, blkN-irq. */
+ * sleeps until it comes or the timeout. Once taken (and on a wired
+ * line acknowledged), the interrupt must not come again: a line left
+ * high would wake the next sleeps at once, each counted (later=),
+ * where only the watchdog tick should end them. Reported as blkN-msix
+ * or, for a wired line, blkN-irq. */
 static void check_irq(struct blk_dev *b)
 {
 	const char *check = b->vd.wired ? "irq" : "msix";
-	unsigned before, q, vec = VEC_VIRTIO_BASE + 2 * b->vd.slot;
+	unsigned before, q, later, vec = VEC_VIRTIO_BASE + 2 * b->vd.slot;
 	char where[VIRTIO_WHERE_LEN];
 	uint64_t deadline;
 	uint8_t st;
@@ -464,6 +468,9 @@ static void check_irq(struct blk_dev *b)
 	       rdtsc() < deadline)
 		asm volatile("sti; hlt; cli");
 	q = virtio_queue_irqs(&b->vd);
+	for (unsigned i = 0; i < QUIET_SLEEPS && q != before; i++)
+		asm volatile("sti; hlt; cli");
+	later = virtio_queue_irqs(&b->vd) - q;
 	st = virtio_status(&b->vd);
 	if (b->vd.wired)
 		sprint(where, sizeof(where), "gsi=%u vector=0x%x",
@@ -474,10 +481,12 @@ static void check_irq(struct blk_dev *b)
 	if (rc)
 		result(b, false, check, "got=%s", blk_rc_name(rc));
 	else
-		result(b, q != before && !(st & VIRTIO_S_NEEDS_RESET), check,
-		       "%s queue_irqs=%u config_irqs=%u status=0x%x%s", where,
-		       q, virtio_config_irqs(&b->vd), st,
+		result(b, q != before && !later &&
+		       !(st & VIRTIO_S_NEEDS_RESET), check,
+		       "%s queue_irqs=%u later=%u config_irqs=%u status=0x%x%s",
+		       where, q, later, virtio_config_irqs(&b->vd), st,
 		       q == before ? " reason=no-interrupt" :
+		       later ? " reason=not-lowered" :
 		       st & VIRTIO_S_NEEDS_RESET ? " reason=needs-reset" : "");
 	recover(b, rc);
 }
