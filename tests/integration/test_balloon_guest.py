@@ -173,6 +173,12 @@ def test_std_preserve():
     cycle("bstdp", "std", "preserve")
 
 
+def test_cont_eager_over_mmio():
+    """The balloon on virtio-mmio: the same cycle, its configuration
+    interrupts on a level-triggered line."""
+    cycle("bcontm", "cont", "eager", ",transport=mmio")
+
+
 def test_no_stats_queue():
     # Without STATS_VQ the cont queues move down to 2 and 3.
     cycle("bnost", "cont", "eager", ",stats=0")

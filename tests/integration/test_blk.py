@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""virtio-blk end to end: the test guest's virtio-pci driver against
-thpvm's device on real image files (read, write, flush, discard,
-write-zeroes, read-only, out-of-range and unsupported requests), with and
-without event index and indirect descriptors, with O_DIRECT, and the
-guest's malformed-descriptor mode; then the image files are checked from
-the host. Also the disk errors a user can make."""
+"""virtio-blk end to end: the test guest's driver against thpvm's device
+on real image files (read, write, flush, discard, write-zeroes,
+read-only, out-of-range and unsupported requests), over virtio-pci and
+virtio-mmio, with and without event index and indirect descriptors, with
+O_DIRECT, and the guest's malformed-descriptor mode; then the image files
+are checked from the host. Also the disk errors a user can make."""
 import os
 import tempfile
 
@@ -27,7 +27,13 @@ def check_rw_image(path):
         assert read_at(path, o, 4096) == pattern(PATTERN_A, o, 4096), o
 
 
-def boot_with_disks(params, disk_opts=("", ",ro")):
+def mmio_checks(checks):
+    """The checks' names over virtio-mmio, whose interrupt check is
+    blkN-irq where PCI's is blkN-msix."""
+    return tuple(c.replace("-msix", "-irq") for c in checks)
+
+
+def boot_with_disks(params, disk_opts=("", ",ro"), checks=BLK_CHECKS):
     harness.require_kvm()
     with tempfile.TemporaryDirectory() as d:
         rw, ro = os.path.join(d, "rw.img"), os.path.join(d, "ro.img")
@@ -37,7 +43,7 @@ def boot_with_disks(params, disk_opts=("", ",ro")):
         r = harness.run_guest("skip=smp,lapic,pit blk " + params,
                               ["-d", rw + disk_opts[0],
                                "-d", ro + disk_opts[1]])
-        harness.assert_guest_passed(r, BLK_CHECKS)
+        harness.assert_guest_passed(r, checks)
         # thpvm punches holes, so discarded sectors read back as zeros.
         assert r.tg["ok"]["blk0-discard"]["zeroed"] == "1", r
         check_rw_image(rw)
@@ -59,12 +65,33 @@ def test_blk_direct():
     boot_with_disks("", (",direct", ",ro,direct"))
 
 
-def test_blk_hostile_descriptors():
+def test_blk_over_mmio():
+    """Both disks on virtio-mmio: the guest finds them through the
+    virtio_mmio.device= entries thpvm appends, and every check passes
+    with their interrupts on level-triggered IOAPIC lines, lowered once
+    acknowledged (blkN-irq wants no interrupt after that)."""
+    r = boot_with_disks("", (",mmio", ",ro,mmio"), mmio_checks(BLK_CHECKS))
+    for i in range(2):
+        assert (f"tg: blk dev={i} mmio=0x{0xfe000000 + i * 0x1000:x} "
+                f"gsi={16 + i} ") in r.out, r
+
+
+def test_blk_mixed_transports_without_event_idx():
+    """One disk on PCI, one on MMIO (PCI's come first in the guest), and
+    the ring features off."""
+    checks = BLK_CHECKS[:-1] + ("blk1-irq",)
+    r = boot_with_disks("vfeat=noevent,noindirect", ("", ",ro,mmio"),
+                        checks)
+    assert int(r.tg["blk"]["features"], 16) & (3 << 28) == 0, r
+
+
+def hostile_descriptors(disk_opt):
     harness.require_kvm()
     with tempfile.TemporaryDirectory() as d:
         img = os.path.join(d, "evil.img")
         make_image(img, RW_SIZE)
-        r = harness.run_guest("skip=smp,lapic,pit blk_evil", ["-d", img])
+        r = harness.run_guest("skip=smp,lapic,pit blk_evil",
+                              ["-d", img + disk_opt])
         harness.assert_guest_passed(r, ("evil-survived",))
         cases = [c for c in r.tg["ok"] if c.startswith("evil-")]
         for case in EVIL_CASES:
@@ -73,6 +100,16 @@ def test_blk_hostile_descriptors():
         # why the device needs a reset.
         assert "needs a reset" in r.err, r
         assert len(r.err.splitlines()) <= 2 * len(cases), r
+
+
+def test_blk_hostile_descriptors():
+    hostile_descriptors("")
+
+
+def test_blk_hostile_descriptors_over_mmio():
+    """The same malformed chains through the MMIO transport, whose reset
+    after each must also lower the device's line."""
+    hostile_descriptors(",mmio")
 
 
 def test_disk_errors():

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""virtio-net end to end: the test guest's driver on thpvm's device,
-exchanging real packets with the host kernel through a tap in a network
+"""virtio-net end to end: the test guest's driver on thpvm's device (on
+PCI, and on MMIO), exchanging real packets with the host kernel through a tap in a network
 namespace of the test's own: ARP and ICMP echo both ways, and UDP to a
 socket the test opened, whose log shows the guest's datagram arrived."""
 import harness
@@ -46,6 +46,16 @@ def test_net_no_mrg_rxbuf():
     check_exchange(r, log, ping)
     assert not int(r.tg["net"]["features"], 16) & F_MRG_RXBUF, r
     assert r.tg["ok"]["net-udp"]["reply_buffers"] == "1", r
+
+
+def test_net_over_mmio():
+    """The same exchange with the device on virtio-mmio."""
+    require_netns()
+    r, log, ping = exchange(
+        [harness.THPVM, "run", "-n",
+         f"mode=tap,tapif={netns.TAP},transport=mmio", "-p", PARAMS])
+    check_exchange(r, log, ping)
+    assert "mmio=0xfe000000 gsi=16" in r.out, r
 
 
 def test_net_errors():
