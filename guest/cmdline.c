@@ -148,6 +148,8 @@ static bool parse_one(const char *tok, size_t len)
 	if (klen == len) {
 		if (is_key(tok, klen, "serve"))
 			params.serve = true;
+		else if (is_key(tok, klen, "echo"))
+			params.echo = true;
 		else if (is_key(tok, klen, "pci"))
 			params.pci = true;
 		else if (is_key(tok, klen, "blk"))

@@ -59,7 +59,7 @@ struct mmio_param {
 
 struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
-	bool has_exit_status;
+	bool has_exit_status, echo;
 	bool pci, blk, blkbench, blk_evil, net, netbench, balloon;
 	bool punch_holes;
 	uint64_t usemem, reuse;	/* bytes, 0: not asked for */
@@ -90,6 +90,7 @@ void parse_params(const char *cl);
 /* Output and results. */
 void serial_init(void);
 void serial_putc(char c);
+int serial_getline(char *buf, unsigned size, uint64_t timeout_ms);
 void vprint(const char *fmt, va_list ap);
 void print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sprint(char *buf, size_t size, const char *fmt, ...)

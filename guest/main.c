@@ -90,6 +90,18 @@ static void check_e820(void)
 		report(true, "e820", "ram=%lu entries=%u", ram, boot.e820_count);
 }
 
+/* What the host typed on thpvm's stdin reaches the UART: one line, read
+ * back and printed. */
+static void check_echo(void)
+{
+	char line[64];
+	int n;
+
+	print("tg: echo ready\n");
+	n = serial_getline(line, sizeof(line), 10000);
+	report(n >= 0, "echo", "text=%s", line);
+}
+
 void c_entry(int entry, uint64_t ptr)
 {
 	bool ballooning, virtio;
@@ -141,6 +153,8 @@ void c_entry(int entry, uint64_t ptr)
 	ballooning = params.balloon && run_balloon();
 	if (params.usemem)
 		run_usemem();
+	if (params.echo)
+		check_echo();
 
 	print("tg: done passed=%u failed=%u\n", passed, failed);
 	if (params.serve) {

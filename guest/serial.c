@@ -15,6 +15,34 @@ void serial_init(void)
 	outb(COM1 + 2, 0x07);	/* FIFOs on and cleared */
 }
 
+/* One line of input (the newline dropped, at most size - 1 bytes kept),
+ * each byte awaited for at most timeout_ms; its length, or -1 when input
+ * stopped first. */
+int serial_getline(char *buf, unsigned size, uint64_t timeout_ms)
+{
+	unsigned n = 0;
+
+	for (;;) {
+		uint64_t deadline = tsc_deadline(timeout_ms);
+		char c;
+
+		while (!(inb(COM1 + 5) & 0x01)) {	/* data ready */
+			if (rdtsc() > deadline) {
+				buf[n] = 0;
+				return -1;
+			}
+			cpu_relax();
+		}
+		c = inb(COM1);
+		if (c == '\n' || c == '\r') {
+			buf[n] = 0;
+			return n;
+		}
+		if (n + 1 < size)
+			buf[n++] = c;
+	}
+}
+
 void serial_putc(char c)
 {
 	/* Bounded, so a missing UART cannot hang the guest. */

@@ -2,10 +2,12 @@
 """The test guest booted by the real thpvm binary through every entry,
 with 1 and 2 vCPUs, checking the boot data it received."""
 import os
+import subprocess
 import tempfile
 
 import harness
-from harness import assert_guest_passed, run, run_guest
+from harness import (assert_guest_passed, run, run_guest, start,
+                     wait_for_line)
 
 CHECKS = ("e820", "smp", "lapic-timer", "pit-timer")
 LOW_MAP = [(0, 0x9fc00, 1), (0x9fc00, 0xa0000, 2), (0xf0000, 0x100000, 2)]
@@ -97,6 +99,20 @@ def test_virtio_mmio_announced():
     assert_guest_passed(r)
     assert r.tg["cmdline"] == ("x=1 virtio_mmio.device=0x200@0xfe000000:16 "
                                "virtio_mmio.device=0x200@0xfe001000:18"), r
+
+
+def test_console_input_reaches_guest():
+    """Bytes piped into thpvm run arrive at the guest's UART: once the
+    guest says it is reading, a line written to thpvm's stdin comes back
+    in its report."""
+    harness.require_kvm()
+    p = start(["run", "-p", "skip=smp,lapic,pit echo"],
+              stdin=subprocess.PIPE)
+    wait_for_line(p, "^tg: echo ready")
+    p.stdin.write(b"hello thpvm 42\n")
+    p.stdin.flush()
+    wait_for_line(p, "^tg: ok echo text=hello thpvm 42$", timeout=30)
+    assert p.wait(timeout=30) == 0
 
 
 def test_cmdline_too_long_refused():
