@@ -93,17 +93,32 @@ int x86_boot_write_cmdline(struct x86_boot *b, uint64_t max_len)
 			     len + 1);
 }
 
-/* The INTA line of each PCI function in the device registry. */
-static unsigned pci_irqs(const struct vm *vm, struct mptable_pci_irq *irqs)
+/* Whether irqs[0..n) already map pin. */
+static bool pin_listed(const struct mptable_irq *irqs, unsigned n,
+		       unsigned pin)
+{
+	while (n--)
+		if (irqs[n].ioapic_pin == pin)
+			return true;
+	return false;
+}
+
+/* The device registry's interrupts for the MP table: each PCI function's
+ * INTA, then each line of a platform device that no entry maps yet. */
+static unsigned device_irqs(const struct vm *vm, struct mptable_irq *irqs)
 {
 	const struct vm_device *d;
 	unsigned n = 0;
 
-	for (d = vm->devices; d && n < MPTABLE_MAX_PCI_IRQS; d = d->next)
+	for (d = vm->devices; d && n < MPTABLE_MAX_IRQS; d = d->next)
 		if (d->kind == VM_DEVICE_PCI_FUNCTION &&
 		    d->irq != VM_DEVICE_NO_IRQ)
-			irqs[n++] = (struct mptable_pci_irq){ d->pci_slot,
-							      d->irq };
+			irqs[n++] = (struct mptable_irq){ true, d->pci_slot,
+							  d->irq };
+	for (d = vm->devices; d && n < MPTABLE_MAX_IRQS; d = d->next)
+		if (d->kind == VM_DEVICE_VIRTIO_MMIO &&
+		    !pin_listed(irqs, n, d->irq))
+			irqs[n++] = (struct mptable_irq){ false, 0, d->irq };
 	return n;
 }
 
@@ -111,8 +126,8 @@ static unsigned pci_irqs(const struct vm *vm, struct mptable_pci_irq *irqs)
 static int write_platform_tables(struct x86_boot *b)
 {
 	struct vm *vm = b->vm;
-	struct mptable_pci_irq irqs[MPTABLE_MAX_PCI_IRQS];
-	unsigned nr_irqs = pci_irqs(vm, irqs);
+	struct mptable_irq irqs[MPTABLE_MAX_IRQS];
+	unsigned nr_irqs = device_irqs(vm, irqs);
 	size_t len = mptable_size(vm->nr_vcpus, nr_irqs);
 	uint8_t *mpt = guest_ram_ptr(&vm->ram, X86_MPTABLE_ADDR, len);
 	int nr;
@@ -209,7 +224,7 @@ static char *cmdline_with_mmio(const struct vm *vm, const char *cmdline)
 	if (!s)
 		return NULL;
 	used = snprintf(s, len, "%s", cmdline);
-	for (d = vm->devices; d; d = d->next)
+	for (d = vm->devices; d && used < len; d = d->next)
 		if (d->kind == VM_DEVICE_VIRTIO_MMIO)
 			used += snprintf(s + used, len - used,
 					 "%svirtio_mmio.device=0x%llx@0x%llx:%d",

@@ -1,8 +1,8 @@
 /* MP table writer (MultiProcessor Specification 1.4, chapter 4). The
  * layout mirrors what PC firmware provides: one processor entry per vCPU,
  * an ISA bus and a PCI bus, one IOAPIC, ISA IRQs identity-mapped to
- * IOAPIC pins except IRQ 0 (the PIT) on pin 2, the PCI functions' INTA
- * lines, and LINT0/LINT1 as ExtINT/NMI. */
+ * IOAPIC pins except IRQ 0 (the PIT) on pin 2, the devices' lines (PCI
+ * functions' INTA, platform devices'), and LINT0/LINT1 as ExtINT/NMI. */
 #include "arch/x86/mptable.h"
 
 #include <errno.h>
@@ -62,11 +62,11 @@ static uint8_t checksum(const uint8_t *p, size_t len)
 	return (uint8_t)-sum;
 }
 
-size_t mptable_size(unsigned nr_cpus, unsigned nr_pci)
+size_t mptable_size(unsigned nr_cpus, unsigned nr_irqs)
 {
 	return MP_FLOATING_SIZE + MP_HEADER_SIZE +
 	       (size_t)nr_cpus * MP_PROCESSOR_SIZE +
-	       (MP_FIXED_ENTRIES + (size_t)nr_pci) * MP_SMALL_ENTRY_SIZE;
+	       (MP_FIXED_ENTRIES + (size_t)nr_irqs) * MP_SMALL_ENTRY_SIZE;
 }
 
 static uint8_t *put_small_entry(uint8_t *p, uint8_t b0, uint8_t b1,
@@ -84,16 +84,16 @@ static uint8_t *put_small_entry(uint8_t *p, uint8_t b0, uint8_t b1,
 }
 
 int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus,
-		  const struct mptable_pci_irq *pci, unsigned nr_pci)
+		  const struct mptable_irq *irqs, unsigned nr_irqs)
 {
 	uint8_t *mpf = buf, *hdr = buf + MP_FLOATING_SIZE, *p;
 	uint8_t ioapic_id = nr_cpus;	/* after the LAPIC IDs 0..n-1 */
 	unsigned i, entries = 0;
 
-	if (len < mptable_size(nr_cpus, nr_pci) || nr_cpus == 0 ||
-	    nr_cpus > 254 || nr_pci > MPTABLE_MAX_PCI_IRQS)
+	if (len < mptable_size(nr_cpus, nr_irqs) || nr_cpus == 0 ||
+	    nr_cpus > 254 || nr_irqs > MPTABLE_MAX_IRQS)
 		return -ENOSPC;
-	memset(buf, 0, mptable_size(nr_cpus, nr_pci));
+	memset(buf, 0, mptable_size(nr_cpus, nr_irqs));
 
 	p = hdr + MP_HEADER_SIZE;
 	for (i = 0; i < nr_cpus; i++, entries++) {
@@ -129,16 +129,21 @@ int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus,
 				    i == 0 ? MPTABLE_TIMER_IOAPIC_PIN : i);
 		entries++;
 	}
-	/* A PCI source IRQ is the slot and the pin (INTA = 0). */
-	for (i = 0; i < nr_pci; i++, entries++)
+	/* A PCI source IRQ is the slot and the pin (INTA = 0); a platform
+	 * line is its own number on the ISA bus. */
+	for (i = 0; i < nr_irqs; i++, entries++)
 		p = put_small_entry(p, MP_ENTRY_IOINT, MP_INT_TYPE_INT,
-				    MP_IRQ_LEVEL_HIGH, MP_BUS_PCI,
-				    pci[i].slot << 2, ioapic_id, pci[i].pin);
-	/* Local interrupts of every LAPIC (ID 0xff): LINT0 ExtINT, LINT1 NMI. */
-	p = put_small_entry(p, MP_ENTRY_LOCALINT, MP_INT_TYPE_EXTINT, 0, 0, 0,
-			    0xff, 0);
-	p = put_small_entry(p, MP_ENTRY_LOCALINT, MP_INT_TYPE_NMI, 0, 0, 0,
-			    0xff, 1);
+				    MP_IRQ_LEVEL_HIGH,
+				    irqs[i].pci ? MP_BUS_PCI : MP_BUS_ISA,
+				    irqs[i].pci ? irqs[i].slot << 2 :
+						  irqs[i].ioapic_pin,
+				    ioapic_id, irqs[i].ioapic_pin);
+	/* Local interrupts of every LAPIC (ID 0xff): LINT0 ExtINT, LINT1 NMI,
+	 * from the ISA bus as PC firmware says. */
+	p = put_small_entry(p, MP_ENTRY_LOCALINT, MP_INT_TYPE_EXTINT, 0,
+			    MP_BUS_ISA, 0, 0xff, 0);
+	p = put_small_entry(p, MP_ENTRY_LOCALINT, MP_INT_TYPE_NMI, 0,
+			    MP_BUS_ISA, 0, 0xff, 1);
 	entries += 2;
 
 	memcpy(hdr, "PCMP", 4);

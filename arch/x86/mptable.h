@@ -3,26 +3,30 @@
 #ifndef THPVM_X86_MPTABLE_H
 #define THPVM_X86_MPTABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* A PCI function's INTA line: the IOAPIC pin its interrupt reaches. */
-struct mptable_pci_irq {
+/* A device interrupt beyond the ISA IRQs, level-triggered and active
+ * high: a PCI function's INTA, or a platform device's line (virtio-mmio),
+ * which Linux without ACPI finds only through such an entry. */
+struct mptable_irq {
+	bool pci;		/* on PCI bus 0, from slot; else on the ISA bus */
 	uint8_t slot;
-	uint8_t pin;
+	uint8_t ioapic_pin;
 };
 
-/* The most PCI interrupts a table describes: one per slot. */
-#define MPTABLE_MAX_PCI_IRQS 32
+/* The most device interrupts a table describes: one per PCI slot, one
+ * per other IOAPIC pin. */
+#define MPTABLE_MAX_IRQS 64
 
-/* Bytes needed for nr_cpus processors and nr_pci PCI interrupts. */
-size_t mptable_size(unsigned nr_cpus, unsigned nr_pci);
+/* Bytes needed for nr_cpus processors and nr_irqs device interrupts. */
+size_t mptable_size(unsigned nr_cpus, unsigned nr_irqs);
 /* Writes the floating pointer and the configuration table to buf, which
  * the guest will see at guest-physical address gpa: the CPUs, the ISA
- * interrupts and, as level-triggered, active-high interrupts on PCI bus
- * 0, pci[0..nr_pci). Returns bytes written or -ENOSPC. */
+ * interrupts and irqs[0..nr_irqs). Returns bytes written or -ENOSPC. */
 int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus,
-		  const struct mptable_pci_irq *pci, unsigned nr_pci);
+		  const struct mptable_irq *irqs, unsigned nr_irqs);
 
 /* The IOAPIC pin the legacy timer (ISA IRQ 0) is wired to; the GSI routing
  * set up in platform.c must agree. */

@@ -241,16 +241,19 @@ static uint8_t sum(const uint8_t *p, size_t n)
 
 static void test_mptable(void)
 {
-	static const struct mptable_pci_irq pci[] = { { 1, 16 }, { 9, 17 } };
+	static const struct mptable_irq irqs[] = {
+		{ true, 1, 16 }, { true, 9, 17 }, { false, 0, 18 },
+	};
 	unsigned cpus = 3;
-	size_t len = mptable_size(cpus, ARRAY_SIZE(pci));
+	size_t len = mptable_size(cpus, ARRAY_SIZE(irqs));
 	uint8_t *buf = calloc(1, len), *hdr = buf + 16, *p;
-	unsigned i, procs = 0, isa_ints = 0, pci_ints = 0, timer_pin = 99;
+	unsigned i, procs = 0, isa_ints = 0, dev_ints = 0, lints = 0;
+	unsigned timer_pin = 99;
 	int isa_bus = -1, pci_bus = -1;
 	uint16_t count;
 
-	CHECK_EQ(mptable_write(buf, len, 0xf2000, cpus, pci, ARRAY_SIZE(pci)),
-		 len);
+	CHECK_EQ(mptable_write(buf, len, 0xf2000, cpus, irqs,
+			       ARRAY_SIZE(irqs)), len);
 	CHECK(!memcmp(buf, "_MP_", 4));
 	CHECK_EQ(get_le32(buf + 4), 0xf2010);
 	CHECK_EQ(sum(buf, 16), 0);
@@ -275,30 +278,37 @@ static void test_mptable(void)
 		/* Linux takes MP bus IDs for PCI bus numbers. */
 		if (p[0] == 1)
 			CHECK(pci_bus == -1 || pci_bus == 0);
-		/* Buses come before the interrupts that name them. */
-		if (p[0] == 3 && p[4] == isa_bus) {
+		if (p[0] == 3 && get_le16(p + 2) == 0) {
+			/* ISA IRQs, with the bus's defaults. */
+			CHECK_EQ(p[4], isa_bus);
 			isa_ints++;
-			CHECK_EQ(get_le16(p + 2), 0);	/* bus defaults */
 			if (p[5] == 0)
 				timer_pin = p[7];
-		} else if (p[0] == 3 && p[4] == pci_bus) {
-			/* Slot << 2 | INTA, level-triggered, active high. */
-			CHECK_EQ(p[5], pci[pci_ints].slot << 2);
-			CHECK_EQ(p[7], pci[pci_ints].pin);
+		} else if (p[0] == 3) {
+			/* Device lines: level-triggered, active high; PCI's
+			 * source is slot << 2 | INTA, a platform line's its
+			 * own number on the ISA bus. */
+			const struct mptable_irq *want = &irqs[dev_ints++];
+
 			CHECK_EQ(get_le16(p + 2), 0x0d);
-			pci_ints++;
-		} else {
-			CHECK(p[0] != 3);
+			CHECK_EQ(p[4], want->pci ? pci_bus : isa_bus);
+			CHECK_EQ(p[5], want->pci ? want->slot << 2 :
+						   want->ioapic_pin);
+			CHECK_EQ(p[7], want->ioapic_pin);
+		} else if (p[0] == 4) {
+			CHECK_EQ(p[4], isa_bus);
+			lints++;
 		}
 		p += 8;
 	}
 	CHECK_EQ(p - buf, len);
 	CHECK_EQ(procs, cpus);
 	CHECK_EQ(isa_ints, 15);
-	CHECK_EQ(pci_ints, ARRAY_SIZE(pci));
+	CHECK_EQ(dev_ints, ARRAY_SIZE(irqs));
+	CHECK_EQ(lints, 2);
 	CHECK_EQ(timer_pin, MPTABLE_TIMER_IOAPIC_PIN);
-	CHECK_EQ(mptable_write(buf, len - 1, 0xf2000, cpus, pci,
-			       ARRAY_SIZE(pci)), -ENOSPC);
+	CHECK_EQ(mptable_write(buf, len - 1, 0xf2000, cpus, irqs,
+			       ARRAY_SIZE(irqs)), -ENOSPC);
 	free(buf);
 }
 
