@@ -35,7 +35,7 @@ void pci_device_init(struct pci_device *dev, const char *name,
 	put_le16(dev->cfg + PCI_SUBSYSTEM_ID, subsys);
 	dev->cap_end = PCI_CAP_START;
 	/* Memory space, bus master and INTx disable are the guest's; there
-	 * are no I/O BARs and no INTx pin (MSI-X only). */
+	 * are no I/O BARs. */
 	put_le16(dev->wmask + PCI_COMMAND, PCI_COMMAND_MEMORY |
 	      PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE | 0x0001);
 	dev->wmask[PCI_INTERRUPT_LINE] = 0xff;

@@ -1,8 +1,8 @@
 /* The transport-independent virtio device: status, feature negotiation,
  * reset, queue set-up, device configuration space, interrupts, and a
  * thread per device that takes the driver's queue notifications (from KVM
- * ioeventfds) off the vCPU threads. Transports (PCI now, MMIO for arm64
- * and powerpc later) translate their registers into these calls; devices
+ * ioeventfds) off the vCPU threads. Transports (virtio_pci.c,
+ * virtio_mmio.c) translate their registers into these calls; devices
  * (blk, net, balloon) implement struct virtio_device_ops. */
 #ifndef THPVM_VIRTIO_H
 #define THPVM_VIRTIO_H

@@ -119,7 +119,9 @@ static void reg_write(struct virtio_mmio *m, uint64_t off, uint32_t v)
 		m->queue_sel = v;
 		return;
 	case REG_QUEUE_NUM:
-		virtio_queue_write(vdev, m->queue_sel, VQ_REG_SIZE, v);
+		/* A size that does not fit 16 bits is none at all. */
+		if (v <= UINT16_MAX)
+			virtio_queue_write(vdev, m->queue_sel, VQ_REG_SIZE, v);
 		return;
 	case REG_QUEUE_READY:
 		virtio_queue_write(vdev, m->queue_sel, VQ_REG_ENABLE, v);
@@ -221,7 +223,7 @@ int virtio_mmio_add(struct vm *vm, struct virtio_mmio *m,
 	}
 	err = vm_alloc_mmio(vm, VIRTIO_MMIO_SIZE, &base);
 	if (err) {
-		pr_err("%s: the platform MMIO window is full", vdev->name);
+		pr_err("%s: no room in the platform MMIO window", vdev->name);
 		return err;
 	}
 	virtio_mmio_init(m, vdev, &vm->lines, &irq);
@@ -237,8 +239,11 @@ int virtio_mmio_add(struct vm *vm, struct virtio_mmio *m,
 	};
 	err = io_bus_register(&vm->mmio, base, VIRTIO_MMIO_SIZE,
 			      virtio_mmio_access, m);
-	if (err)
+	if (err) {
+		pr_err("%s: cannot place it at 0x%llx: %s", vdev->name,
+		       (unsigned long long)base, strerror(-err));
 		return err;
+	}
 	vm_device_add(vm, &m->reg);
 	return add_ioeventfds(vm, m);
 }

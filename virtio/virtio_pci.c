@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <linux/kvm.h>
+#include <linux/virtio_config.h>
 #include <linux/virtio_pci.h>
 #include <stddef.h>
 #include <string.h>
@@ -52,13 +53,16 @@ static bool msix_enabled(struct virtio_pci *vp)
 	return get_le16(vp->pci.cfg + vp->msix_cap + 2) & MSIX_CTRL_ENABLE;
 }
 
-/* With vdev->lock held: INTA follows the ISR while MSI-X is off. */
+/* With vdev->lock held: INTA follows the ISR while MSI-X is off, once a
+ * driver is there (DRIVER_OK): a configuration change before that must
+ * not hold a line high that another device's driver may share. */
 static void intx_update(struct virtio_pci *vp)
 {
 	uint16_t cmd = get_le16(vp->pci.cfg + PCI_COMMAND);
 
 	irq_source_set(&vp->vm->lines, &vp->intx,
 		       vp->vdev->isr && !msix_enabled(vp) &&
+		       (vp->vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
 		       !(cmd & PCI_COMMAND_INTX_DISABLE));
 }
 
@@ -242,6 +246,10 @@ static void common_write(struct virtio_pci *vp, uint64_t off,
 		return;
 	case OFF(device_status):
 		virtio_set_status(vdev, v);
+		/* DRIVER_OK lets out on INTA what came before it. */
+		pthread_mutex_lock(&vdev->lock);
+		intx_update(vp);
+		pthread_mutex_unlock(&vdev->lock);
 		return;
 	case OFF(queue_select):
 		vp->queue_select = v;

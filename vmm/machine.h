@@ -61,7 +61,7 @@ struct machine_devices;
 struct machine {
 	struct vm vm;
 	const struct machine_config *cfg;
-	struct machine_devices *devices;	/* devices.c */
+	struct machine_devices *devices;	/* machine.c's own */
 };
 
 /* The VM, then its devices: disks as given, then the network device,

@@ -474,6 +474,7 @@ int main(void)
 	};
 	int rc;
 
+	guest_ram_init(&ram);
 	rc = UNIT_RUN(tests);
 	guest_ram_unmap(&ram);
 	return rc;
