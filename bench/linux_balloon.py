@@ -152,6 +152,16 @@ def measure(vmm, version):
         r = run_steps(vmm, version, p, con)
         grace = STOP_TIMEOUT
         return r
+    except ERRORS as e:
+        # A control command that found no VM: say how the VMM ended.
+        try:
+            status = p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            raise e from None
+        if "last output" in str(e):
+            raise
+        raise RunError(f"{e}\nthe VMM had exited (status {status}); last "
+                       f"output:\n{con.tail()}") from None
     finally:
         end_vmm(p, con, vmm.stop, grace)
 
