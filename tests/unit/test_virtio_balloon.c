@@ -357,6 +357,7 @@ static void test_cont_pages(void)
 	static const uint32_t in[] = { 0x600, 2 * MiB, 0x400, 2 * MiB,
 				       0x100, 4 * PAGE };
 	static const uint32_t out[] = { 0x400, 1 * MiB };
+	static const uint32_t odd[] = { 0x200, PAGE + PAGE / 2 };
 	const unsigned qi = 4, qd = 5;	/* after stats and reporting */
 
 	if (!setup(ALL))
@@ -370,6 +371,13 @@ static void test_cont_pages(void)
 	CHECK(WAIT_FOR(used_idx(qd) == 1));
 	CHECK_EQ(info().ballooned, 3 * MiB + 4 * PAGE);
 	CHECK_EQ(info().ignored, 0);
+	/* A run whose size is no whole number of pages is refused, not
+	 * rounded: nothing of it is ballooned or released. */
+	send_cont(qi, 1, odd, 1);
+	CHECK(WAIT_FOR(used_idx(qi) == 2));
+	CHECK_EQ(info().ignored, 1);
+	CHECK_EQ(info().ballooned, 3 * MiB + 4 * PAGE);
+	CHECK_EQ(nr_runs, 2);
 	teardown();
 }
 
