@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""The mutation guard: single-line breakages of product code, each with
+the test that must notice it. For each one, in a scratch copy of the
+tree built once, the line is changed, the copy rebuilt, the named test
+run, and the line put back; a test that still passes is a guard that
+fails. TAP, one subtest per mutation.
+
+Usage: mutations.py [--build-args ARGS] [NAME...]
+Run by meson (the 'slow' suite) or by hand from the tree: python3
+tests/mutations.py. NAMEs pick mutations; root runs the ones that need
+it (hugetlbfs)."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name: (file, the line as it stands, what it becomes, meson test,
+#        the test's own arguments)
+MUTATIONS = {
+    "flush-skips-fdatasync": (
+        "backend/disk_image.c",
+        "\twhile (fdatasync(d->fd) < 0) {",
+        "\twhile (0 && fdatasync(d->fd) < 0) {",
+        "unit-virtio-blk", []),
+    "cf8-any-bus": (
+        "arch/x86/pci_ports.c",
+        "\tif ((a & ADDRESS_ENABLE) && ADDRESS_BUS(a) == 0 && offset + len <= 4)",
+        "\tif ((a & ADDRESS_ENABLE) && offset + len <= 4)",
+        "unit-pci", []),
+    "chain-longer-than-queue": (
+        "virtio/virtqueue.c",
+        "\tif (n == vq->size)",
+        "\tif (n == VIRTQ_MAX_SIZE)",
+        "unit-virtqueue", []),
+    "indirect-table-unbounded": (
+        "virtio/virtqueue.c",
+        "\tif (n > vq->size)",
+        "\tif (n > VIRTQ_MAX_SIZE * 64)",
+        "unit-virtqueue", []),
+    "cont-element-size-unchecked": (
+        "virtio/balloon.c",
+        "\treturn IS_ALIGNED(size, BALLOON_PAGE_SIZE);",
+        "\treturn true;",
+        "unit-virtio-balloon", []),
+    "report-ignores-page-poison": (
+        "virtio/balloon.c",
+        "\tif (has(b, VIRTIO_BALLOON_F_PAGE_POISON) &&",
+        "\tif (0 && has(b, VIRTIO_BALLOON_F_PAGE_POISON) &&",
+        "unit-virtio-balloon", []),
+    "eager-host-page-as-4k": (
+        "core/balloon_release.c",
+        "\tbr->pages_per_host_page = host_page >> BALLOON_PAGE_SHIFT;",
+        "\tbr->pages_per_host_page = 1;",
+        "unit-balloon-release", []),
+    "runs-merge-across-regions": (
+        "core/balloon_release.c",
+        "\t\t    guest_ram_contig(br->ram, last->gpa) >= end - last->gpa) {",
+        "\t\t    1) {",
+        "unit-balloon-release", []),
+    "e820-no-reserved-ebda": (
+        "arch/x86/memory_map.c",
+        "\t\t\t\t       X86_LOW_HOLE_START, E820_TYPE_RESERVED) ?:",
+        "\t\t\t\t       X86_LOW_HOLE_START, E820_TYPE_RAM) ?:",
+        "unit-x86-boot", []),
+    "control-unknown-member-accepted": (
+        "control/control_server.c",
+        "\t\tif (bit < 0)",
+        "\t\tif (bit < 0 && 0)",
+        "unit-control", []),
+    "mmio-line-not-lowered": (
+        "virtio/virtio_mmio.c",
+        "\tirq_source_set(m->lines, &m->irq, m->vdev->isr != 0);",
+        "\tirq_source_set(m->lines, &m->irq, true);",
+        "unit-virtio-mmio", []),
+    "shared-line-drops-early": (
+        "core/irq_lines.c",
+        "\t\tif (*high == level)",
+        "\t\tif (1)",
+        "unit-irq-lines", []),
+    "console-input-dropped": (
+        "cli/cmd_run.c",
+        "\tconsole_feed(con, buf, n);",
+        "\t(void)buf;",
+        "integration-boot", ["test_console_input_reaches_guest"]),
+    "pause-does-not-park": (
+        "core/vcpu.c",
+        "\twhile (vm->state == VM_PAUSED) {",
+        "\twhile (0 && vm->state == VM_PAUSED) {",
+        "integration-balloon_guest", ["test_pause_stops_the_guest"]),
+    "hugetlbfs-madvise-not-punch": (
+        "core/guest_ram.c",
+        "\t\treturn discard_hugetlbfs(ram, ext, nr, calls);",
+        "\t\treturn discard_each(ram, ext, nr, calls);",
+        "unit-balloon-release", []),
+}
+
+NEEDS_ROOT = {"hugetlbfs-madvise-not-punch"}
+
+
+def sh(cmd, cwd, timeout=900):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                          errors="replace", timeout=timeout)
+
+
+def scratch_copy(dst):
+    """The tracked files (and untracked ones git does not ignore)."""
+    files = sh(["git", "ls-files", "-co", "--exclude-standard"], ROOT)
+    if files.returncode:
+        sys.exit(f"git ls-files: {files.stderr}")
+    for rel in files.stdout.splitlines():
+        src = os.path.join(ROOT, rel)
+        if not os.path.isfile(src):
+            continue
+        os.makedirs(os.path.join(dst, os.path.dirname(rel)), exist_ok=True)
+        shutil.copy2(src, os.path.join(dst, rel))
+
+
+def mutate(tree, build, name):
+    """None if the test caught the mutation, else why the guard fails."""
+    rel, old, new, test, args = MUTATIONS[name]
+    path = os.path.join(tree, rel)
+    with open(path) as f:
+        text = f.read()
+    if text.count(old + "\n") != 1:
+        return f"{rel}: the line to change is not there once"
+    with open(path, "w") as f:
+        f.write(text.replace(old + "\n", new + "\n"))
+    try:
+        b = sh(["ninja", "-C", build], tree)
+        if b.returncode:
+            return f"the mutated tree does not build:\n{b.stdout[-2000:]}"
+        cmd = ["meson", "test", "-C", build, "--no-rebuild", test]
+        if args:
+            cmd += ["--test-args", " ".join(args)]
+        r = sh(cmd, tree)
+        if r.returncode == 0:
+            return f"{test} {' '.join(args)} still passes"
+        return None
+    finally:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("names", nargs="*", help="mutations to run (all)")
+    args = ap.parse_args()
+    names = args.names or list(MUTATIONS)
+    unknown = [n for n in names if n not in MUTATIONS]
+    if unknown:
+        sys.exit(f"unknown mutations: {', '.join(unknown)}")
+    print(f"1..{len(names)}", flush=True)
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="thpvm-mutations-") as tmp:
+        tree, build = os.path.join(tmp, "tree"), os.path.join(tmp, "build")
+        scratch_copy(tree)
+        setup = sh(["meson", "setup", build], tree)
+        if setup.returncode or sh(["ninja", "-C", build], tree).returncode:
+            print(f"# the scratch copy does not build:\n# {setup.stdout}")
+            sys.exit(1)
+        for i, name in enumerate(names, 1):
+            if name in NEEDS_ROOT and os.geteuid() != 0:
+                print(f"ok {i} - {name} # SKIP needs root", flush=True)
+                continue
+            why = mutate(tree, build, name)
+            if why:
+                failed += 1
+                for line in why.splitlines():
+                    print(f"# {line}")
+                print(f"not ok {i} - {name}", flush=True)
+            else:
+                print(f"ok {i} - {name}", flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
