@@ -2,6 +2,7 @@
 #include "virtio/virtio.h"
 
 #include <errno.h>
+#include <linux/kvm.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "lib/util.h"
@@ -114,6 +116,31 @@ void virtio_device_resume(struct virtio_device *vdev)
 	vdev->paused = false;
 	pthread_cond_broadcast(&vdev->running);
 	pthread_mutex_unlock(&vdev->lock);
+}
+
+int virtio_bind_notify(struct virtio_device *vdev, int vm_fd, uint64_t base,
+		       uint64_t stride, uint32_t len)
+{
+	unsigned q;
+
+	for (q = 0; q < vdev->nr_queues; q++) {
+		struct kvm_ioeventfd ev = {
+			.addr = base + q * stride,
+			.len = len,
+			.fd = vdev->queues[q].kick_fd,
+			.datamatch = q,
+			.flags = stride ? 0 : KVM_IOEVENTFD_FLAG_DATAMATCH,
+		};
+
+		if (ioctl(vm_fd, KVM_IOEVENTFD, &ev) < 0) {
+			int err = -errno;
+
+			pr_err("%s: KVM_IOEVENTFD: %s", vdev->name,
+			       strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 void virtio_registry_pause(void *vdev)

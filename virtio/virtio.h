@@ -105,6 +105,13 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 		       void *config, uint32_t config_size,
 		       const struct virtio_device_ops *ops, void *opaque,
 		       const struct guest_ram *ram);
+/* Transport side, at set-up: has KVM signal each queue's notification
+ * eventfd on guest writes of len bytes to its notify register, at base +
+ * q * stride; with stride 0 all queues share the register at base and
+ * KVM tells them apart by the value written (the queue index). Reports
+ * its own errors. */
+int virtio_bind_notify(struct virtio_device *vdev, int vm_fd, uint64_t base,
+		       uint64_t stride, uint32_t len);
 /* Starts the notification thread (after the transport is attached). */
 int virtio_device_start(struct virtio_device *vdev);
 /* The VM pauses: returns once the device thread is idle and every request

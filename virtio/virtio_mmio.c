@@ -1,10 +1,7 @@
 /* Virtio over MMIO (see virtio_mmio.h). */
 #include "virtio/virtio_mmio.h"
 
-#include <errno.h>
-#include <linux/kvm.h>
 #include <string.h>
-#include <sys/ioctl.h>
 
 #include "core/vm.h"
 #include "lib/log.h"
@@ -185,30 +182,6 @@ void virtio_mmio_init(struct virtio_mmio *m, struct virtio_device *vdev,
 	vdev->transport = m;
 }
 
-static int add_ioeventfds(struct vm *vm, struct virtio_mmio *m)
-{
-	unsigned q;
-
-	for (q = 0; q < m->vdev->nr_queues; q++) {
-		struct kvm_ioeventfd ev = {
-			.addr = m->reg.base + REG_QUEUE_NOTIFY,
-			.len = 4,
-			.datamatch = q,
-			.fd = m->vdev->queues[q].kick_fd,
-			.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
-		};
-
-		if (ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) < 0) {
-			int err = -errno;
-
-			pr_err("%s: KVM_IOEVENTFD: %s", m->vdev->name,
-			       strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
 int virtio_mmio_add(struct vm *vm, struct virtio_mmio *m,
 		    struct virtio_device *vdev)
 {
@@ -245,5 +218,6 @@ int virtio_mmio_add(struct vm *vm, struct virtio_mmio *m,
 		return err;
 	}
 	vm_device_add(vm, &m->reg);
-	return add_ioeventfds(vm, m);
+	return virtio_bind_notify(vdev, vm->vm_fd, base + REG_QUEUE_NOTIFY, 0,
+				  4);
 }

@@ -2,12 +2,10 @@
 #include "virtio/virtio_pci.h"
 
 #include <errno.h>
-#include <linux/kvm.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_pci.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "core/vm.h"
@@ -402,29 +400,6 @@ static int add_caps(struct virtio_pci *vp)
 	return 0;
 }
 
-static int add_ioeventfds(struct virtio_pci *vp)
-{
-	uint64_t base = vp->pci.bars[BAR_VIRTIO].addr + NOTIFY_OFF;
-	unsigned q;
-
-	for (q = 0; q < vp->vdev->nr_queues; q++) {
-		struct kvm_ioeventfd ev = {
-			.addr = base + q * NOTIFY_MULTIPLIER,
-			.len = 2,	/* the spec's 16-bit queue index write */
-			.fd = vp->vdev->queues[q].kick_fd,
-		};
-
-		if (ioctl(vp->vm->vm_fd, KVM_IOEVENTFD, &ev) < 0) {
-			int err = -errno;
-
-			pr_err("%s: KVM_IOEVENTFD: %s", vp->vdev->name,
-			       strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
 int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 		   struct virtio_device *vdev, uint32_t class_code)
 {
@@ -485,7 +460,10 @@ int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 		.opaque = vdev,
 	};
 	vm_device_add(vm, &vp->reg);
-	return add_ioeventfds(vp);
+	/* The spec's 16-bit write of the queue index, a register each. */
+	return virtio_bind_notify(vdev, vm->vm_fd,
+				  vp->pci.bars[BAR_VIRTIO].addr + NOTIFY_OFF,
+				  NOTIFY_MULTIPLIER, 2);
 }
 
 void virtio_pci_destroy(struct virtio_pci *vp)
