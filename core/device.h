@@ -38,5 +38,9 @@ struct vm_device {
 /* Adds dev, which the caller owns and keeps until vm_destroy; before
  * vm_start only. */
 void vm_device_add(struct vm *vm, struct vm_device *dev);
+/* Pauses, then resumes, every device in the registry that has threads of
+ * its own, in the order they were added. */
+void vm_devices_pause(struct vm *vm);
+void vm_devices_resume(struct vm *vm);
 
 #endif

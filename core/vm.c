@@ -39,9 +39,6 @@ static int kvm_open(void)
 	return -errno;
 }
 
-/* Platform devices get whole pages, as a device tree describes them. */
-#define PLATFORM_MMIO_ALIGN 4096
-
 /* What every arch uses: memslots, and notifications and interrupts
  * through eventfds with a GSI routing table. */
 static const struct kvm_cap_need core_kvm_caps[] = {
@@ -206,16 +203,8 @@ int vm_start(struct vm *vm)
 	return err;
 }
 
-void vm_device_add(struct vm *vm, struct vm_device *dev)
-{
-	struct vm_device **p = &vm->devices;
-
-	/* Kept in the order added: the arch describes them so. */
-	while (*p)
-		p = &(*p)->next;
-	dev->next = NULL;
-	*p = dev;
-}
+/* Platform devices get whole pages, as a device tree describes them. */
+#define PLATFORM_MMIO_ALIGN 4096
 
 int vm_alloc_mmio(struct vm *vm, uint64_t size, uint64_t *base)
 {
@@ -227,25 +216,6 @@ int vm_alloc_mmio(struct vm *vm, uint64_t size, uint64_t *base)
 	vm->mmio_next = start + size;
 	*base = start;
 	return 0;
-}
-
-/* The registry does not change once the vCPUs run: no lock. */
-static void devices_pause(struct vm *vm)
-{
-	struct vm_device *d;
-
-	for (d = vm->devices; d; d = d->next)
-		if (d->pause)
-			d->pause(d->opaque);
-}
-
-static void devices_resume(struct vm *vm)
-{
-	struct vm_device *d;
-
-	for (d = vm->devices; d; d = d->next)
-		if (d->resume)
-			d->resume(d->opaque);
 }
 
 static void kick_all_locked(struct vm *vm)
@@ -275,7 +245,7 @@ int vm_pause(struct vm *vm)
 	pthread_mutex_unlock(&vm->lock);
 	/* Then the devices, which no vCPU can notify any more. */
 	if (!err)
-		devices_pause(vm);
+		vm_devices_pause(vm);
 	return err;
 }
 
@@ -290,7 +260,7 @@ int vm_resume(struct vm *vm)
 		err = -EINVAL;
 	} else {
 		/* Devices first: a vCPU may notify one at once. */
-		devices_resume(vm);
+		vm_devices_resume(vm);
 		vm->state = VM_RUNNING;
 		pthread_cond_broadcast(&vm->state_changed);
 	}
