@@ -74,7 +74,7 @@ static bool msix_masked(struct virtio_pci *vp, unsigned i)
 {
 	uint16_t ctrl = get_le16(vp->pci.cfg + vp->msix_cap + 2);
 
-	return !(ctrl & MSIX_CTRL_ENABLE) || (ctrl & MSIX_CTRL_FUNC_MASK) ||
+	return !msix_enabled(vp) || (ctrl & MSIX_CTRL_FUNC_MASK) ||
 	       (get_le32(vp->vectors[i].entry + 12) & MSIX_ENTRY_MASKED);
 }
 
@@ -309,8 +309,9 @@ static void bar_access(struct virtio_pci *vp, unsigned bar, uint64_t off,
 		memset(data, 0, len);
 }
 
-static bool writes_reg(uint32_t reg, uint32_t len, uint32_t at,
-		       uint32_t size)
+/* Whether an access of len bytes at reg touches [at, at + size). */
+static bool access_touches(uint32_t reg, uint32_t len, uint32_t at,
+			   uint32_t size)
 {
 	return reg < at + size && reg + len > at;
 }
@@ -323,7 +324,7 @@ static void cfg_hook(struct pci_device *dev, uint32_t reg, uint8_t *data,
 {
 	struct virtio_pci *vp = dev->opaque;
 	uint32_t window = vp->cfg_cap + CAP_PCI_CFG_DATA;
-	bool msix_ctrl = writes_reg(reg, len, vp->msix_cap + 2, 2);
+	bool msix_ctrl = access_touches(reg, len, vp->msix_cap + 2, 2);
 	unsigned i;
 
 	if (is_write && msix_ctrl) {
@@ -332,7 +333,7 @@ static void cfg_hook(struct pci_device *dev, uint32_t reg, uint8_t *data,
 			msix_update(vp, i);
 		pthread_mutex_unlock(&vp->msix_lock);
 	}
-	if (is_write && (msix_ctrl || writes_reg(reg, len, PCI_COMMAND, 2))) {
+	if (is_write && (msix_ctrl || access_touches(reg, len, PCI_COMMAND, 2))) {
 		pthread_mutex_lock(&vp->vdev->lock);
 		intx_update(vp);
 		pthread_mutex_unlock(&vp->vdev->lock);
