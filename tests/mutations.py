@@ -158,10 +158,13 @@ def main():
     with tempfile.TemporaryDirectory(prefix="thpvm-mutations-") as tmp:
         tree, build = os.path.join(tmp, "tree"), os.path.join(tmp, "build")
         scratch_copy(tree)
-        setup = sh(["meson", "setup", build], tree)
-        if setup.returncode or sh(["ninja", "-C", build], tree).returncode:
-            print(f"# the scratch copy does not build:\n# {setup.stdout}")
-            sys.exit(1)
+        for step in (["meson", "setup", build], ["ninja", "-C", build]):
+            r = sh(step, tree)
+            if r.returncode:
+                print("# the scratch copy does not build:")
+                for line in (r.stdout + r.stderr).splitlines()[-20:]:
+                    print(f"# {line}")
+                sys.exit(1)
         for i, name in enumerate(names, 1):
             if name in NEEDS_ROOT and os.geteuid() != 0:
                 print(f"ok {i} - {name} # SKIP needs root", flush=True)
