@@ -23,11 +23,14 @@ const char run_usage[] =
 "\n"
 "Boots a guest. Without -k, boots the bundled test guest.\n"
 "\n"
-"  -k, --kernel IMAGE     bzImage or ELF vmlinux (with a PVH note)\n"
+"  -k, --kernel IMAGE     a Linux kernel: on x86 a bzImage or an ELF vmlinux\n"
+"                         with a PVH note; on arm64 an Image, plain or\n"
+"                         compressed (as Debian's vmlinuz)\n"
 "  -i, --initrd FILE      initial ramdisk\n"
 "  -p, --params PARAMS    kernel command line (default for a Linux kernel:\n"
-"                         \"" RUN_DEFAULT_LINUX_PARAMS "\";\n"
-"                         for the test guest: none)\n"
+"                         on x86 \"console=ttyS0 earlyprintk=serial\n"
+"                         reboot=k panic=-1\", on arm64 \"console=ttyS0\n"
+"                         earlycon panic=-1\"; for the test guest: none)\n"
 "  -m, --mem SIZE         guest RAM, e.g. 512M, 2G, or 1024 (a bare\n"
 "                         number is MiB; default 256M); rounded up to a\n"
 "                         multiple of the host's huge page (2 MiB on x86)\n"
@@ -56,13 +59,14 @@ const char run_usage[] =
 "                         the transport of virtio devices that do not\n"
 "                         name one (default pci); an MMIO device is\n"
 "                         announced as virtio_mmio.device= on the kernel\n"
-"                         command line\n"
+"                         command line (x86) or in the device tree (arm64)\n"
 "      --name NAME        name for the control socket (default guest-PID)\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with base pages (MADV_NOHUGEPAGE)\n"
 "      --boot ENTRY       kernel entry: auto (default: chosen per image), or\n"
 "                         one of the architecture's (a wrong ENTRY lists\n"
 "                         them; see docs/booting.md)\n"
+"      --dump-dtb FILE    also write the guest's device tree to FILE (arm64)\n"
 "      --json             at the end, print {\"name\", \"exit_status\",\n"
 "                         \"reason\"} as one JSON line on stderr; reason is\n"
 "                         guest, reset, stop, signal or failure\n"
@@ -81,6 +85,7 @@ enum {
 	OPT_JSON,
 	OPT_BALLOON,
 	OPT_VIRTIO_TRANSPORT,
+	OPT_DUMP_DTB,
 };
 
 static const struct option long_options[] = {
@@ -98,6 +103,7 @@ static const struct option long_options[] = {
 	{ "no-thp", no_argument, NULL, OPT_NO_THP },
 	{ "boot", required_argument, NULL, OPT_BOOT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -497,6 +503,9 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 	case OPT_JSON:
 		opts->json = true;
 		return 0;
+	case OPT_DUMP_DTB:
+		cfg->dump_dtb = arg;
+		return 0;
 	case OPT_VIRTIO_TRANSPORT:
 		if (transport_parse(arg, &cfg->virtio_transport))
 			return 0;
@@ -550,6 +559,6 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 		return RUN_PARSE_ERROR;
 	}
 	if (!cfg->cmdline)
-		cfg->cmdline = cfg->kernel_path ? RUN_DEFAULT_LINUX_PARAMS : "";
+		cfg->cmdline = cfg->kernel_path ? arch_linux_params : "";
 	return RUN_PARSE_OK;
 }

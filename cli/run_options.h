@@ -6,10 +6,6 @@
 
 #include "vmm/machine.h"
 
-/* Default kernel parameters for a user kernel when -p is not given. */
-#define RUN_DEFAULT_LINUX_PARAMS \
-	"console=ttyS0 earlyprintk=serial reboot=k panic=-1"
-
 enum run_parse_result {
 	RUN_PARSE_OK,
 	RUN_PARSE_HELP,		/* --help was given and printed */

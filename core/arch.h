@@ -26,7 +26,13 @@ struct boot_source {
 	size_t initrd_size;
 	const char *cmdline;		/* never NULL */
 	unsigned entry;			/* in arch_boot_entries */
+	const char *dump_dtb;		/* write the device tree here, where
+					 * the arch makes one; NULL: no */
 };
+
+/* The kernel command line a Linux guest gets when the user gives none
+ * (its console on the arch's UART). */
+extern const char arch_linux_params[];
 
 /* The kernel entries the arch offers, by name (thpvm run --boot): the
  * first, "auto", lets arch_boot_load choose per image. NULL-terminated. */
@@ -44,10 +50,10 @@ struct kvm_cap_need {
  * core's own; ends with { 0, NULL }. */
 extern const struct kvm_cap_need arch_kvm_caps[];
 
-/* The type argument of KVM_CREATE_VM for this host's KVM (x86: 0; arm64:
- * its IPA size; powerpc: HV or PR). Returns it, or -errno after saying
- * why. */
-long arch_vm_type(int kvm_fd);
+/* The type argument of KVM_CREATE_VM for this host's KVM and ram_size
+ * bytes of RAM (x86: 0; arm64: the guest-physical address size RAM
+ * needs; powerpc: HV or PR). Returns it, or -errno after saying why. */
+long arch_vm_type(int kvm_fd, uint64_t ram_size);
 
 /* Guest-physical RAM ranges for ram_size bytes of RAM, each aligned to
  * align, the host's huge page (holes for MMIO are the arch's to place).

@@ -26,6 +26,9 @@
 /* " virtio_mmio.device=0x200@0xfe000000:16": room for the widest. */
 #define MMIO_ENTRY_MAX 80
 
+const char arch_linux_params[] =
+	"console=ttyS0 earlyprintk=serial reboot=k panic=-1";
+
 const char *const arch_boot_entries[] = {
 	[X86_ENTRY_AUTO] = "auto",
 	[X86_ENTRY_PVH] = "pvh",
@@ -270,9 +273,14 @@ static int boot_load(struct vm *vm, const struct boot_source *src)
 int arch_boot_load(struct vm *vm, const struct boot_source *user)
 {
 	struct boot_source src = *user;
-	char *cmdline = cmdline_with_mmio(vm, user->cmdline);
+	char *cmdline;
 	int err;
 
+	if (user->dump_dtb) {
+		pr_err("--dump-dtb: x86 guests boot without a device tree");
+		return -EINVAL;
+	}
+	cmdline = cmdline_with_mmio(vm, user->cmdline);
 	if (!cmdline)
 		return -ENOMEM;
 	src.cmdline = cmdline;

@@ -31,12 +31,14 @@ static void test_defaults(void)
 
 static void test_all_options(void)
 {
+	/* An entry other than auto, where the arch has one. */
+	unsigned entry = arch_boot_entries[1] ? 1 : 0;
 	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-i", "rd", "-p", "a b", "-m", "1G",
 		       "-c", "2", "--name", "vm.1", "--no-thp", "--boot",
-		       (char *)arch_boot_entries[1],
-		       "--json"),
+		       (char *)arch_boot_entries[entry], "--json",
+		       "--dump-dtb", "tree.dtb"),
 		 RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.kernel_path, "bz");
 	CHECK_STR(cfg.machine.initrd_path, "rd");
@@ -45,8 +47,9 @@ static void test_all_options(void)
 	CHECK_EQ(cfg.machine.vm.nr_vcpus, 2);
 	CHECK_STR(cfg.machine.vm.name, "vm.1");
 	CHECK_EQ(cfg.machine.vm.ram_backing, RAM_BACKING_NO_THP);
-	CHECK_EQ(cfg.machine.boot_entry, 1);
+	CHECK_EQ(cfg.machine.boot_entry, entry);
 	CHECK(cfg.json);
+	CHECK_STR(cfg.machine.dump_dtb, "tree.dtb");
 }
 
 static void test_linux_default_params(void)
@@ -54,7 +57,7 @@ static void test_linux_default_params(void)
 	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz"), RUN_PARSE_OK);
-	CHECK_STR(cfg.machine.cmdline, RUN_DEFAULT_LINUX_PARAMS);
+	CHECK_STR(cfg.machine.cmdline, arch_linux_params);
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "-p", ""), RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.cmdline, "");
 }
