@@ -356,27 +356,37 @@ static void rnd_descs(uint64_t table, unsigned n, unsigned size,
 	unsigned i, first_in = rnd_below(n + 1);
 	bool early_ends = rnd_below(2);	/* or one chain through all */
 
+	/* Each draw in a statement of its own: the order in which C
+	 * evaluates arguments differs between compilers and arches, and
+	 * the sequence must be the same everywhere. */
 	for (i = 0; i < n; i++) {
+		uint64_t addr;
+		uint32_t len;
+		uint16_t f, next;
+
 		if (plausible && i + 1 == n && table == DESC_GPA &&
 		    rnd_below(2)) {
 			/* Buffers, then a table of more. */
-			set_desc(table, i, TABLE_GPA, 16 * (1 + rnd_below(256)),
+			len = 16 * (1 + rnd_below(256));
+			set_desc(table, i, TABLE_GPA, len,
 				 VRING_DESC_F_INDIRECT, 0);
 			continue;
 		}
 		if (plausible && rnd_below(256)) {
-			set_desc(table, i, BUF_GPA + rnd_below(RAM_SIZE / 2),
-				 1 + rnd_below(4096),
-				 (i + 1 < n && (!early_ends || rnd_below(32)) ?
-				  VRING_DESC_F_NEXT : 0) |
-				 (i >= first_in ? VRING_DESC_F_WRITE : 0),
-				 (i + 1) % size);
+			addr = BUF_GPA + rnd_below(RAM_SIZE / 2);
+			len = 1 + rnd_below(4096);
+			f = i + 1 < n && (!early_ends || rnd_below(32)) ?
+				    VRING_DESC_F_NEXT : 0;
+			f |= i >= first_in ? VRING_DESC_F_WRITE : 0;
+			set_desc(table, i, addr, len, f, (i + 1) % size);
 			continue;
 		}
-		set_desc(table, i, rnd_addr(), rnd_len(),
-			 rnd_below(8) ? flags[rnd_below(ARRAY_SIZE(flags))] :
-					(uint16_t)rnd(),
-			 rnd_below(8) ? rnd_below(size) : (uint16_t)rnd());
+		addr = rnd_addr();
+		len = rnd_len();
+		f = rnd_below(8) ? flags[rnd_below(ARRAY_SIZE(flags))] :
+				   (uint16_t)rnd();
+		next = rnd_below(8) ? rnd_below(size) : (uint16_t)rnd();
+		set_desc(table, i, addr, len, f, next);
 	}
 }
 
@@ -426,9 +436,13 @@ static void test_random_rings(void)
 		rnd_descs(TABLE_GPA, 256, 256, rnd_below(2));
 		for (pop = 0; pop < 2u * size + 2 && ret >= 0; pop++) {
 			unsigned i, more = rnd_below(4) ? 1 : rnd_below(size + 2);
+			uint64_t off, len;
 
+			/* Heads: often 0, where a plausible ring's one
+			 * long chain starts; else any. */
 			for (i = 0; i < more; i++, idx++)
 				put_le16(gpa(AVAIL_GPA + 4 + 2 * (idx % size)),
+					 !rnd_below(4) ? 0 :
 					 rnd_below(8) ? rnd_below(size) :
 							(uint16_t)rnd());
 			put_le16(gpa(AVAIL_GPA + 2), idx);
@@ -438,11 +452,12 @@ static void test_random_rings(void)
 				longest = MAX(longest, chain.nr_out +
 							       chain.nr_in);
 				check_chain(size);
-				virtq_chain_read(&chain, rnd_below(8192), data,
-						 rnd_below(sizeof(data)));
-				virtq_chain_write(&chain, rnd_below(8192),
-						  data,
-						  rnd_below(sizeof(data)));
+				off = rnd_below(8192);
+				len = rnd_below(sizeof(data));
+				virtq_chain_read(&chain, off, data, len);
+				off = rnd_below(8192);
+				len = rnd_below(sizeof(data));
+				virtq_chain_write(&chain, off, data, len);
 				virtq_push(&vq, chain.head, (uint32_t)rnd());
 				virtq_need_interrupt(&vq);
 			} else if (ret < 0) {
