@@ -191,7 +191,9 @@ class Image:
             mode = 0o755 if os.stat(host).st_mode & 0o111 else 0o644
         self.add(path, stat.S_IFREG | mode, data)
 
-    def write(self, out, mtime):
+    def write(self, out, mtime, compress=True):
+        """A newc cpio, gzip'd unless compress is false (a big image
+        boots sooner plain under an emulated CPU)."""
         buf = io.BytesIO()
 
         def entry(ino, name, mode, data, rdev=(0, 0)):
@@ -214,9 +216,12 @@ class Image:
         entry(0, "TRAILER!!!", 0, b"")
         tmp = out + ".tmp"
         with open(tmp, "wb") as f:
-            with gzip.GzipFile(filename="", mode="wb", fileobj=f,
-                               mtime=mtime, compresslevel=9) as gz:
-                gz.write(buf.getvalue())
+            if not compress:
+                f.write(buf.getvalue())
+            else:
+                with gzip.GzipFile(filename="", mode="wb", fileobj=f,
+                                   mtime=mtime, compresslevel=9) as gz:
+                    gz.write(buf.getvalue())
         os.replace(tmp, out)
 
 

@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Makes a sysroot of Debian 12 packages for a foreign architecture, for
+cross-building thpvm statically and for the emulated hosts that run it.
+
+    cross/mksysroot.py ARCH [--dest DIR] [--cache DIR]
+
+ARCH is a Debian architecture in ARCHES (arm64). DIR defaults to
+<repo>/sysroot-ARCH. The libraries' static archives and headers
+(libfdt, zlib, liblzma, libzstd, liblz4), static busybox and Debian's
+kernel for ARCH are downloaded with `apt-get download` into the cache
+(default ~/.cache/thpvm/debs; kept, so a second run downloads nothing)
+and unpacked with `dpkg-deb -x` into DIR, which also gets paths.ini, the
+machine-specific half of the Meson cross file:
+
+    meson setup build-arm64 --cross-file cross/arm64.ini \\
+        --cross-file sysroot-arm64/paths.ini
+
+Why not multiarch (`apt-get install libfdt-dev:arm64`): Debian 12's
+libfdt-dev is not Multi-Arch and installing the others wanted to upgrade
+host packages (../shared/ENVIRONMENT.md); a sysroot touches nothing on
+the host but apt's package lists. The compiler and C library come from
+the host's cross toolchain (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross),
+which also brings the kernel's UAPI headers (linux/kvm.h, asm/kvm.h)
+matched to that C library (6.1.4 in Debian 12), so linux-libc-dev is
+not unpacked here: two copies of the UAPI headers on one include path
+would mix versions. (Its 6.1.192 linux/kvm.h differs from 6.1.4's only
+in spelling flexible arrays __DECLARE_FLEX_ARRAY; asm/kvm.h is the same.)
+Debian's libzstd.pc says libdir=/usr/lib; here it is pointed at the
+multiarch directory, where the library is (fix_pc_files).
+
+A stamp file (DIR/.stamp) lists the packages and versions unpacked; when
+it matches apt's candidates the run only checks and prints where things
+are. When they differ (apt-get update brought new versions) DIR is made
+again from scratch. Needs root for `dpkg --add-architecture` and
+`apt-get update`, which run only when ARCH is not yet a foreign
+architecture of dpkg.
+"""
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Packages every arch gets, besides its kernel.
+COMMON = ["libfdt-dev", "libfdt1", "zlib1g-dev", "zlib1g", "liblzma-dev",
+          "liblzma5", "libzstd-dev", "libzstd1", "liblz4-dev", "liblz4-1",
+          "busybox-static"]
+STATIC_LIBS = ["libfdt.a", "libz.a", "liblzma.a", "libzstd.a", "liblz4.a"]
+
+# Per arch: the GNU triplet (Debian's multiarch library directory, the
+# cross tools' prefix), the metapackage that depends on the current
+# kernel, and the kernel image's glob in that kernel's package. A new
+# arch also needs its cross/ARCH.ini.
+ARCHES = {
+    "arm64": {"triplet": "aarch64-linux-gnu",
+              "kernel_meta": "linux-image-arm64",
+              "kernel_glob": "boot/vmlinuz-*-arm64"},
+    # Next (untried here): "ppc64el": {"triplet": "powerpc64le-linux-gnu",
+    #   "kernel_meta": "linux-image-powerpc64le",
+    #   "kernel_glob": "boot/vmlinux-*-powerpc64le"},
+}
+STAMP = ".stamp"
+
+
+class Error(Exception):
+    pass
+
+
+def say(msg):
+    print(f"mksysroot: {msg}", flush=True)
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, check=True, text=True, **kw)
+
+
+def output(argv):
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise Error(f"{' '.join(argv)} failed: {p.stderr.strip()}")
+    return p.stdout
+
+
+def apt_show(names):
+    """{name: fields} of apt's candidate of each name (NAME:ARCH)."""
+    p = subprocess.run(["apt-cache", "show", "--no-all-versions"] + names,
+                       capture_output=True, text=True)
+    found = {}
+    for stanza in p.stdout.split("\n\n"):
+        fields = {}
+        for line in stanza.splitlines():
+            if line[:1] not in ("", " ") and ":" in line:
+                k, v = line.split(":", 1)
+                fields[k] = v.strip()
+        if "Package" in fields:
+            found[f"{fields['Package']}:{fields['Architecture']}"] = fields
+    return found
+
+
+def ensure_arch(arch):
+    """dpkg knows ARCH as a foreign architecture; apt-get update if not."""
+    foreign = output(["dpkg", "--print-foreign-architectures"]).split()
+    if arch not in foreign:
+        say(f"running dpkg --add-architecture {arch}")
+        run(["dpkg", "--add-architecture", arch])
+        say("running apt-get update")
+        run(["apt-get", "update"])
+
+
+def wanted(arch, spec):
+    """[(NAME:ARCH, version)] of the packages to unpack, the kernel being
+    the one ARCH's kernel metapackage depends on now, at the version it
+    names. One apt-cache run (about a second: this apt keeps no
+    pkgcache.bin), so an up-to-date sysroot is checked quickly."""
+    meta = f"{spec['kernel_meta']}:{arch}"
+    names = [f"{n}:{arch}" for n in COMMON]
+    shown = apt_show([meta] + names)
+    if meta not in shown:
+        raise Error(f"apt knows no {meta} (apt-get update?)")
+    kernel = None
+    for dep in shown[meta].get("Depends", "").split(","):
+        dep = dep.split("|")[0].strip()
+        if dep.startswith("linux-image-") and "(=" in dep:
+            name, version = dep.split("(=")
+            kernel = (f"{name.strip().split(':')[0]}:{arch}",
+                      version.strip(" )"))
+            break
+    if kernel is None:
+        raise Error(f"{meta} depends on no linux-image-* (= VERSION)")
+    missing = [n for n in names if n not in shown]
+    if missing:
+        raise Error(f"apt has no candidate for {' '.join(missing)}")
+    return [(n, shown[n]["Version"]) for n in names] + [kernel]
+
+
+def deb_name(pkg, version, arch):
+    # apt-get download's file name: an epoch's ":" becomes "%3a".
+    return f"{pkg}_{version.replace(':', '%3a')}_{arch}.deb"
+
+
+def download(pkgs, cache, arch):
+    os.makedirs(cache, exist_ok=True)
+    debs, fetch = [], []
+    for name, version in pkgs:
+        pkg = name.split(":")[0]
+        deb = os.path.join(cache, deb_name(pkg, version, arch))
+        debs.append(deb)
+        if not os.path.isfile(deb):
+            fetch.append(f"{name}={version}")
+    if fetch:
+        say(f"downloading {len(fetch)} packages into {cache}")
+        # The sandbox user _apt may not write to the cache; we are root.
+        run(["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root"]
+            + fetch, cwd=cache, stdout=subprocess.DEVNULL)
+    for deb in debs:
+        if not os.path.isfile(deb):
+            raise Error(f"apt-get download left no {deb}")
+    return debs
+
+
+def paths_ini(dest, spec):
+    """DIR/paths.ini: the constants cross/<arch>.ini refers to. Meson
+    1.0.1 reads all cross files into one configuration before evaluating
+    it, so constants given here are seen there; it has no @DIRNAME@."""
+    return ("# Written by cross/mksysroot.py: where this sysroot is. Use "
+            "after cross/*.ini:\n"
+            f"#   meson setup BUILD --cross-file cross/<arch>.ini "
+            f"--cross-file {dest}/paths.ini\n"
+            "[constants]\n"
+            f"sysroot = '{dest}'\n"
+            f"libdir = '{dest}/usr/lib/{spec['triplet']}'\n")
+
+
+def fix_pc_files(dest, spec):
+    """Points each .pc file whose libdir is plain ${...}/lib at the
+    multiarch directory it sits in: Debian 12's libzstd.pc says
+    libdir=${exec_prefix}/lib, which on the host works only because the
+    linker searches the multiarch directory anyway."""
+    pcdir = os.path.join(dest, "usr/lib", spec["triplet"], "pkgconfig")
+    for pc in sorted(glob.glob(os.path.join(pcdir, "*.pc"))):
+        with open(pc) as f:
+            lines = f.read().split("\n")
+        fixed = [l + "/" + spec["triplet"]
+                 if l.startswith("libdir=") and l.endswith("}/lib") else l
+                 for l in lines]
+        if fixed != lines:
+            say(f"{os.path.basename(pc)}: libdir set to "
+                f"lib/{spec['triplet']}")
+            with open(pc, "w") as f:
+                f.write("\n".join(fixed))
+
+
+def check(dest, spec):
+    """Where the kernel and busybox are, after checking the static
+    libraries are all there."""
+    libdir = os.path.join(dest, "usr/lib", spec["triplet"])
+    missing = [a for a in STATIC_LIBS
+               if not os.path.isfile(os.path.join(libdir, a))]
+    if missing:
+        raise Error(f"no {' '.join(missing)} in {libdir}")
+    kernels = sorted(glob.glob(os.path.join(dest, spec["kernel_glob"])))
+    if len(kernels) != 1:
+        raise Error(f"{len(kernels)} kernels match {spec['kernel_glob']} "
+                    f"in {dest}")
+    busybox = os.path.join(dest, "bin/busybox")
+    if not os.path.isfile(busybox):
+        raise Error(f"no {busybox}")
+    return kernels[0], busybox
+
+
+def make(args):
+    arch = args.arch
+    spec = ARCHES[arch]
+    dest = os.path.abspath(args.dest or os.path.join(ROOT, f"sysroot-{arch}"))
+    ensure_arch(arch)
+    pkgs = wanted(arch, spec)
+    stamp = "".join(f"{n} {v}\n" for n, v in pkgs)
+    stamp_path = os.path.join(dest, STAMP)
+    try:
+        with open(stamp_path) as f:
+            current = f.read() == stamp
+    except FileNotFoundError:
+        current = False
+    if current:
+        say(f"{dest} is up to date")
+    else:
+        debs = download(pkgs, args.cache, arch)
+        if os.path.isdir(dest) and os.listdir(dest):
+            if not os.path.isfile(stamp_path):
+                raise Error(f"{dest} is not empty and is no sysroot made "
+                            "here (no .stamp); not touching it")
+            say(f"removing the old {dest}")
+            shutil.rmtree(dest)
+        os.makedirs(dest, exist_ok=True)
+        for deb in debs:
+            run(["dpkg-deb", "-x", deb, dest])
+        fix_pc_files(dest, spec)
+        # The package leaves modules.dep to its postinst; depmod reads
+        # any arch's modules (mkinitramfs.resolve_modules needs it).
+        for moddir in glob.glob(os.path.join(dest, "lib/modules/*")):
+            run(["depmod", "-b", dest, os.path.basename(moddir)])
+        with open(stamp_path + ".tmp", "w") as f:
+            f.write(stamp)
+        os.replace(stamp_path + ".tmp", stamp_path)
+        say(f"unpacked {len(debs)} packages into {dest}")
+    # Written each time: the sysroot may have been moved or copied.
+    paths = os.path.join(dest, "paths.ini")
+    try:
+        with open(paths) as f:
+            stale = f.read() != paths_ini(dest, spec)
+    except FileNotFoundError:
+        stale = True
+    if stale:
+        with open(paths, "w") as f:
+            f.write(paths_ini(dest, spec))
+    kernel, busybox = check(dest, spec)
+    say(f"kernel {kernel}")
+    say(f"busybox {busybox}")
+    ini = os.path.relpath(os.path.join(ROOT, "cross", arch + ".ini"))
+    say(f"meson: --cross-file {ini} --cross-file {os.path.relpath(paths)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="Make a sysroot of Debian packages for cross-building.")
+    ap.add_argument("arch", choices=sorted(ARCHES), metavar="ARCH",
+                    help="Debian architecture: " + ", ".join(sorted(ARCHES)))
+    ap.add_argument("--dest", metavar="DIR",
+                    help="the sysroot (default <repo>/sysroot-ARCH)")
+    ap.add_argument("--cache", metavar="DIR",
+                    default=os.path.join(os.environ.get(
+                        "XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+                        "thpvm", "debs"),
+                    help="where downloaded .debs are kept "
+                         "(default ~/.cache/thpvm/debs)")
+    args = ap.parse_args()
+    try:
+        make(args)
+    except (Error, OSError, subprocess.CalledProcessError) as e:
+        print(f"mksysroot: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
