@@ -40,6 +40,8 @@ ARCH_NAMES = {
             r'e820\w*', r'mptable\w*', r'mp_table',
             r'i8042\w*', r'cmos\w*', r'x86_\w+', r'BOOT_16', r'ioapic\w*',
             r'pic_master', r'pvh\w*', r'bzimage\w*', r'zero_page'],
+    'arm64': [r'v?gic\w*', r'gicv[23]\w*', r'psci\w*', r'mpidr\w*',
+              r'arm64_\w+', r'pl011\w*', r'KVM_ARM_\w+'],
 }
 
 # Names only these files (the .c and its header) may use.

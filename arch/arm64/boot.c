@@ -1,0 +1,175 @@
+/* arch_boot_load for arm64 (Documentation/arch/arm64/booting.rst): the
+ * Image (unpacked on the host when compressed, as Debian ships it) at
+ * text_offset from the start of RAM, the device tree in the last 2 MiB
+ * of RAM, the initrd just below it, and the boot vCPU at the Image's
+ * first instruction with x0 = the device tree. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch/arm64/fdt.h"
+#include "arch/arm64/image.h"
+#include "arch/arm64/layout.h"
+#include "arch/arm64/vcpu.h"
+#include "boot/decompress.h"
+#include "core/arch.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+const char *const arch_boot_entries[] = { "auto", NULL };
+
+const char arch_linux_params[] = "console=ttyS0 earlycon panic=-1";
+
+struct layout {
+	uint64_t kernel, kernel_end;
+	uint64_t initrd;
+	uint64_t fdt;
+};
+
+/* Where each piece goes, or -ENOSPC after saying what does not fit. */
+static int place(const struct vm *vm, const struct boot_source *src,
+		 const struct arm64_image *img, struct layout *l)
+{
+	struct ram_range r;
+	uint64_t end;
+	bool fits;
+
+	if (!guest_ram_range(&vm->ram, 0, &r))
+		return -EINVAL;
+	end = r.gpa + r.size;
+	/* image_size is the kernel's to say: first bounded by RAM, so that
+	 * nothing below wraps. */
+	fits = img->image_size <= r.size;
+	l->kernel = r.gpa + img->text_offset;
+	l->kernel_end = l->kernel + (fits ? img->image_size : 0);
+	l->fdt = ALIGN_DOWN(end - ARM64_FDT_MAX, ARM64_FDT_ALIGN);
+	l->initrd = ALIGN_DOWN(l->fdt - MIN(l->fdt, src->initrd_size), 4096);
+	fits = fits && l->kernel_end <= l->fdt &&
+	       src->initrd_size <= l->fdt &&
+	       l->initrd >= ALIGN_UP(l->kernel_end, 4096);
+	if (!fits) {
+		pr_err("%s: kernel (%llu KiB in memory)%s and device tree do "
+		       "not fit in %llu MiB of RAM (try a larger -m)",
+		       src->kernel_name,
+		       (unsigned long long)(img->image_size >> 10),
+		       src->initrd ? ", initrd" : "",
+		       (unsigned long long)(r.size >> 20));
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static int copy_in(struct vm *vm, uint64_t gpa, const void *data,
+		   size_t len)
+{
+	void *dst = guest_ram_ptr(&vm->ram, gpa, len);
+
+	if (!dst)
+		return -EFAULT;
+	memcpy(dst, data, len);
+	return 0;
+}
+
+static int dump_fdt(const char *path, const void *fdt, size_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ssize_t n;
+
+	if (fd < 0) {
+		pr_err("--dump-dtb %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	n = write(fd, fdt, size);
+	if (n != (ssize_t)size || close(fd)) {
+		pr_err("--dump-dtb %s: %s", path,
+		       n < 0 ? strerror(errno) : "short write");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The Image itself: src's bytes, or what they unpack to. */
+static int unpack(const struct vm *vm, const struct boot_source *src,
+		  uint8_t **buf, const uint8_t **data, size_t *len)
+{
+	enum compression c = compression_detect(src->kernel, src->kernel_size);
+
+	*buf = NULL;
+	*data = src->kernel;
+	*len = src->kernel_size;
+	if (c == COMPRESSION_NONE)
+		return 0;
+	pr_debug("%s: %s-compressed, unpacking", src->kernel_name,
+		 compression_name(c));
+	if (decompress(c, src->kernel, src->kernel_size, vm->ram.total, buf,
+		       len))
+		return -EINVAL;
+	*data = *buf;
+	return 0;
+}
+
+static int load(struct vm *vm, const struct boot_source *src,
+		const uint8_t *kernel, size_t kernel_size)
+{
+	struct arm64_boot_data boot = { .cmdline = src->cmdline };
+	struct arm64_image img;
+	struct layout l;
+	const char *why;
+	size_t fdt_size;
+	void *fdt;
+	int err;
+
+	err = arm64_image_parse(kernel, kernel_size, &img, &why);
+	if (err) {
+		pr_err("%s: not an arm64 Linux Image: %s", src->kernel_name,
+		       why);
+		return err;
+	}
+	err = place(vm, src, &img, &l);
+	if (err)
+		return err;
+	if (src->initrd) {
+		boot.initrd_start = l.initrd;
+		boot.initrd_end = l.initrd + src->initrd_size;
+	}
+	err = arm64_fdt_build(vm, &boot, &fdt, &fdt_size);
+	if (err)
+		return err;
+	err = copy_in(vm, l.kernel, kernel, kernel_size) ?:
+	      copy_in(vm, l.fdt, fdt, fdt_size);
+	if (!err && src->initrd)
+		err = copy_in(vm, l.initrd, src->initrd, src->initrd_size);
+	if (!err && src->dump_dtb)
+		err = dump_fdt(src->dump_dtb, fdt, fdt_size);
+	free(fdt);
+	if (err)
+		return err;
+	pr_debug("kernel at 0x%llx, initrd at 0x%llx, device tree at 0x%llx",
+		 (unsigned long long)l.kernel, (unsigned long long)l.initrd,
+		 (unsigned long long)l.fdt);
+	return arm64_vcpu_set_boot_regs(&vm->vcpus[0], l.kernel, l.fdt);
+}
+
+int arch_boot_load(struct vm *vm, const struct boot_source *src)
+{
+	const uint8_t *kernel;
+	size_t kernel_size;
+	uint8_t *buf;
+	int err;
+
+	if (!src->kernel_size) {
+		pr_err("there is no built-in test guest for arm64 yet: boot a "
+		       "kernel with -k");
+		return -ENOENT;
+	}
+	err = unpack(vm, src, &buf, &kernel, &kernel_size);
+	if (!err)
+		err = load(vm, src, kernel, kernel_size);
+	free(buf);
+	return err;
+}
