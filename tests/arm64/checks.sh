@@ -1,0 +1,142 @@
+#!/bin/sh
+# Runs in the emulated arm64 host (tests/arm64_host.py), in /work with
+# thpvm, the unit tests (unit/), Debian's arm64 kernel (vmlinuz), the
+# guest's initramfs (guest.cpio) and two disk images. One line per
+# check: "check: ok NAME" or "check: not ok NAME: WHY"; the test that
+# made this image turns them into TAP. GIC (set before this script) is
+# the host's GIC version: on 3 everything runs; on 2 (no GICv3, so no
+# ITS and no MSIs) a boot with both disks, their PCI one on INTx.
+ok() { echo "check: ok $1"; }
+bad() { echo "check: not ok $1: $2"; }
+expect() {	# NAME FILE PATTERN: PATTERN is a line of FILE
+	if grep -q -- "$3" "$2"; then ok "$1"; else bad "$1" "no \"$3\" in $2"; fi
+}
+
+export HOME=/tmp
+params="console=ttyS0 earlycon panic=-1 quiet"
+
+disks_written() {
+	for disk in mmio pci; do
+		mark=$(dd if=$disk.img bs=512 skip=1 count=1 2>/dev/null |
+		       head -c 20)
+		want="GUEST-WROTE-$(head -c 8 $disk.img)"
+		[ "$mark" = "$want" ] && ok "$1$disk disk written by Linux" ||
+			bad "$1$disk disk written by Linux" \
+			    "sector 1 is \"$mark\""
+	done
+}
+
+if [ "$GIC" = 2 ]; then
+	timeout 300 ./thpvm run -k vmlinuz -i guest.cpio -m 256 -c 2 \
+		-d mmio.img,mmio -d pci.img,pci \
+		-p "$params guest.action=poweroff" >gicv2.out 2>&1
+	rc=$?
+	[ $rc = 0 ] && ok "GICv2: boot 2 vCPUs, exit status 0" ||
+		bad "GICv2: boot 2 vCPUs, exit status 0" \
+		    "status $rc: $(tail -n 3 gicv2.out)"
+	expect "GICv2: user space, 2 CPUs" gicv2.out "guest: cpus 2"
+	expect "GICv2: virtio-mmio interrupts" gicv2.out \
+		"guest: irq .*GIC-0 .*virtio0"
+	expect "GICv2: virtio-pci on INTx" gicv2.out \
+		"guest: irq .*GIC-0 .*virtio1"
+	disks_written "GICv2: "
+	exit 0
+fi
+
+# The unit tests on a real arm64 kernel (the cross build's meson test
+# runs them under qemu-user).
+for t in unit/test_*; do
+	name="unit ${t#unit/test_}"
+	if "$t" >/tmp/unit.out 2>&1; then
+		# Subtests that skipped here, named (a passing program
+		# hides them otherwise).
+		skipped=$(sed -n 's/^ok [0-9]* - \(.*\) # SKIP \(.*\)/\1 (\2)/p' \
+			  /tmp/unit.out | tr '\n' ' ')
+		ok "$name${skipped:+, skipped there: $skipped}"
+	else
+		bad "$name" "$(grep -E '^(# |not ok)' /tmp/unit.out | head -n 4 |
+			      tr '\n' ' ')"
+	fi
+done
+
+# One vCPU, nothing else: user space, then PSCI SYSTEM_OFF.
+timeout 300 ./thpvm run -k vmlinuz -i guest.cpio -m 256 --json \
+	-p "$params guest.action=poweroff" >boot1.out 2>&1
+rc=$?
+[ $rc = 0 ] && ok "boot 1 vCPU: exit status 0" ||
+	bad "boot 1 vCPU: exit status 0" "status $rc: $(tail -n 3 boot1.out)"
+expect "boot 1 vCPU: user space, 1 CPU" boot1.out "guest: cpus 1"
+expect "boot 1 vCPU: power-off ends the VM as a reset" boot1.out \
+	'"reason":"reset"'
+
+# Two vCPUs (the second started by the guest through PSCI CPU_ON), a
+# disk on each transport, the device tree written out.
+timeout 300 ./thpvm run -k vmlinuz -i guest.cpio -m 256 -c 2 \
+	-d mmio.img,mmio -d pci.img,pci --dump-dtb tree.dtb \
+	-p "$params guest.action=reboot" --json >boot2.out 2>&1
+rc=$?
+[ $rc = 0 ] && ok "boot 2 vCPUs: exit status 0" ||
+	bad "boot 2 vCPUs: exit status 0" "status $rc: $(tail -n 3 boot2.out)"
+expect "boot 2 vCPUs: user space, 2 CPUs" boot2.out "guest: cpus 2"
+expect "virtio-mmio disk read by Linux" boot2.out "guest: disk MMIO-DISK-012345"
+expect "virtio-pci disk read by Linux" boot2.out "guest: disk PCI-DISK-0123456"
+expect "virtio-mmio interrupts through the GIC" boot2.out \
+	"guest: irq .*GICv3.*virtio"
+expect "virtio-pci interrupts as MSIs through the ITS" boot2.out \
+	"guest: irq .*ITS-MSI.*virtio.-req"
+expect "reboot ends the VM as a reset" boot2.out '"reason":"reset"'
+disks_written ""
+if [ -s tree.dtb ]; then
+	echo "dtb-begin"
+	base64 tree.dtb
+	echo "dtb-end"
+fi
+
+# Host huge pages behind guest RAM, with THP as on the project's own
+# machines (madvise: only what thpvm asks for) and 200 MiB of the guest's
+# 256 written by Linux; the control socket on the way (list, stat, stop).
+echo madvise >/sys/kernel/mm/transparent_hugepage/enabled
+fill_run() {	# NAME [thpvm options]: stat.NAME is its stat --json
+	name=$1
+	shift
+	./thpvm run -k vmlinuz -i guest.cpio -m 256 --name "$name" "$@" \
+		-p "$params guest.fill=200" >"$name.out" 2>&1 &
+	pid=$!
+	i=0
+	while ! grep -q "guest: fill" "$name.out" && [ $i -lt 300 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	./thpvm list >"list.$name"
+	./thpvm stat "$name" --json >"stat.$name"
+	./thpvm stop "$name" >/dev/null
+	wait $pid
+}
+field() {	# FILE NAME: a number from a JSON line
+	sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"
+}
+fill_run thp
+rc=$?
+expect "control socket: list shows the VM" list.thp "^thp .*running"
+huge=$(field stat.thp huge)
+ram=$(field stat.thp ram)
+if [ -n "$huge" ] && [ $((huge * 100)) -ge $((ram * 99)) ]; then
+	ok "THP: $((huge >> 20)) of $((ram >> 20)) MiB of guest RAM on host huge pages"
+else
+	bad "THP: at least 99% of guest RAM on host huge pages" \
+	    "$(cat stat.thp) $(tail -n 2 thp.out)"
+fi
+[ $rc = 0 ] && ok "thpvm stop ends the VM with status 0" ||
+	bad "thpvm stop ends the VM with status 0" "status $rc"
+fill_run nothp --no-thp
+huge=$(field stat.nothp huge)
+[ "$huge" = 0 ] && ok "--no-thp: no host huge pages" ||
+	bad "--no-thp: no host huge pages" "$(cat stat.nothp)"
+
+# What is not an arm64 Image is refused with a reason.
+./thpvm run -k guest.cpio -m 256 >bad.out 2>&1
+rc=$?
+[ $rc != 0 ] && grep -q "not an arm64 Linux Image" bad.out &&
+	ok "a non-Image kernel is refused" ||
+	bad "a non-Image kernel is refused" "status $rc: $(cat bad.out)"
+exit 0

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""thpvm for arm64 against a real KVM: the cross-built binary and unit
+tests run in the emulated arm64 host (tests/arm64_host.py), where thpvm
+boots Debian's arm64 kernel to user space with 1 and 2 vCPUs, virtio
+disks on MMIO and PCI (MSIs through the ITS), power-off and reboot;
+then on a host with a GICv2 (no ITS: PCI on INTx); the device tree it
+wrote is decompiled here with dtc. Prints TAP: one line per check of
+tests/arm64/checks.sh, then the device tree's.
+
+Environment (tests/arm64/meson.build sets it): THPVM, the cross-built
+binary; ARM64_UNIT_TESTS, the unit test binaries, colon-separated;
+ARM64_SYSROOT, cross/mksysroot.py's sysroot (kernel, modules,
+busybox)."""
+import base64
+import glob
+import importlib.util
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+# The guest's modules, in load order (paths under the kernel's
+# lib/modules/VERSION/kernel): Debian builds the virtio transports and
+# virtio-blk as modules.
+GUEST_MODULES = [
+    "drivers/virtio/virtio_mmio.ko",
+    "drivers/virtio/virtio_pci_legacy_dev.ko",
+    "drivers/virtio/virtio_pci_modern_dev.ko",
+    "drivers/virtio/virtio_pci.ko",
+    "drivers/block/virtio_blk.ko",
+]
+# How many checks checks.sh makes besides the unit tests, on a GICv3 host
+# and on a GICv2 one: the TAP plan is known before the hosts start.
+GICV3_HOST_CHECKS = 17
+GICV2_HOST_CHECKS = 6
+# What Linux needs of the device tree, as dtc prints it.
+DTB_NEEDS = [
+    ('GICv3', 'compatible = "arm,gic-v3";'),
+    ('ITS', 'compatible = "arm,gic-v3-its";'),
+    ('PSCI', 'compatible = "arm,psci-0.2";'),
+    ('CPUs enabled through PSCI', 'enable-method = "psci";'),
+    ('architected timer', 'compatible = "arm,armv8-timer";'),
+    ('console UART', 'compatible = "ns16550a";'),
+    ('stdout-path', 'stdout-path = "/uart@9000000";'),
+    ('RAM at 1 GiB', 'memory@40000000 {'),
+    ('virtio-mmio device', 'compatible = "virtio,mmio";'),
+    ('PCI host bridge', 'compatible = "pci-host-ecam-generic";'),
+    ('PCI MSIs through the ITS', 'msi-map = '),
+    ('initrd', 'linux,initrd-start = '),
+]
+
+
+def load_mkinitramfs():
+    path = os.path.join(ROOT, "guest", "linux", "mkinitramfs.py")
+    spec = importlib.util.spec_from_file_location("mkinitramfs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def guest_image(out, sysroot):
+    """The guest's initramfs: busybox, the virtio modules, /init."""
+    mk = load_mkinitramfs()
+    moddirs = glob.glob(os.path.join(sysroot, "lib/modules/*/kernel"))
+    if len(moddirs) != 1:
+        raise OSError(f"{len(moddirs)} kernels' modules in {sysroot}")
+    img = mk.Image()
+    for d in ("bin", "dev", "proc", "sys", "mnt", "lib/modules"):
+        img.add(d, stat.S_IFDIR | 0o755)
+    img.add("dev/console", stat.S_IFCHR | 0o600, (5, 1))
+    img.file("init", os.path.join(HERE, "guest.init"), 0o755)
+    img.file("bin/busybox", os.path.join(sysroot, "bin/busybox"), 0o755)
+    img.add("bin/sh", stat.S_IFLNK | 0o777, b"busybox")
+    for mod in GUEST_MODULES:
+        img.file("lib/modules/" + os.path.basename(mod),
+                 os.path.join(moddirs[0], mod), 0o644)
+    img.add("lib/modules/load-order", stat.S_IFREG | 0o644,
+            "".join(os.path.basename(m) + "\n"
+                    for m in GUEST_MODULES).encode())
+    img.write(out, 0)
+
+
+def disk(path, head, size):
+    with open(path, "wb") as f:
+        f.write(head)
+        f.truncate(size)
+
+
+def dtb_checks(dtb, n):
+    """TAP lines for the device tree, decompiled by dtc."""
+    lines = []
+    if dtb is None:
+        return [f"not ok {n + i} - device tree: {what} (no tree came "
+                "back)" for i, (what, _) in enumerate(DTB_NEEDS)]
+    proc = subprocess.run(["dtc", "-I", "dtb", "-O", "dts", "-o", "-"],
+                          input=dtb, capture_output=True)
+    dts = proc.stdout.decode(errors="replace")
+    for i, (what, text) in enumerate(DTB_NEEDS):
+        good = proc.returncode == 0 and text in dts
+        lines.append(f"{'ok' if good else 'not ok'} {n + i} - device tree: "
+                     f"{what}")
+        if not good:
+            lines.append(f"# dtc status {proc.returncode}; no '{text}'")
+    return lines
+
+
+def run_host(gic, tmp, files, sysroot, expected):
+    """Runs checks.sh in an emulated host with a GICv<gic>; returns its
+    checks as TAP result words ("ok NAME", "not ok NAME: WHY", always
+    expected of them) and the device tree it printed, if any."""
+    script = os.path.join(tmp, f"checks-gicv{gic}.sh")
+    with open(script, "w") as out, open(os.path.join(HERE, "checks.sh")) as f:
+        out.write(f"GIC={gic}\n" + f.read())
+    cmd = [sys.executable, os.path.join(ROOT, "tests/arm64_host.py"),
+           "--sysroot", sysroot, "--gic", str(gic), "--timeout", "1500",
+           "--script", script]
+    for f in files:
+        cmd += ["--file", f]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    results, b64, dtb, in_dtb = [], [], None, False
+    for line in proc.stdout.splitlines():
+        if line == "dtb-begin":
+            in_dtb = True
+        elif line == "dtb-end":
+            in_dtb = False
+            dtb = base64.b64decode("".join(b64))
+        elif in_dtb:
+            b64.append(line)
+        elif line.startswith("check: ") and len(results) < expected:
+            results.append(line[len("check: "):])
+    if len(results) < expected:
+        print(f"# the GICv{gic} host ran {len(results)} checks, not "
+              f"{expected} (status {proc.returncode}); its last lines:")
+        for line in (proc.stdout + proc.stderr).splitlines()[-15:]:
+            print("# " + line)
+        results += ["not ok not run"] * (expected - len(results))
+    return results, dtb
+
+
+def main():
+    thpvm = os.environ["THPVM"]
+    units = [u for u in os.environ["ARM64_UNIT_TESTS"].split(":") if u]
+    sysroot = os.environ["ARM64_SYSROOT"]
+    gicv3_checks = len(units) + GICV3_HOST_CHECKS
+    print(f"1..{gicv3_checks + GICV2_HOST_CHECKS + len(DTB_NEEDS)}",
+          flush=True)
+    if not shutil.which("dtc"):
+        print("# dtc is missing (apt-get install device-tree-compiler)")
+    with tempfile.TemporaryDirectory(prefix="arm64-test-") as tmp:
+        os.mkdir(os.path.join(tmp, "unit"))
+        for u in units:
+            shutil.copy(u, os.path.join(tmp, "unit"))
+        guest_image(os.path.join(tmp, "guest.cpio"), sysroot)
+        disk(os.path.join(tmp, "mmio.img"), b"MMIO-DISK-012345", 1 << 20)
+        disk(os.path.join(tmp, "pci.img"), b"PCI-DISK-0123456", 2 << 20)
+        kernel = glob.glob(os.path.join(sysroot, "boot/vmlinuz-*"))
+        files = [thpvm, os.path.join(tmp, "guest.cpio"),
+                 os.path.join(tmp, "mmio.img"),
+                 os.path.join(tmp, "pci.img")]
+        files += [kernel[0] + ":vmlinuz"] if len(kernel) == 1 else []
+        results, dtb = run_host(3, tmp, files + [os.path.join(tmp, "unit")],
+                                sysroot, gicv3_checks)
+        more, _ = run_host(2, tmp, files, sysroot, GICV2_HOST_CHECKS)
+    for n, result in enumerate(results + more, 1):
+        if result.startswith("ok "):
+            print(f"ok {n} - {result[3:]}")
+        else:
+            print(f"not ok {n} - {result[len('not ok '):]}")
+    for line in dtb_checks(dtb, len(results) + len(more) + 1):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
