@@ -53,6 +53,9 @@ static void chosen_node(struct fdt_writer *w,
 	fdtw_begin(w, "chosen");
 	fdtw_string(w, "bootargs", boot->cmdline);
 	fdtw_string(w, "stdout-path", stdout_path);
+	/* BARs stay where thpvm put them (core/pci.c does not move them),
+	 * as on x86; otherwise Linux on a device tree assigns them anew. */
+	fdtw_u32(w, "linux,pci-probe-only", 1);
 	if (boot->initrd_end > boot->initrd_start) {
 		fdtw_u64(w, "linux,initrd-start", boot->initrd_start);
 		fdtw_u64(w, "linux,initrd-end", boot->initrd_end);

@@ -116,6 +116,7 @@ static void test_gicv3_its(void)
 	CHECK_EQ(cell(fdt, "/chosen", "linux,initrd-start", 1), 0x42000000);
 	CHECK_EQ(cell(fdt, "/chosen", "linux,initrd-end", 1), 0x42001234);
 	CHECK_EQ(prop_len(fdt, "/chosen", "rng-seed"), 64);
+	CHECK_EQ(cell(fdt, "/chosen", "linux,pci-probe-only", 0), 1);
 	/* stdout-path names the UART, which earlycon needs to match. */
 	stdout_path = string(fdt, "/chosen", "stdout-path");
 	CHECK(stdout_path != NULL);
