@@ -25,17 +25,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 # The guest's modules, in load order (paths under the kernel's
 # lib/modules/VERSION/kernel): Debian builds the virtio transports and
-# virtio-blk as modules.
+# devices as modules.
 GUEST_MODULES = [
     "drivers/virtio/virtio_mmio.ko",
     "drivers/virtio/virtio_pci_legacy_dev.ko",
     "drivers/virtio/virtio_pci_modern_dev.ko",
     "drivers/virtio/virtio_pci.ko",
     "drivers/block/virtio_blk.ko",
+    "net/core/failover.ko",
+    "drivers/net/net_failover.ko",
+    "drivers/net/virtio_net.ko",
+    "drivers/virtio/virtio_balloon.ko",
 ]
 # How many checks checks.sh makes besides the unit tests, on a GICv3 host
 # and on a GICv2 one: the TAP plan is known before the hosts start.
-GICV3_HOST_CHECKS = 17
+GICV3_HOST_CHECKS = 20
 GICV2_HOST_CHECKS = 6
 # What Linux needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
