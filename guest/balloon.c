@@ -371,7 +371,7 @@ bool run_balloon(void)
 	d->nvq = bl.cont ? q + 2 : q;
 	if (!virtio_finish(d, &why))
 		goto fail;
-	lapic_enable();
+	irq_cpu_enable();
 	if (bl.stats)
 		stats_post();
 	print("tg: balloon-dev %s features=0x%lx mode=%s queues=%u irq=%s "
@@ -419,7 +419,7 @@ static void read_target(void)
 	bl.target = t;
 	bl.moving = true;
 	bl.deflated = false;
-	bl.move_start = rdtsc();
+	bl.move_start = clock_now();
 	bl.compactions = bl.migrated = 0;
 }
 
@@ -429,7 +429,7 @@ static void move_done(void)
 	bl.moving = false;
 	print("tg: balloon reached target=%u actual=%u ns=%lu mode=%s "
 	      "compactions=%lu migrated=%lu\n", bl.target, bl.actual,
-	      tsc_to_ns(rdtsc() - bl.move_start), bl.cont ? "cont" : "std",
+	      clock_to_ns(clock_now() - bl.move_start), bl.cont ? "cont" : "std",
 	      bl.compactions, bl.migrated);
 	if (bl.deflated)
 		usemem_reuse();
@@ -478,5 +478,5 @@ void balloon_serve(void)
 	}
 	/* A device that broke the protocol is left alone. */
 	for (;;)
-		asm volatile("sti; hlt; cli");
+		wait_irq();
 }

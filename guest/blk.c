@@ -150,7 +150,7 @@ int blk_reap(struct blk_dev *b)
  * interrupt or at the timeout decides between TIMEOUT and NEEDS_RESET. */
 int blk_wait(struct blk_dev *b, uint64_t ms)
 {
-	uint64_t deadline = tsc_deadline(ms);
+	uint64_t deadline = clock_deadline(ms);
 	unsigned cfg_irqs = virtio_config_irqs(&b->vd);
 	int rc;
 
@@ -162,11 +162,11 @@ int blk_wait(struct blk_dev *b, uint64_t ms)
 		if (!b->inflight)
 			return 0;
 		if (cfg_irqs != virtio_config_irqs(&b->vd) ||
-		    rdtsc() > deadline) {
+		    clock_now() > deadline) {
 			cfg_irqs = virtio_config_irqs(&b->vd);
 			if (virtio_status(&b->vd) & VIRTIO_S_NEEDS_RESET)
 				return BLK_ERR_NEEDS_RESET;
-			if (rdtsc() > deadline)
+			if (clock_now() > deadline)
 				return BLK_ERR_TIMEOUT;
 		}
 		virtio_idle(&b->vd);

@@ -54,7 +54,7 @@ static long u_bench(long arg)
 		if ((j->rc = submit(j, &blk_reqs[issued], issued, &x)))
 			return 0;
 	vq_kick(vq);
-	idle = rdtsc();
+	idle = clock_now();
 	while (done < j->reqs) {
 		bool queued = false;
 		void *token;
@@ -82,8 +82,8 @@ static long u_bench(long arg)
 		}
 		if (queued) {
 			vq_kick(vq);
-			idle = rdtsc();
-		} else if (rdtsc() - idle > j->stall) {
+			idle = clock_now();
+		} else if (clock_now() - idle > j->stall) {
 			j->rc = BLK_ERR_TIMEOUT;
 			return 0;
 		} else {
@@ -95,16 +95,16 @@ static long u_bench(long arg)
 
 static bool run(struct bench *j, uint64_t *ns)
 {
-	uint64_t t0 = rdtsc();
+	uint64_t t0 = clock_now();
 	long ok = run_user(u_bench, (long)j);
 
-	*ns = tsc_to_ns(rdtsc() - t0);
+	*ns = clock_to_ns(clock_now() - t0);
 	return ok;
 }
 
 void blk_bench(struct blk_dev *b)
 {
-	struct bench j = { .b = b, .stall = tsc_hz / 1000 * STALL_MS };
+	struct bench j = { .b = b, .stall = clock_hz / 1000 * STALL_MS };
 	const char *why;
 	uint64_t ns;
 

@@ -10,7 +10,6 @@
 
 #define EVIL_MS		2000
 #define NO_RAM_ADDR	(1ULL << 40)
-#define MMIO_HOLE_ADDR	0xfec00000ULL
 
 #define F_NEXT		VRING_DESC_F_NEXT
 #define F_WRITE		VRING_DESC_F_WRITE
@@ -185,7 +184,7 @@ static const char *const outcome_names[] = {
 static enum outcome wait_outcome(struct blk_dev *b, const struct ctx *c,
 				 unsigned cfg_irqs)
 {
-	uint64_t deadline = tsc_deadline(EVIL_MS);
+	uint64_t deadline = clock_deadline(EVIL_MS);
 	bool needs_reset = false;
 
 	for (;;) {
@@ -202,7 +201,7 @@ static enum outcome wait_outcome(struct blk_dev *b, const struct ctx *c,
 				      VIRTIO_S_NEEDS_RESET;
 		if (needs_reset && virtio_config_irqs(&b->vd) != cfg_irqs)
 			return NEEDS_RESET;
-		if (rdtsc() > deadline)
+		if (clock_now() > deadline)
 			return needs_reset ? NO_CONFIG_IRQ : HANG;
 		virtio_idle(&b->vd);
 	}
@@ -256,7 +255,7 @@ static void run_case(struct blk_dev *b, unsigned i)
 	c.vq->avail->ring[0] = 0;
 	cases[i].build(&c);
 	cfg_irqs = virtio_config_irqs(&b->vd);
-	barrier();
+	wmb();
 	c.vq->avail->idx = c.avail;
 	mb();
 	vq_notify(c.vq);

@@ -17,7 +17,6 @@
 #define DZ_BYTES		(128 * KIB)
 #define MIN_SECTORS		16
 #define BOGUS_TYPE		0x7f00	/* no virtio-blk request type */
-#define WATCHDOG_COUNT		10000000	/* 10 ms at a 1 GHz APIC bus */
 #define QUIET_SLEEPS		3	/* watchdog ticks with no interrupt */
 #define LCG_MUL			6364136223846793005ULL
 #define LCG_ADD			1442695040888963407ULL
@@ -456,20 +455,20 @@ static void check_irq(struct blk_dev *b)
 	uint8_t st;
 	int rc;
 
-	asm volatile("sti; hlt; cli");
+	wait_irq();
 	before = virtio_queue_irqs(&b->vd);
 	vq_arm(&b->vd.vq[0]);
 	rc = blk_queue(b, &blk_reqs[0], VIRTIO_BLK_T_IN, 0, blk_buf, SECTOR,
 		       1, 0);
 	if (!rc)
 		rc = blk_wait(b, BLK_TIMEOUT_MS);
-	deadline = tsc_deadline(BLK_TIMEOUT_MS);
+	deadline = clock_deadline(BLK_TIMEOUT_MS);
 	while (!rc && virtio_queue_irqs(&b->vd) == before &&
-	       rdtsc() < deadline)
-		asm volatile("sti; hlt; cli");
+	       clock_now() < deadline)
+		wait_irq();
 	q = virtio_queue_irqs(&b->vd);
 	for (unsigned i = 0; i < QUIET_SLEEPS && q != before; i++)
-		asm volatile("sti; hlt; cli");
+		wait_irq();
 	later = virtio_queue_irqs(&b->vd) - q;
 	st = virtio_status(&b->vd);
 	if (b->vd.wired)
@@ -523,9 +522,7 @@ void run_blk(void)
 		report(false, "blk", "reason=no-free-ram");
 		return;
 	}
-	lapic_enable();
-	/* Wakes the waits that sleep in hlt, so that timeouts are seen. */
-	lapic_timer_periodic(VEC_LAPIC_TIMER, WATCHDOG_COUNT);
+	watchdog_start();
 	for (unsigned i = 0; i < virtio_ncands; i++) {
 		const struct virtio_cand *c = &virtio_cands[i];
 		struct blk_dev *b = &devs[n];
@@ -561,5 +558,5 @@ void run_blk(void)
 	for (unsigned i = 0; i < n; i++)
 		if (usable >> i & 1)
 			virtio_reset(&devs[i].vd);
-	lapic_timer_stop();
+	watchdog_stop();
 }

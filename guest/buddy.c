@@ -106,9 +106,9 @@ static void add_pfns(uint64_t s, uint64_t e)
 /* The usable RAM above kernel_area_end(), whole pages. */
 static bool ram_range(unsigned i, uint64_t *s, uint64_t *e)
 {
-	const struct e820_entry *r = &boot.e820[i];
+	const struct mem_range *r = &boot.mem[i];
 
-	if (r->type != E820_RAM)
+	if (r->type != MEM_RAM)
 		return false;
 	*s = ALIGN_UP(MAX(r->addr, kernel_area_end()), PAGE) >> PAGE_SHIFT;
 	*e = ALIGN_DOWN(r->addr + r->size, PAGE) >> PAGE_SHIFT;
@@ -123,7 +123,7 @@ void buddy_init(void)
 	uint64_t lo = ~0ULL, hi = 0, s, e, meta = 0, meta_end = 0, bytes;
 	uint64_t map_words;
 
-	for (unsigned i = 0; i < boot.e820_count; i++) {
+	for (unsigned i = 0; i < boot.nmem; i++) {
 		if (!ram_range(i, &s, &e))
 			continue;
 		lo = MIN(lo, s);
@@ -139,7 +139,7 @@ void buddy_init(void)
 	bd.npb = ALIGN_UP(hi, PB_PAGES) / PB_PAGES - bd.pb_first;
 	map_words = ALIGN_UP(bd.npages, 64) / 64;
 	bytes = 2 * map_words * 8 + bd.npages * 13 + bd.npb * 4;
-	for (unsigned i = 0; i < boot.e820_count && !meta; i++)
+	for (unsigned i = 0; i < boot.nmem && !meta; i++)
 		if (ram_range(i, &s, &e) && (e - s) << PAGE_SHIFT >= bytes) {
 			meta = s;
 			meta_end = s + (ALIGN_UP(bytes, PAGE) >> PAGE_SHIFT);
@@ -156,7 +156,7 @@ void buddy_init(void)
 	bd.order = (uint8_t *)(bd.pb_movable + bd.npb);
 	memset(bd.head_map, 0, 2 * map_words * 8);
 	memset(bd.pb_free, 0, bd.npb * 4);
-	for (unsigned i = 0; i < boot.e820_count; i++) {
+	for (unsigned i = 0; i < boot.nmem; i++) {
 		if (!ram_range(i, &s, &e))
 			continue;
 		if (s == meta)

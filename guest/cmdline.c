@@ -31,10 +31,7 @@ bool cmdline_has_token(const char *cl, const char *tok)
 	return false;
 }
 
-static const char *const check_names[CHK_COUNT] = {
-	[CHK_E820] = "e820", [CHK_SMP] = "smp", [CHK_LAPIC] = "lapic",
-	[CHK_PIT] = "pit", [CHK_INITRD] = "initrd",
-};
+static const char *const check_names[CHK_COUNT] = CHECK_NAMES;
 
 /* Names of the bits of a vfeat= list, 1 << index each (VFEAT_*). */
 static const char *const vfeat_names[] = {

@@ -1,21 +1,6 @@
-/* Freestanding helpers. String instructions keep the emulated code short. */
+/* Freestanding helpers: comparing, measuring and parsing strings (the
+ * arch copies and fills memory: arch/<arch>/string.c). */
 #include "lib.h"
-
-void *memset(void *d, int c, size_t n)
-{
-	void *p = d;
-
-	asm volatile("rep stosb" : "+D"(p), "+c"(n) : "a"(c) : "memory");
-	return d;
-}
-
-void *memcpy(void *d, const void *s, size_t n)
-{
-	void *p = d;
-
-	asm volatile("rep movsb" : "+D"(p), "+S"(s), "+c"(n) : : "memory");
-	return d;
-}
 
 int memcmp(const void *a, const void *b, size_t n)
 {

@@ -27,7 +27,7 @@ struct job {
 
 static uint64_t ms_ticks(uint64_t ms)
 {
-	return tsc_hz / 1000 * ms;
+	return clock_hz / 1000 * ms;
 }
 
 /* Ring 3: keeps the transmit ring full until every packet was used;
@@ -44,7 +44,7 @@ static long u_tx(long arg)
 
 	vq_disarm(tx);
 	vq_disarm(&n->vd.vq[NET_RXQ]);
-	j->t_first = progress = rdtsc();
+	j->t_first = progress = clock_now();
 	while (j->done < j->packets) {
 		bool queued = false;
 
@@ -53,7 +53,7 @@ static long u_tx(long arg)
 			return 0;
 		}
 		if (rc)
-			progress = rdtsc();
+			progress = clock_now();
 		j->done += rc;
 		while (issued < j->packets && (f = net_tx_frame(n, &slot))) {
 			memcpy(payload + PAYLOAD_BYTES - 8, &issued, 8);
@@ -67,14 +67,14 @@ static long u_tx(long arg)
 		}
 		if (queued) {
 			vq_kick(tx);
-		} else if (rdtsc() - progress > ms_ticks(STALL_MS)) {
+		} else if (clock_now() - progress > ms_ticks(STALL_MS)) {
 			j->rc = 0;
 			return 0;
 		} else {
 			cpu_relax();
 		}
 	}
-	j->t_last = rdtsc();
+	j->t_last = clock_now();
 	return 1;
 }
 
@@ -85,7 +85,7 @@ static long u_rx(long arg)
 {
 	struct job *j = (struct job *)arg;
 	struct net_dev *n = j->n;
-	uint64_t start = rdtsc(), now;
+	uint64_t start = clock_now(), now;
 	struct pkt p;
 	int rc;
 
@@ -99,7 +99,7 @@ static long u_rx(long arg)
 			j->rc = rc;
 			return 0;
 		}
-		now = rdtsc();
+		now = clock_now();
 		if (rc) {
 			inet_parse(&n->self, n->frame, n->frame_len, &p);
 			if (p.kind == PKT_BAD) {
@@ -142,7 +142,7 @@ void net_bench(struct net_dev *n)
 		if (!net_recover(n))
 			return;
 	} else {
-		ns = tsc_to_ns(j.t_last - j.t_first);
+		ns = clock_to_ns(j.t_last - j.t_first);
 		print("tg: netbench tx packets=%lu ns=%lu pps=%lu\n", j.done,
 		      ns, ns ? j.done * 1000000000 / ns : 0);
 	}
@@ -158,7 +158,7 @@ void net_bench(struct net_dev *n)
 		return;
 	}
 	/* Rates over the intervals between the first and the last. */
-	ns = j.done ? tsc_to_ns(j.t_last - j.t_first) : 0;
+	ns = j.done ? clock_to_ns(j.t_last - j.t_first) : 0;
 	print("tg: netbench rx packets=%lu ns=%lu pps=%lu\n", j.done, ns,
 	      ns ? (j.done - 1) * 1000000000 / ns : 0);
 	if (!j.done)

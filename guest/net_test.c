@@ -8,7 +8,6 @@
 #include "lib.h"
 #include "net.h"
 
-#define WATCHDOG_COUNT		10000000	/* 10 ms at a 1 GHz APIC bus */
 #define ARP_TRIES		3
 #define ARP_WAIT_MS		1000
 #define PINGS			3
@@ -64,14 +63,14 @@ static int wait_pkt(struct net_dev *n, struct pkt *p, uint64_t deadline,
 
 	for (;;) {
 		if (cfg_irqs != virtio_config_irqs(&n->vd) ||
-		    rdtsc() > deadline) {
+		    clock_now() > deadline) {
 			cfg_irqs = virtio_config_irqs(&n->vd);
 			if (virtio_status(&n->vd) & VIRTIO_S_NEEDS_RESET) {
 				net_broken = true;
 				*why = net_err_name(NET_ERR_NEEDS_RESET);
 				return -1;
 			}
-			if (rdtsc() > deadline)
+			if (clock_now() > deadline)
 				return 0;
 		}
 		rc = net_tx_reclaim(n);
@@ -115,7 +114,7 @@ static const char *arp(struct net_dev *n, unsigned *tries)
 	int slot, rc;
 
 	for (*tries = 1; *tries <= ARP_TRIES; ++*tries) {
-		uint64_t deadline = tsc_deadline(ARP_WAIT_MS);
+		uint64_t deadline = clock_deadline(ARP_WAIT_MS);
 
 		if (!(f = tx_frame(n, &slot, &why)))
 			return why;
@@ -162,7 +161,7 @@ static const char *ping_out(struct net_dev *n, unsigned *replies)
 				      PING_BYTES);
 		if ((why = send(n, slot, len)))
 			return why;
-		deadline = tsc_deadline(PING_WAIT_MS);
+		deadline = clock_deadline(PING_WAIT_MS);
 		while ((rc = wait_pkt(n, &p, deadline, &why)) > 0) {
 			if (p.kind != PKT_ICMP ||
 			    p.icmp_type != ICMP_ECHO_REPLY ||
@@ -198,7 +197,7 @@ static const char *udp(struct net_dev *n, struct pkt *p)
 			udp_data, UDP_BYTES);
 	if ((why = send(n, slot, len)))
 		return why;
-	deadline = tsc_deadline(UDP_WAIT_MS);
+	deadline = clock_deadline(UDP_WAIT_MS);
 	while ((rc = wait_pkt(n, p, deadline, &why)) > 0) {
 		if (p->kind != PKT_UDP || p->src != n->host.ip ||
 		    p->sport != port || p->dport != port)
@@ -217,7 +216,7 @@ static const char *udp(struct net_dev *n, struct pkt *p)
 static const char *ping_in(struct net_dev *n, unsigned want,
 			   unsigned *answered)
 {
-	uint64_t deadline = tsc_deadline(PING_IN_MS);
+	uint64_t deadline = clock_deadline(PING_IN_MS);
 	unsigned base = n->echo_answered;
 	const char *why;
 	struct pkt p;
@@ -302,9 +301,7 @@ void run_net(void)
 	}
 	print("tg: net dev=0 %s mac=%s link=%u features=0x%lx\n", c->where,
 	      mac_str(n->self.mac), n->link, n->vd.features);
-	lapic_enable();
-	/* Wakes the waits that sleep in hlt, so that deadlines are seen. */
-	lapic_timer_periodic(VEC_LAPIC_TIMER, WATCHDOG_COUNT);
+	watchdog_start();
 	net_broken = false;
 	if (!n->link) {
 		report(false, "net-link", "reason=down");
@@ -320,5 +317,5 @@ void run_net(void)
 	}
 	/* Quiet the device for whatever runs next. */
 	virtio_reset(&n->vd);
-	lapic_timer_stop();
+	watchdog_stop();
 }

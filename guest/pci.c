@@ -1,18 +1,15 @@
 /* PCI bus 0 (docs/test-guest.md): every slot and, on multifunction
- * devices, every function, through configuration mechanism #1 (0xcf8 /
- * 0xcfc) or, with ecam=ADDR, memory-mapped configuration. Memory BARs the
- * firmware left unassigned are placed in a free part of 3-4 GiB. */
+ * devices, every function, through ECAM (ecam=ADDR, or on arm64 the
+ * device tree's) or else the arch's port mechanism (x86's 0xcf8 /
+ * 0xcfc). Memory BARs the firmware left unassigned are placed in a free
+ * part of the arch's BAR window. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
 #include "pci.h"
 
-#define CONFIG_ADDRESS		0xcf8
-#define CONFIG_DATA		0xcfc
 #define ECAM_BUS_SIZE		(1ULL << 20)
 #define ECAM_WINDOW		(256ULL << 20)	/* buses the window may hold */
-#define BAR_WINDOW_START	0xc0000000ULL
-#define BAR_WINDOW_END		0xfec00000ULL	/* IOAPIC, LAPIC, BIOS above */
 
 __attribute__((section(".noinit"))) struct pci_func pci_funcs[PCI_MAX_FUNCS];
 unsigned pci_nfuncs;
@@ -22,33 +19,25 @@ static uint64_t ecam_addr(const struct pci_func *f, unsigned off)
 	return params.ecam + ((uint64_t)f->dev << 15 | f->fn << 12 | off);
 }
 
-/* Mechanism #1 selects the dword; narrower accesses use its byte lanes. */
-static uint16_t cf8_select(const struct pci_func *f, unsigned off)
-{
-	outl(CONFIG_ADDRESS, 0x80000000u | f->dev << 11 | f->fn << 8 |
-	     (off & 0xfc));
-	return CONFIG_DATA + (off & 3);
-}
-
 uint8_t pci_read8(const struct pci_func *f, unsigned off)
 {
 	if (params.ecam)
 		return mmio_read8(ecam_addr(f, off));
-	return inb(cf8_select(f, off));
+	return pci_port_read8(f->dev, f->fn, off);
 }
 
 uint16_t pci_read16(const struct pci_func *f, unsigned off)
 {
 	if (params.ecam)
 		return mmio_read16(ecam_addr(f, off));
-	return inw(cf8_select(f, off));
+	return pci_port_read16(f->dev, f->fn, off);
 }
 
 uint32_t pci_read32(const struct pci_func *f, unsigned off)
 {
 	if (params.ecam)
 		return mmio_read32(ecam_addr(f, off));
-	return inl(cf8_select(f, off));
+	return pci_port_read32(f->dev, f->fn, off);
 }
 
 void pci_write16(const struct pci_func *f, unsigned off, uint16_t v)
@@ -56,7 +45,7 @@ void pci_write16(const struct pci_func *f, unsigned off, uint16_t v)
 	if (params.ecam)
 		mmio_write16(ecam_addr(f, off), v);
 	else
-		outw(cf8_select(f, off), v);
+		pci_port_write16(f->dev, f->fn, off, v);
 }
 
 void pci_write32(const struct pci_func *f, unsigned off, uint32_t v)
@@ -64,7 +53,7 @@ void pci_write32(const struct pci_func *f, unsigned off, uint32_t v)
 	if (params.ecam)
 		mmio_write32(ecam_addr(f, off), v);
 	else
-		outl(cf8_select(f, off), v);
+		pci_port_write32(f->dev, f->fn, off, v);
 }
 
 void pci_scan(void)
@@ -161,8 +150,8 @@ static uint64_t bar_addr(const struct pci_func *f, unsigned n, bool *is64)
  * range, the ECAM window or another memory BAR on bus 0; 0 if free. */
 static uint64_t busy_end(uint64_t a, uint64_t size)
 {
-	for (unsigned i = 0; i < boot.e820_count; i++) {
-		const struct e820_entry *e = &boot.e820[i];
+	for (unsigned i = 0; i < boot.nmem; i++) {
+		const struct mem_range *e = &boot.mem[i];
 
 		if (a < e->addr + e->size && a + size > e->addr)
 			return e->addr + e->size;
@@ -188,9 +177,9 @@ static uint64_t busy_end(uint64_t a, uint64_t size)
 
 static uint64_t place_bar(uint64_t size)
 {
-	uint64_t a = BAR_WINDOW_START, end;
+	uint64_t a = PCI_BAR_WINDOW_START, end;
 
-	while ((a = ALIGN_UP(a, size)) + size <= BAR_WINDOW_END) {
+	while ((a = ALIGN_UP(a, size)) + size <= PCI_BAR_WINDOW_END) {
 		end = busy_end(a, size);
 		if (!end)
 			return a;

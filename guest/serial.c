@@ -1,18 +1,12 @@
-/* 8250 UART at 0x3f8, polled. Each port access is a VM exit, so the init
- * sequence is the minimum and transmit waits only when THR is busy. */
+/* The console, polled: its registers are the arch's (uart_* in arch.h:
+ * x86's COM1, arm64's UART from the device tree). Each register access
+ * is a VM exit, so transmit waits only when the UART is busy. */
 #include "guest.h"
 #include "io.h"
 
-#define COM1 0x3f8
-
 void serial_init(void)
 {
-	outb(COM1 + 1, 0x00);	/* no interrupts */
-	outb(COM1 + 3, 0x80);	/* DLAB */
-	outb(COM1 + 0, 0x01);	/* 115200 baud */
-	outb(COM1 + 1, 0x00);
-	outb(COM1 + 3, 0x03);	/* 8N1 */
-	outb(COM1 + 2, 0x07);	/* FIFOs on and cleared */
+	uart_init();
 }
 
 /* One line of input (the newline dropped, at most size - 1 bytes kept),
@@ -23,17 +17,17 @@ int serial_getline(char *buf, unsigned size, uint64_t timeout_ms)
 	unsigned n = 0;
 
 	for (;;) {
-		uint64_t deadline = tsc_deadline(timeout_ms);
+		uint64_t deadline = clock_deadline(timeout_ms);
 		char c;
 
-		while (!(inb(COM1 + 5) & 0x01)) {	/* data ready */
-			if (rdtsc() > deadline) {
+		while (!uart_rx_ready()) {
+			if (clock_now() > deadline) {
 				buf[n] = 0;
 				return -1;
 			}
 			cpu_relax();
 		}
-		c = inb(COM1);
+		c = uart_rx();
 		if (c == '\n' || c == '\r') {
 			buf[n] = 0;
 			return n;
@@ -46,7 +40,7 @@ int serial_getline(char *buf, unsigned size, uint64_t timeout_ms)
 void serial_putc(char c)
 {
 	/* Bounded, so a missing UART cannot hang the guest. */
-	for (int i = 0; i < 100000 && !(inb(COM1 + 5) & 0x20); i++)
+	for (int i = 0; i < 100000 && !uart_tx_ready(); i++)
 		cpu_relax();
-	outb(COM1, c);
+	uart_tx(c);
 }

@@ -102,7 +102,7 @@ static long u_free_all(long arg)
  * Prints the phase's line; false when out of memory. */
 static bool fill(const char *phase, uint64_t bytes)
 {
-	uint64_t t0 = rdtsc(), ns;
+	uint64_t t0 = clock_now(), ns;
 	uint32_t oom = 0, got;
 
 	um.want = bytes >> PAGE_SHIFT;
@@ -116,7 +116,7 @@ static bool fill(const char *phase, uint64_t bytes)
 		}
 		oom += got;
 	}
-	ns = MAX(tsc_to_ns(rdtsc() - t0), 1);
+	ns = MAX(clock_to_ns(clock_now() - t0), 1);
 	print("tg: usemem phase=%s bytes=%lu ns=%lu mb_per_s=%lu "
 	      "oom_deflated=%u\n", phase, bytes, ns, bytes * 1000 / ns, oom);
 	return true;

@@ -4,7 +4,7 @@
 #include "io.h"
 #include "lib.h"
 
-#define MAX_RANGES E820_MAX
+#define MAX_RANGES MEM_MAX
 
 struct range {
 	uint64_t start, end;
@@ -111,11 +111,11 @@ static void touch_ranges(void)
 	uint64_t lo = kernel_area_end();
 
 	job.n = 0;
-	for (unsigned i = 0; i < boot.e820_count && job.n < MAX_RANGES; i++) {
-		const struct e820_entry *e = &boot.e820[i];
+	for (unsigned i = 0; i < boot.nmem && job.n < MAX_RANGES; i++) {
+		const struct mem_range *e = &boot.mem[i];
 		uint64_t s = MAX(e->addr, lo), end = e->addr + e->size;
 
-		if (e->type != E820_RAM)
+		if (e->type != MEM_RAM)
 			continue;
 		s = ALIGN_UP(s, 8);
 		end = ALIGN_DOWN(end, 8);
@@ -139,10 +139,10 @@ void run_touch_rand(void)
 	touch_ranges();
 	job.stride = params.touch_stride;
 	job.limit = params.touch_all ? ~0ULL : params.touch_size;
-	t0 = rdtsc();
+	t0 = clock_now();
 	bytes = run_user(u_touch, (long)&job);
 	print("tg: touch bytes=%lu stride=%lu ns=%lu\n", bytes, job.stride,
-	      tsc_to_ns(rdtsc() - t0));
+	      clock_to_ns(clock_now() - t0));
 	if (!params.has_rand)
 		return;
 	/* Random reads over exactly what was touched. */
@@ -162,7 +162,7 @@ void run_touch_rand(void)
 		return;
 	}
 	job.reads = params.rand_reads;
-	t0 = rdtsc();
+	t0 = clock_now();
 	run_user(u_rand, (long)&job);
-	print("tg: rand reads=%lu ns=%lu\n", job.reads, tsc_to_ns(rdtsc() - t0));
+	print("tg: rand reads=%lu ns=%lu\n", job.reads, clock_to_ns(clock_now() - t0));
 }

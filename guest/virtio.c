@@ -71,11 +71,11 @@ uint32_t virtio_cfg_generation(struct virtio_dev *d)
  * before the next initialisation. */
 bool virtio_reset(struct virtio_dev *d)
 {
-	uint64_t deadline = tsc_deadline(RESET_MS);
+	uint64_t deadline = clock_deadline(RESET_MS);
 
 	d->ops->set_status(d, 0);
 	while (virtio_status(d)) {
-		if (rdtsc() > deadline)
+		if (clock_now() > deadline)
 			return false;
 		cpu_relax();
 	}
@@ -208,9 +208,9 @@ void virtio_idle(struct virtio_dev *d)
 		used |= vq_arm(&d->vq[q]);
 	if (d->polled) {
 		if (!count_isr(d, d->ops->isr(d)) && !used)
-			tsc_delay_us(POLL_US);
+			clock_delay_us(POLL_US);
 	} else if (!used) {
-		asm volatile("sti; hlt; cli");
+		wait_irq();
 	}
 }
 
@@ -226,5 +226,5 @@ unsigned virtio_queue_irqs(struct virtio_dev *d)
 
 const char *virtio_irq_mode(const struct virtio_dev *d)
 {
-	return d->polled ? "polled" : d->wired ? "ioapic" : "msix";
+	return d->polled ? "polled" : d->wired ? WIRED_IRQ_NAME : "msix";
 }

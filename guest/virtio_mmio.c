@@ -1,9 +1,9 @@
 /* virtio 1.x over MMIO (virtio spec 4.2, register layout version 2): the
  * devices the command line announces as Linux's
  * virtio_mmio.device=<size>@<base>:<irq>, their register file, and their
- * one interrupt line each: a GSI on the IOAPIC, level triggered, active
- * high, high while InterruptStatus is not 0. Registers take 32-bit
- * accesses only. */
+ * one interrupt line each (x86: a GSI on the IOAPIC; arm64: a GIC SPI),
+ * level triggered, active high, high while InterruptStatus is not 0.
+ * Registers take 32-bit accesses only. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -83,13 +83,13 @@ void virtio_mmio_scan(void)
 
 /* Version 2 only: a legacy (version 1) device has other queue
  * registers and page-based rings, which this driver does not speak.
- * The device's line goes to the IOAPIC pin of its GSI (on the IOAPIC
- * the firmware tables name), level triggered, to the slot's queue
- * vector. */
+ * The device's line goes to the arch's interrupt controller (x86: the
+ * IOAPIC pin of its GSI, on the IOAPIC the firmware tables name), level
+ * triggered, to the slot's queue vector. */
 bool virtio_mmio_probe(struct virtio_dev *d, const char **why)
 {
 	const struct virtio_cand *c = d->cand;
-	unsigned pin = c->gsi - mp.ioapic_gsi_base;
+	unsigned line = irq_line(c->gsi);
 
 	d->ops = &mmio_ops;
 	d->base = c->base;
@@ -98,16 +98,14 @@ bool virtio_mmio_probe(struct virtio_dev *d, const char **why)
 		*why = "legacy-version-1";
 	else if (c->version != 2)
 		*why = "unknown-version";
-	else if (c->gsi < mp.ioapic_gsi_base ||
-		 pin >= ioapic_pins(mp.ioapic_addr))
-		*why = "gsi-not-on-ioapic";
+	else if (irq_line_missing(c->gsi, line))
+		*why = IRQ_LINE_MISSING;
 	else
 		*why = 0;
 	if (*why)
 		return false;
 	d->wired = true;
-	ioapic_route(mp.ioapic_addr, pin, VEC_VIRTIO_BASE + 2 * d->slot + 1,
-		     lapic_id(), IOAPIC_LEVEL);
+	irq_line_route(line, VEC_VIRTIO_BASE + 2 * d->slot + 1);
 	return true;
 }
 

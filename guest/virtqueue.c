@@ -102,7 +102,7 @@ bool vq_kick(struct virtq *vq)
 	uint16_t old = vq->kicked_idx, new = vq->avail_idx;
 	bool need;
 
-	barrier();		/* ring entries before the index */
+	wmb();		/* ring entries before the index */
 	vq->avail->idx = new;
 	mb();			/* index, then the device's suppression */
 	vq->kicked_idx = new;
@@ -126,6 +126,7 @@ int vq_get_used(struct virtq *vq, void **token, uint32_t *len)
 
 	if (vq->used->idx == vq->last_used)
 		return 0;
+	rmb();			/* the index, then the entry it covers */
 	id = vq->used->ring[vq->last_used & mask].id;
 	*len = vq->used->ring[vq->last_used & mask].len;
 	if (id >= vq->size || !vq->token[id])

@@ -40,9 +40,9 @@ static int ram_setup(uint64_t start, uint64_t end)
 		}
 	}
 	memset(&bd, 0, sizeof(bd));
-	boot.e820_count = 1;
-	boot.e820[0] = (struct e820_entry){ RAM_BASE + start, end - start,
-					    E820_RAM };
+	boot.nmem = 1;
+	boot.mem[0] = (struct mem_range){ RAM_BASE + start, end - start,
+					  MEM_RAM };
 	buddy_init();
 	table = (uint64_t *)buddy_alloc(TABLE_ORDER);
 	buddy_set_table(table);

@@ -57,13 +57,13 @@ static void start_aps(const uint8_t *ids, unsigned n, bool broadcast)
 		lapic_send_ipi(ids[i], ICR_INIT);
 	if (broadcast)
 		lapic_send_ipi(0, ICR_INIT | ICR_ALL_BUT_SELF);
-	tsc_delay_us(10000);
+	clock_delay_us(10000);
 	for (int round = 0; round < 2; round++) {
 		for (unsigned i = 0; i < n; i++)
 			lapic_send_ipi(ids[i], ICR_SIPI | vec);
 		if (broadcast)
 			lapic_send_ipi(0, ICR_SIPI | vec | ICR_ALL_BUT_SELF);
-		tsc_delay_us(200);
+		clock_delay_us(200);
 	}
 }
 
@@ -88,7 +88,7 @@ void check_smp(void)
 	if (naps || broadcast) {
 		tramp_setup(broadcast ? MAX_CPUS - 1 : naps);
 		start_aps(aps, naps, broadcast);
-		deadline = tsc_deadline(2000);
+		deadline = clock_deadline(2000);
 		while (cpus_up < 1 + (broadcast ? expect - 1 : naps) &&
 		       rdtsc() < deadline)
 			cpu_relax();

@@ -28,7 +28,7 @@ void check_timers(void)
 		ioapic_route(mp.ioapic_addr, mp.irq0_pin, VEC_PIT, lapic_id(),
 			     IOAPIC_EDGE);
 	}
-	deadline = tsc_deadline(DEADLINE_MS);
+	deadline = clock_deadline(DEADLINE_MS);
 	while (((lapic && lapic_ticks < TICKS) || (pit && pit_ticks < TICKS)) &&
 	       rdtsc() < deadline)
 		asm volatile("sti; hlt; cli");

@@ -10,7 +10,7 @@
 #define CAL_MS 20
 #define CAL_SPINS 10000000UL	/* gives up on a PIT that never counts */
 
-uint64_t tsc_hz;
+uint64_t clock_hz;
 
 /* TSC cycles while channel 0, in mode 2 from 0xffff, counts count
  * ticks. */
@@ -64,25 +64,25 @@ void tsc_calibrate(void)
 		cycles = rdtsc() - t0;
 		outb(0x61, v);
 	}
-	tsc_hz = cycles * 1000 / CAL_MS;
-	if (!tsc_hz)
-		tsc_hz = 1000000000;
-	print("tg: tsc hz=%lu\n", tsc_hz);
+	clock_hz = cycles * 1000 / CAL_MS;
+	if (!clock_hz)
+		clock_hz = 1000000000;
+	print("tg: tsc hz=%lu\n", clock_hz);
 }
 
-uint64_t tsc_to_ns(uint64_t c)
+uint64_t clock_to_ns(uint64_t c)
 {
-	return c / tsc_hz * 1000000000ULL + c % tsc_hz * 1000000000ULL / tsc_hz;
+	return c / clock_hz * 1000000000ULL + c % clock_hz * 1000000000ULL / clock_hz;
 }
 
-uint64_t tsc_deadline(uint64_t ms)
+uint64_t clock_deadline(uint64_t ms)
 {
-	return rdtsc() + tsc_hz / 1000 * ms;
+	return rdtsc() + clock_hz / 1000 * ms;
 }
 
-void tsc_delay_us(uint64_t us)
+void clock_delay_us(uint64_t us)
 {
-	uint64_t end = rdtsc() + tsc_hz / 1000000 * us;
+	uint64_t end = rdtsc() + clock_hz / 1000000 * us;
 
 	while (rdtsc() < end)
 		cpu_relax();

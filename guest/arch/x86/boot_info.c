@@ -60,16 +60,16 @@ static void from_boot_params(uint64_t bp)
 	const uint8_t *tab = (const uint8_t *)(bp + BP_E820_TABLE);
 	unsigned n = *(const uint8_t *)(bp + BP_E820_ENTRIES);
 
-	if (n > E820_MAX)
-		n = E820_MAX;
+	if (n > MEM_MAX)
+		n = MEM_MAX;
 	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *e = tab + i * BP_E820_ENTRY_SIZE;
 
-		memcpy(&boot.e820[i].addr, e, 8);
-		memcpy(&boot.e820[i].size, e + 8, 8);
-		memcpy(&boot.e820[i].type, e + 16, 4);
+		memcpy(&boot.mem[i].addr, e, 8);
+		memcpy(&boot.mem[i].size, e + 8, 8);
+		memcpy(&boot.mem[i].type, e + 16, 4);
 	}
-	boot.e820_count = n;
+	boot.nmem = n;
 	boot.initrd_addr = bp32(bp, BP_RAMDISK_IMAGE) |
 			   (uint64_t)bp32(bp, BP_EXT_RAMDISK_IMAGE) << 32;
 	boot.initrd_size = bp32(bp, BP_RAMDISK_SIZE) |
@@ -79,7 +79,7 @@ static void from_boot_params(uint64_t bp)
 
 static void from_pvh(const struct pvh_start_info *si)
 {
-	boot.e820_count = 0;
+	boot.nmem = 0;
 	boot.initrd_addr = boot.initrd_size = 0;
 	boot.rsdp = 0;
 	if (si->magic != PVH_MAGIC)
@@ -87,14 +87,14 @@ static void from_pvh(const struct pvh_start_info *si)
 	boot.rsdp = si->rsdp_paddr;
 	if (si->version >= 1 && si->memmap_paddr) {
 		const struct pvh_memmap_entry *m = (const void *)si->memmap_paddr;
-		unsigned n = MIN(si->memmap_entries, (unsigned)E820_MAX);
+		unsigned n = MIN(si->memmap_entries, (unsigned)MEM_MAX);
 
 		for (unsigned i = 0; i < n; i++) {
-			boot.e820[i].addr = m[i].addr;
-			boot.e820[i].size = m[i].size;
-			boot.e820[i].type = m[i].type;
+			boot.mem[i].addr = m[i].addr;
+			boot.mem[i].size = m[i].size;
+			boot.mem[i].type = m[i].type;
 		}
-		boot.e820_count = n;
+		boot.nmem = n;
 	}
 	if (si->nr_modules && si->modlist_paddr) {
 		const struct pvh_module *mod = (const void *)si->modlist_paddr;

@@ -45,10 +45,10 @@ uint64_t kernel_area_end(void)
 
 static bool gib_has_ram(uint64_t gib)
 {
-	for (unsigned i = 0; i < boot.e820_count; i++) {
-		const struct e820_entry *e = &boot.e820[i];
+	for (unsigned i = 0; i < boot.nmem; i++) {
+		const struct mem_range *e = &boot.mem[i];
 
-		if (e->type == E820_RAM && e->addr < (gib + 1) * GIB &&
+		if (e->type == MEM_RAM && e->addr < (gib + 1) * GIB &&
 		    e->addr + e->size > gib * GIB)
 			return true;
 	}
@@ -61,11 +61,11 @@ void mm_init(void)
 	uint64_t *pml4, *pdpt;
 	unsigned ngib, npdpt;
 
-	for (unsigned i = 0; i < boot.e820_count; i++) {
-		const struct e820_entry *e = &boot.e820[i];
+	for (unsigned i = 0; i < boot.nmem; i++) {
+		const struct mem_range *e = &boot.mem[i];
 		uint64_t end = e->addr + e->size;
 
-		if (e->type != E820_RAM)
+		if (e->type != MEM_RAM)
 			continue;
 		top = MAX(top, end);
 		if (end <= 4 * GIB)
@@ -135,12 +135,12 @@ uint64_t free_ram(uint64_t size)
 {
 	uint64_t ia = boot.initrd_addr, ie = ia + boot.initrd_size;
 
-	for (unsigned i = 0; i < boot.e820_count; i++) {
-		const struct e820_entry *e = &boot.e820[i];
+	for (unsigned i = 0; i < boot.nmem; i++) {
+		const struct mem_range *e = &boot.mem[i];
 		uint64_t s = MAX(e->addr, kernel_area_end());
 		uint64_t end = e->addr + e->size;
 
-		if (e->type != E820_RAM)
+		if (e->type != MEM_RAM)
 			continue;
 		s = ALIGN_UP(s, BIG_PAGE);
 		if (s < ie && s + size > ia)

@@ -8,28 +8,6 @@
 
 extern char __bss_start[], __bss_end[], __image_start[], _end[];
 
-static unsigned passed, failed;
-
-void count_result(bool ok)
-{
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
-
-void report(bool ok, const char *check, const char *fmt, ...)
-{
-	va_list ap;
-
-	print("tg: %s %s ", ok ? "ok" : "FAIL", check);
-	va_start(ap, fmt);
-	vprint(fmt, ap);
-	va_end(ap);
-	print("\n");
-	count_result(ok);
-}
-
 /* isa-debug-exit, then an i8042 reset for VMMs without that port. */
 void guest_exit(unsigned status)
 {
@@ -61,14 +39,14 @@ static void check_e820(void)
 	const char *why = 0;
 	bool holds_kernel = false;
 
-	for (unsigned i = 0; i < boot.e820_count; i++) {
-		const struct e820_entry *e = &boot.e820[i];
+	for (unsigned i = 0; i < boot.nmem; i++) {
+		const struct mem_range *e = &boot.mem[i];
 
 		print("tg: e820 start=0x%lx end=0x%lx type=%u\n", e->addr,
 		      e->addr + e->size, e->type);
-		if (i && e->addr < boot.e820[i - 1].addr + boot.e820[i - 1].size)
+		if (i && e->addr < boot.mem[i - 1].addr + boot.mem[i - 1].size)
 			why = "unsorted-or-overlapping";
-		if (e->type != E820_RAM)
+		if (e->type != MEM_RAM)
 			continue;
 		ram += e->size;
 		if (e->addr <= kstart && e->addr + e->size >= kend)
@@ -76,7 +54,7 @@ static void check_e820(void)
 	}
 	if (skipped(CHK_E820))
 		return;
-	if (!boot.e820_count)
+	if (!boot.nmem)
 		why = "empty";
 	else if (!holds_kernel)
 		why = "kernel-not-in-ram";
@@ -85,9 +63,9 @@ static void check_e820(void)
 		why = "ram-mismatch";
 	if (why)
 		report(false, "e820", "ram=%lu entries=%u expected=%lu reason=%s",
-		       ram, boot.e820_count, params.ram, why);
+		       ram, boot.nmem, params.ram, why);
 	else
-		report(true, "e820", "ram=%lu entries=%u", ram, boot.e820_count);
+		report(true, "e820", "ram=%lu entries=%u", ram, boot.nmem);
 }
 
 /* What the host typed on thpvm's stdin reaches the UART: one line, read
@@ -156,7 +134,7 @@ void c_entry(int entry, uint64_t ptr)
 	if (params.echo)
 		check_echo();
 
-	print("tg: done passed=%u failed=%u\n", passed, failed);
+	print("tg: done passed=%u failed=%u\n", checks_passed, checks_failed);
 	if (params.serve) {
 		print("tg: serving\n");
 		if (ballooning)
@@ -164,5 +142,6 @@ void c_entry(int entry, uint64_t ptr)
 		for (;;)
 			asm volatile("sti; hlt; cli");
 	}
-	guest_exit(params.has_exit_status ? params.exit_status : failed != 0);
+	guest_exit(params.has_exit_status ? params.exit_status :
+		   checks_failed != 0);
 }

@@ -80,11 +80,17 @@ static inline void mb(void)
 	asm volatile("lock; addl $0, (%%rsp)" : : : "memory", "cc");
 }
 
-/* x86 keeps loads and stores in order otherwise; only the compiler
- * must be stopped. */
-static inline void barrier(void)
+/* Stores in order (ring entries before an index the device reads): x86
+ * keeps them so; only the compiler must be stopped. */
+static inline void wmb(void)
 {
 	asm volatile("" : : : "memory");
+}
+
+/* Loads in order (an index the device wrote, then what it published):
+ * x86 keeps them so, and the compiler keeps volatile accesses in order. */
+static inline void rmb(void)
+{
 }
 
 static inline uint64_t rdtsc(void)
@@ -93,6 +99,12 @@ static inline uint64_t rdtsc(void)
 
 	asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
+}
+
+/* The shared code's clock (guest.h). */
+static inline uint64_t clock_now(void)
+{
+	return rdtsc();
 }
 
 static inline void write_cr3(uint64_t v)
@@ -111,6 +123,13 @@ static inline uint64_t read_cr2(void)
 static inline void cpu_relax(void)
 {
 	asm volatile("pause" : : : "memory");
+}
+
+/* Sleeps until an interrupt and takes it: sti's one-instruction shadow
+ * makes `sti; hlt` atomic, so none slips in between. */
+static inline void wait_irq(void)
+{
+	asm volatile("sti; hlt; cli");
 }
 
 #endif
