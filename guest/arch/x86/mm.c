@@ -1,8 +1,7 @@
-/* Bump allocator over the heap after the image (inside init_size) and the
- * final page tables: 2 MiB identity pages, U/S at every level so ring 3
- * can run the workloads, for the first GiB, every GiB with usable RAM, and
- * 3-4 GiB for the LAPIC/IOAPIC; device windows elsewhere (ECAM, 64-bit
- * BARs) are added on demand. */
+/* The heap (heap.c, included) and the final page tables: 2 MiB identity
+ * pages, U/S at every level so ring 3 can run the workloads, for the
+ * first GiB, every GiB with usable RAM, and 3-4 GiB for the LAPIC/IOAPIC;
+ * device windows elsewhere (ECAM, 64-bit BARs) are added on demand. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -18,30 +17,9 @@
 #define BIG_PAGE (2ULL << 20)
 #define PTE_ADDR 0x000ffffffffff000ULL
 
-extern char __heap_start[], __heap_end[];
-static uint64_t heap_next;
 uint64_t page_table_root;
 
-void *alloc_pages(unsigned n)
-{
-	uint64_t p;
-
-	if (!heap_next)
-		heap_next = (uint64_t)__heap_start;
-	p = heap_next;
-	if (p + n * PAGE > (uint64_t)__heap_end) {
-		report(false, "alloc", "pages=%u reason=heap-exhausted", n);
-		guest_exit(1);
-	}
-	heap_next += n * PAGE;
-	return (void *)p;
-}
-
-/* Everything below this belongs to the guest kernel (image, heap). */
-uint64_t kernel_area_end(void)
-{
-	return ALIGN_UP((uint64_t)__heap_end, 2ULL << 20);
-}
+#include "heap.c"
 
 static bool gib_has_ram(uint64_t gib)
 {
@@ -128,25 +106,4 @@ void map_mmio(uint64_t addr, uint64_t size)
 	write_cr3(page_table_root);
 }
 
-/* size bytes of usable RAM, 2 MiB aligned, above the guest's own area and
- * clear of the initrd: device buffers, before touch reuses the RAM.
- * 0 if there is no such run. */
-uint64_t free_ram(uint64_t size)
-{
-	uint64_t ia = boot.initrd_addr, ie = ia + boot.initrd_size;
-
-	for (unsigned i = 0; i < boot.nmem; i++) {
-		const struct mem_range *e = &boot.mem[i];
-		uint64_t s = MAX(e->addr, kernel_area_end());
-		uint64_t end = e->addr + e->size;
-
-		if (e->type != MEM_RAM)
-			continue;
-		s = ALIGN_UP(s, BIG_PAGE);
-		if (s < ie && s + size > ia)
-			s = ALIGN_UP(ie, BIG_PAGE);
-		if (s + size <= end)
-			return s;
-	}
-	return 0;
-}
+#include "free_ram.c"

@@ -1,16 +1,14 @@
-/* TSC calibrated once against the PIT, so that rdtsc, which ring 3 may
- * execute, gives durations: channel 2 gated through port 0x61, polling
- * its output on bit 5; or, where port 0x61 does not show channel 2
- * (kvmtool answers 0x20 for ever), channel 0 counted down through
- * latched reads. */
+/* TSC calibrated once against the PIT (clock_hz, clock.c), so that the
+ * TSC, which ring 3 reads too, gives durations: channel 2 gated through
+ * port 0x61, polling its output on bit 5; or, where port 0x61 does not
+ * show channel 2 (kvmtool answers 0x20 for ever), channel 0 counted down
+ * through latched reads. */
 #include "guest.h"
 #include "io.h"
 
 #define PIT_HZ 1193182ULL
 #define CAL_MS 20
 #define CAL_SPINS 10000000UL	/* gives up on a PIT that never counts */
-
-uint64_t clock_hz;
 
 /* TSC cycles while channel 0, in mode 2 from 0xffff, counts count
  * ticks. */
@@ -68,22 +66,4 @@ void tsc_calibrate(void)
 	if (!clock_hz)
 		clock_hz = 1000000000;
 	print("tg: tsc hz=%lu\n", clock_hz);
-}
-
-uint64_t clock_to_ns(uint64_t c)
-{
-	return c / clock_hz * 1000000000ULL + c % clock_hz * 1000000000ULL / clock_hz;
-}
-
-uint64_t clock_deadline(uint64_t ms)
-{
-	return rdtsc() + clock_hz / 1000 * ms;
-}
-
-void clock_delay_us(uint64_t us)
-{
-	uint64_t end = rdtsc() + clock_hz / 1000000 * us;
-
-	while (rdtsc() < end)
-		cpu_relax();
 }
