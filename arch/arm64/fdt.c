@@ -194,6 +194,15 @@ static void uart_node(struct fdt_writer *w, const struct vm *vm)
 	fdtw_end(w);
 }
 
+/* thpvm's exit register (platform.c); Linux has no driver for it. */
+static void exit_node(struct fdt_writer *w)
+{
+	fdtw_begin_at(w, "exit", ARM64_EXIT_ADDR);
+	fdtw_string(w, "compatible", "thpvm,exit");
+	fdtw_reg(w, ARM64_EXIT_ADDR, ARM64_EXIT_SIZE);
+	fdtw_end(w);
+}
+
 static void virtio_mmio_nodes(struct fdt_writer *w, const struct vm *vm)
 {
 	const struct vm_device *d;
@@ -287,6 +296,7 @@ int arm64_fdt_build(struct vm *vm, const struct arm64_boot_data *boot,
 	gic_node(&w, vm);
 	timer_pmu_nodes(&w, vm);
 	uart_node(&w, vm);
+	exit_node(&w);
 	virtio_mmio_nodes(&w, vm);
 	err = pci_node(&w, vm);
 	if (err) {

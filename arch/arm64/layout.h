@@ -20,6 +20,12 @@
 #define ARM64_UART_ADDR		0x09000000ULL
 #define ARM64_UART_SIZE		0x1000ULL
 
+/* The exit register (fdt.c, "thpvm,exit"): a guest ends the VM with the
+ * status it writes there, as x86 guests do through port 0x501. At a
+ * place QEMU's virt machine leaves free. */
+#define ARM64_EXIT_ADDR		0x090c0000ULL
+#define ARM64_EXIT_SIZE		0x1000ULL
+
 /* Platform devices (virtio-mmio), a page each. */
 #define ARM64_PLATFORM_MMIO_START 0x0a000000ULL
 #define ARM64_PLATFORM_MMIO_END	0x0b000000ULL

@@ -124,6 +124,10 @@ static void test_gicv3_its(void)
 		CHECK_STR(string(fdt, stdout_path, "compatible"), "ns16550a");
 	CHECK_EQ(cell(fdt, "/uart@9000000", "interrupts", 1), 0);
 	CHECK(cell(fdt, "/uart@9000000", "clock-frequency", 0) != ~0u);
+	/* The exit register the test guest writes its status to. */
+	CHECK_STR(string(fdt, "/exit@90c0000", "compatible"), "thpvm,exit");
+	CHECK_EQ(cell(fdt, "/exit@90c0000", "reg", 1), ARM64_EXIT_ADDR);
+	CHECK_EQ(cell(fdt, "/exit@90c0000", "reg", 3), ARM64_EXIT_SIZE);
 
 	CHECK_STR(string(fdt, "/memory@40000000", "device_type"), "memory");
 	CHECK_EQ(cell(fdt, "/memory@40000000", "reg", 1), ARM64_RAM_START);
