@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
-"""embed.py IMAGE OUT.c: the test guest bzImage as a C array for thpvm.
-embed.py --none OUT.c: an empty one, for an arch without a test guest
-(thpvm run then asks for a kernel)."""
+"""embed.py IMAGE OUT.c: the test guest's image (x86: the bzImage, arm64:
+the Image) as a C array for thpvm, which boots it when given no -k."""
 import sys
 
 
@@ -11,21 +10,15 @@ def write(out, data, source):
     for i in range(0, len(data), 16):
         out.write('\t' + ', '.join('0x%02x' % b
                                    for b in data[i:i + 16]) + ',\n')
-    if not data:
-        out.write('\t0\n')  # C has no empty arrays
     out.write('};\n')
     out.write('const unsigned long embedded_guest_image_size = %d;\n'
               % len(data))
 
 
 def main():
-    if sys.argv[1] == '--none':
-        data, source, path = b'', 'nothing', sys.argv[2]
-    else:
-        data = open(sys.argv[1], 'rb').read()
-        source, path = sys.argv[1].split('/')[-1], sys.argv[2]
-    with open(path, 'w') as out:
-        write(out, data, source)
+    data = open(sys.argv[1], 'rb').read()
+    with open(sys.argv[2], 'w') as out:
+        write(out, data, sys.argv[1].split('/')[-1])
 
 
 if __name__ == '__main__':

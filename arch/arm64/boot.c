@@ -162,11 +162,6 @@ int arch_boot_load(struct vm *vm, const struct boot_source *src)
 	uint8_t *buf;
 	int err;
 
-	if (!src->kernel_size) {
-		pr_err("there is no built-in test guest for arm64 yet: boot a "
-		       "kernel with -k");
-		return -ENOENT;
-	}
 	err = unpack(vm, src, &buf, &kernel, &kernel_size);
 	if (!err)
 		err = load(vm, src, kernel, kernel_size);

@@ -1,0 +1,87 @@
+/* Exceptions and interrupts (vectors.S saves the frame), and EL0: the
+ * return from it through svc, and its stack. Anything unexpected is
+ * reported with its syndrome and ends the run. */
+#include "guest.h"
+#include "io.h"
+#include "lib.h"
+
+#define USTACK_PAGES	16
+#define EC_SVC64	0x15
+/* Vector index: the group (EL1 on SP0, EL1, EL0 64-bit, EL0 32-bit)
+ * times 4, plus the kind. */
+#define KIND_SYNC	0
+#define KIND_IRQ	1
+#define GROUP_EL0	2
+
+struct frame {
+	uint64_t x[31];
+	uint64_t elr, spsr;
+};
+
+extern char __image_start[];
+void user_return(long result) __attribute__((noreturn));
+void exception_dispatch(struct frame *f, unsigned vector);
+
+volatile unsigned virtio_irqs[VEC_VIRTIO_COUNT];
+static uint8_t *user_stack_top;
+static bool in_exception;
+
+void exceptions_init(void)
+{
+	/* EL0 reads the virtual counter (clock_now) and nothing else. */
+	sysreg_write(cntkctl_el1, 1u << 1);
+	user_stack_top = (uint8_t *)alloc_pages(USTACK_PAGES) +
+			 USTACK_PAGES * 4096;
+}
+
+long run_user(long (*fn)(long), long arg)
+{
+	return user_call(fn, arg, user_stack_top);
+}
+
+static void irq(void)
+{
+	unsigned intid = gic_ack();
+	int v;
+
+	if (intid >= 1020)		/* spurious */
+		return;
+	if (intid == plat.vtimer_intid || intid == plat.ptimer_intid)
+		timer_interrupt(intid);
+	else if (intid >= VEC_VIRTIO_BASE &&
+		 intid < VEC_VIRTIO_BASE + VEC_VIRTIO_COUNT)
+		virtio_interrupt(intid - VEC_VIRTIO_BASE);
+	else if ((v = gic_vector(intid)) >= 0)
+		virtio_interrupt(v - VEC_VIRTIO_BASE);
+	else
+		print("tg: irq intid=%u reason=unexpected\n", intid);
+	gic_eoi(intid);
+}
+
+void exception_dispatch(struct frame *f, unsigned vector)
+{
+	static const char *const groups[] = {
+		"el1-sp0", "el1", "el0", "el0-aarch32"
+	};
+	static const char *const kinds[] = { "sync", "irq", "fiq", "serror" };
+	uint64_t esr = sysreg_read(esr_el1);
+
+	if (vector % 4 == KIND_IRQ) {
+		irq();
+		return;
+	}
+	if (vector == GROUP_EL0 * 4 + KIND_SYNC &&
+	    (esr >> 26 & 0x3f) == EC_SVC64)
+		user_return(f->x[0]);
+	/* A fault while reporting one (no console yet, say) just stops. */
+	if (in_exception)
+		guest_exit(1);
+	in_exception = true;
+	/* image_offset: where in testguest.elf (linked at 0). */
+	report(false, "exception", "from=%s kind=%s esr=0x%lx ec=0x%lx "
+	       "elr=0x%lx image_offset=0x%lx far=0x%lx spsr=0x%lx",
+	       groups[vector / 4], kinds[vector % 4], esr, esr >> 26 & 0x3f,
+	       f->elr, f->elr - (uint64_t)__image_start,
+	       sysreg_read(far_el1), f->spsr);
+	guest_exit(1);
+}
