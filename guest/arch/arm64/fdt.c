@@ -154,9 +154,9 @@ int fdt_child(int node, int prev)
 
 		if (tok == FDT_BEGIN_NODE)
 			return off;
-		if (tok != FDT_PROP && tok != FDT_NOP)
+		if (tok == FDT_END_NODE)
 			return -1;
-		off = next_token(off);
+		off = next_token(off);	/* fails on anything but PROP, NOP */
 	}
 	return -1;
 }
@@ -203,14 +203,18 @@ const void *fdt_prop(int node, const char *name, uint32_t *len)
 
 	if (node < 0)
 		return 0;
-	for (off = next_token(node); off; off = next_token(off)) {
-		uint32_t tok = token(off), name_off;
+	for (off = next_token(node); off;) {
+		uint32_t tok = token(off), next, name_off;
 		int n;
 
-		if (tok == FDT_NOP)
-			continue;
-		if (tok != FDT_PROP)
+		if (tok == FDT_BEGIN_NODE || tok == FDT_END_NODE)
 			return 0;
+		/* Checks the value's length (and fails on a bad token). */
+		next = next_token(off);
+		if (tok != FDT_PROP || !next) {
+			off = next;
+			continue;
+		}
 		name_off = token(off + 8);
 		if (name_off >= str_size) {
 			fail("bad-property-name", st_off + off);
@@ -226,6 +230,7 @@ const void *fdt_prop(int node, const char *name, uint32_t *len)
 			*len = token(off + 4);
 			return blob + st_off + off + 12;
 		}
+		off = next;
 	}
 	return 0;
 }
