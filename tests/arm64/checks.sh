@@ -40,6 +40,12 @@ if [ "$GIC" = 2 ]; then
 	expect "GICv2: virtio-pci on INTx" gicv2.out \
 		"guest: irq .*GIC-0 .*virtio1"
 	disks_written "GICv2: "
+	timeout 120 ./thpvm run -m 256 -c 2 -p "cpus=2" >tgv2.out 2>&1
+	rc=$?
+	[ $rc = 0 ] && grep -q "^tg: gic version=2 " tgv2.out &&
+		ok "GICv2: the test guest's checks pass, exit status 0" ||
+		bad "GICv2: the test guest's checks pass, exit status 0" \
+		    "status $rc: $(grep -E 'FAIL|gic|done' tgv2.out | head -n 4)"
 	exit 0
 fi
 
@@ -132,6 +138,59 @@ fill_run nothp --no-thp
 huge=$(field stat.nothp huge)
 [ "$huge" = 0 ] && ok "--no-thp: no host huge pages" ||
 	bad "--no-thp: no host huge pages" "$(cat stat.nothp)"
+
+# The bundled test guest (no -k), with THP as above: all of RAM written
+# from EL0 must end up on host huge pages.
+./thpvm run -m 256 --name tg -p "touch=all serve skip=vtimer,ptimer" \
+	>tgthp.out 2>&1 &
+pid=$!
+i=0
+while ! grep -q "^tg: serving" tgthp.out && [ $i -lt 120 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+./thpvm stat tg --json >stat.tg
+./thpvm stop tg >/dev/null
+wait $pid
+huge=$(field stat.tg huge)
+ram=$(field stat.tg ram)
+if grep -q "^tg: touch bytes=" tgthp.out && [ -n "$huge" ] &&
+   [ $((huge * 100)) -ge $((ram * 99)) ]; then
+	ok "test guest: touch from EL0, $((huge >> 20)) of $((ram >> 20)) MiB of guest RAM on host huge pages"
+else
+	bad "test guest: touch from EL0, at least 99% of guest RAM on host huge pages" \
+	    "$(cat stat.tg) $(tail -n 2 tgthp.out)"
+fi
+
+# The test guest's checks with 2 vCPUs (the second through PSCI CPU_ON),
+# the timers' interrupts through the GIC, RAM written from EL0; a failed
+# check and exit_status= reach thpvm's status through the exit register.
+timeout 120 ./thpvm run -m 256 -c 2 -p "ram=256M cpus=2 touch=all" \
+	>tg.out 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "^tg: done passed=[0-9]* failed=0" tg.out &&
+	ok "test guest: 2 vCPUs, every check passed, exit status 0" ||
+	bad "test guest: 2 vCPUs, every check passed, exit status 0" \
+	    "status $rc: $(grep -E 'FAIL|done' tg.out | head -n 3)"
+expect "test guest: the second CPU up through PSCI" tg.out \
+	"^tg: ok smp cpus=2 "
+expect "test guest: virtual timer interrupts through the GIC" tg.out \
+	"^tg: ok vtimer ticks=10 "
+expect "test guest: physical timer interrupts through the GIC" tg.out \
+	"^tg: ok ptimer ticks=10 "
+expect "test guest: RAM written from EL0" tg.out "^tg: touch bytes="
+timeout 120 ./thpvm run -m 256 -p "cpus=2 skip=vtimer,ptimer" \
+	>tgfail.out 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "^tg: FAIL smp " tgfail.out &&
+	ok "test guest: a failed check ends the VM with status 1" ||
+	bad "test guest: a failed check ends the VM with status 1" \
+	    "status $rc: $(tail -n 2 tgfail.out)"
+timeout 120 ./thpvm run -m 256 -p "exit_status=7 skip=vtimer,ptimer" \
+	>/dev/null 2>&1
+rc=$?
+[ $rc = 7 ] && ok "test guest: exit_status=7 is thpvm's exit status" ||
+	bad "test guest: exit_status=7 is thpvm's exit status" "status $rc"
 
 # virtio-net on a tap and the balloon, on one VM that waits for the host:
 # the host pings Linux over the tap, then takes 64 MiB back through the

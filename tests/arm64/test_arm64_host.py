@@ -2,8 +2,8 @@
 """thpvm for arm64 against a real KVM: the cross-built binary and unit
 tests run in the emulated arm64 host (tests/arm64_host.py), where thpvm
 boots Debian's arm64 kernel to user space with 1 and 2 vCPUs, virtio
-disks on MMIO and PCI (MSIs through the ITS), power-off and reboot;
-then on a host with a GICv2 (no ITS: PCI on INTx); the device tree it
+disks on MMIO and PCI (MSIs through the ITS), power-off and reboot, and
+the bundled arm64 test guest; then on a host with a GICv2 (no ITS: PCI on INTx); the device tree it
 wrote is decompiled here with dtc. Prints TAP: one line per check of
 tests/arm64/checks.sh, then the device tree's.
 
@@ -39,8 +39,8 @@ GUEST_MODULES = [
 ]
 # How many checks checks.sh makes besides the unit tests, on a GICv3 host
 # and on a GICv2 one: the TAP plan is known before the hosts start.
-GICV3_HOST_CHECKS = 20
-GICV2_HOST_CHECKS = 6
+GICV3_HOST_CHECKS = 28
+GICV2_HOST_CHECKS = 7
 # What Linux needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
     ('GICv3', 'compatible = "arm,gic-v3";'),
