@@ -192,6 +192,20 @@ rc=$?
 [ $rc = 7 ] && ok "test guest: exit_status=7 is thpvm's exit status" ||
 	bad "test guest: exit_status=7 is thpvm's exit status" "status $rc"
 
+# The test guest's virtio-blk driver against thpvm's, on virtio-mmio
+# (SPIs through the GIC): a writable and a read-only disk, then
+# malformed requests against the first.
+timeout 300 ./thpvm run -m 256 -d tg0.img,mmio -d tg1.img,ro,mmio \
+	-p "blk blk_evil skip=vtimer,ptimer" >tgblk.out 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "^tg: ok blk0-irq " tgblk.out &&
+	grep -q "^tg: ok blk1-ro " tgblk.out &&
+	ok "test guest: virtio-blk on virtio-mmio, every check passed" ||
+	bad "test guest: virtio-blk on virtio-mmio, every check passed" \
+	    "status $rc: $(grep -E 'FAIL|done' tgblk.out | head -n 3)"
+expect "test guest: malformed virtio-blk requests, the device survives" \
+	tgblk.out "^tg: ok evil-survived "
+
 # virtio-net on a tap and the balloon, on one VM that waits for the host:
 # the host pings Linux over the tap, then takes 64 MiB back through the
 # balloon and gives it again.

@@ -4,7 +4,8 @@ tests run in the emulated arm64 host (tests/arm64_host.py), where thpvm
 boots Debian's arm64 kernel to user space with 1 and 2 vCPUs, virtio
 disks on MMIO and PCI (MSIs through the ITS), power-off and reboot, and
 the bundled arm64 test guest; then on a host with a GICv2 (no ITS: PCI on INTx); the device tree it
-wrote is decompiled here with dtc. Prints TAP: one line per check of
+wrote is decompiled here with dtc. The test guest's disks are made with
+tests/integration/disk_images.py. Prints TAP: one line per check of
 tests/arm64/checks.sh, then the device tree's.
 
 Environment (tests/arm64/meson.build sets it): THPVM, the cross-built
@@ -23,6 +24,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+from disk_images import MIB, make_image  # noqa: E402
 # The guest's modules, in load order (paths under the kernel's
 # lib/modules/VERSION/kernel): Debian builds the virtio transports and
 # devices as modules.
@@ -39,7 +42,7 @@ GUEST_MODULES = [
 ]
 # How many checks checks.sh makes besides the unit tests, on a GICv3 host
 # and on a GICv2 one: the TAP plan is known before the hosts start.
-GICV3_HOST_CHECKS = 28
+GICV3_HOST_CHECKS = 30
 GICV2_HOST_CHECKS = 7
 # What Linux needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
@@ -162,9 +165,13 @@ def main():
         disk(os.path.join(tmp, "mmio.img"), b"MMIO-DISK-012345", 1 << 20)
         disk(os.path.join(tmp, "pci.img"), b"PCI-DISK-0123456", 2 << 20)
         kernel = glob.glob(os.path.join(sysroot, "boot/vmlinuz-*"))
+        # The test guest's disks: pattern A, writable and read-only.
+        make_image(os.path.join(tmp, "tg0.img"), 4 * MIB)
+        make_image(os.path.join(tmp, "tg1.img"), 2 * MIB)
         files = [thpvm, os.path.join(tmp, "guest.cpio"),
                  os.path.join(tmp, "mmio.img"),
-                 os.path.join(tmp, "pci.img")]
+                 os.path.join(tmp, "pci.img"),
+                 os.path.join(tmp, "tg0.img"), os.path.join(tmp, "tg1.img")]
         files += [kernel[0] + ":vmlinuz"] if len(kernel) == 1 else []
         results, dtb = run_host(3, tmp, files + [os.path.join(tmp, "unit")],
                                 sysroot, gicv3_checks)

@@ -361,6 +361,11 @@ static void pcie(int node, unsigned ac, unsigned sc)
 	}
 	if (!reg(node, ac, sc, 0, &params.ecam, &size))
 		return;
+	if (size < 1 << 20) {
+		params.ecam = 0;
+		problem(node, "ecam-too-small");
+		return;
+	}
 	for (uint32_t i = 0; i < len / 4; i += 3 + ac + 2) {
 		uint64_t child = fdt_cells(r, i + 1, 2);
 		uint64_t parent = fdt_cells(r, i + 3, ac);

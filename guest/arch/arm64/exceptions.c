@@ -12,6 +12,7 @@
 #define KIND_SYNC	0
 #define KIND_IRQ	1
 #define GROUP_EL0	2
+#define PSR_I		(1u << 7)
 
 struct frame {
 	uint64_t x[31];
@@ -68,6 +69,11 @@ void exception_dispatch(struct frame *f, unsigned vector)
 
 	if (vector % 4 == KIND_IRQ) {
 		irq();
+		/* Back with interrupts masked: wait_irq takes one interrupt
+		 * per sleep, as x86's sti; hlt does, so that a line that
+		 * stays high (QEMU keeps a broken virtio device's up until
+		 * it is reset) cannot hold the CPU in this handler. */
+		f->spsr |= PSR_I;
 		return;
 	}
 	if (vector == GROUP_EL0 * 4 + KIND_SYNC &&
