@@ -206,6 +206,34 @@ rc=$?
 expect "test guest: malformed virtio-blk requests, the device survives" \
 	tgblk.out "^tg: ok evil-survived "
 
+# The test guest's balloon driver (continuous pages) on virtio-mmio:
+# half its RAM taken and given back by the host, through the control
+# socket.
+./thpvm run -m 256 --name tgb --balloon=transport=mmio \
+	-p "balloon serve touch=all skip=vtimer,ptimer" >tgb.out 2>&1 &
+pid=$!
+i=0
+while ! grep -q "^tg: serving" tgb.out && [ $i -lt 120 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+./thpvm balloon tgb --set 128M --wait=120 --json >tgb-in.json 2>&1
+rc=$?
+[ $rc = 0 ] && [ "$(field tgb-in.json actual)" = $((128 << 20)) ] &&
+	[ "$(field tgb-in.json released)" -ge $((128 << 20)) ] &&
+	grep -q "^tg: balloon-dev .* mode=cont .* irq=gic " tgb.out &&
+	ok "test guest: balloon on virtio-mmio, 128 MiB in 2 MiB runs, released by the host" ||
+	bad "test guest: balloon on virtio-mmio, 128 MiB in 2 MiB runs, released by the host" \
+	    "status $rc: $(cat tgb-in.json) $(grep balloon tgb.out | tail -n 2)"
+./thpvm balloon tgb --set 256M --wait=120 --json >tgb-out.json 2>&1
+rc=$?
+[ $rc = 0 ] && [ "$(field tgb-out.json actual)" = 0 ] &&
+	ok "test guest: balloon deflated back to 0" ||
+	bad "test guest: balloon deflated back to 0" \
+	    "status $rc: $(cat tgb-out.json)"
+./thpvm stop tgb >/dev/null
+wait $pid
+
 # virtio-net on a tap and the balloon, on one VM that waits for the host:
 # the host pings Linux over the tap, then takes 64 MiB back through the
 # balloon and gives it again.
