@@ -91,12 +91,12 @@ static bool msix_setup(struct virtio_dev *d, const char **why)
 	/* Entries are programmed with the whole function masked. */
 	pci_write16(f, cap + MSIX_CTRL, ctrl | MSIX_ENABLE | MSIX_MASKALL);
 	for (unsigned i = 0; i < 2; i++) {
-		uint64_t e = table + i * MSIX_ENTRY, addr = msi_address();
+		uint64_t e = table + i * MSIX_ENTRY, addr = msi_address(f);
 
 		mmio_write32(e, addr);
 		mmio_write32(e + 4, addr >> 32);
 		mmio_write32(e + 8,
-			     msi_data(VEC_VIRTIO_BASE + 2 * d->slot + i));
+			     msi_data(f, VEC_VIRTIO_BASE + 2 * d->slot + i));
 		mmio_write32(e + 12, 0);
 	}
 	pci_write16(f, cap + MSIX_CTRL, (ctrl | MSIX_ENABLE) & ~MSIX_MASKALL);

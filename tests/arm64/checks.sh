@@ -195,6 +195,7 @@ rc=$?
 # The test guest's virtio-blk driver against thpvm's, on virtio-mmio
 # (SPIs through the GIC): a writable and a read-only disk, then
 # malformed requests against the first.
+cp tg0.img tgp0.img	# for virtio-pci, still all pattern A
 timeout 300 ./thpvm run -m 256 -d tg0.img,mmio -d tg1.img,ro,mmio \
 	-p "blk blk_evil skip=vtimer,ptimer" >tgblk.out 2>&1
 rc=$?
@@ -205,6 +206,15 @@ rc=$?
 	    "status $rc: $(grep -E 'FAIL|done' tgblk.out | head -n 3)"
 expect "test guest: malformed virtio-blk requests, the device survives" \
 	tgblk.out "^tg: ok evil-survived "
+# The same disks on virtio-pci, MSI-X through the ITS.
+timeout 300 ./thpvm run -m 256 -c 2 -d tgp0.img -d tg1.img,ro \
+	-p "cpus=2 blk skip=vtimer,ptimer" >tgpci.out 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "^tg: ok blk0-msix vectors=0x2000,0x2001 " tgpci.out &&
+	grep -q "^tg: ok blk1-ro " tgpci.out &&
+	ok "test guest: virtio-blk on virtio-pci, MSI-X through the ITS" ||
+	bad "test guest: virtio-blk on virtio-pci, MSI-X through the ITS" \
+	    "status $rc: $(grep -E 'FAIL|its|done' tgpci.out | head -n 3)"
 
 # The test guest's balloon driver (continuous pages) on virtio-mmio:
 # half its RAM taken and given back by the host, through the control

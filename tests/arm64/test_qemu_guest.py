@@ -139,6 +139,36 @@ def test_virtio_mmio_blk_evil():
     assert r.tg["ok"]["evil-desc-loop"]["outcome"] == "needs_reset", r
 
 
+def test_virtio_pci_blk_its():
+    """The blk checks on both disks over virtio-pci: ECAM from the device
+    tree, BARs placed by the guest in the tree's window (QEMU's virt has
+    no firmware to do it), MSI-X through the ITS as LPIs."""
+    with tempfile.TemporaryDirectory(prefix="arm64-qemu-pci-") as tmp:
+        paths = [os.path.join(tmp, "d0.img"), os.path.join(tmp, "d1.img")]
+        make_image(paths[0], DISK0_SIZE)
+        make_image(paths[1], DISK1_SIZE)
+        r = run_qemu("virt,gic-version=3", 1, "blk skip=vtimer,ptimer", [
+            "-drive", f"file={paths[0]},if=none,id=d0,format=raw",
+            "-device", "virtio-blk-pci,drive=d0,disable-legacy=on",
+            "-drive", f"file={paths[1]},if=none,id=d1,format=raw,"
+            "readonly=on",
+            "-device", "virtio-blk-pci,drive=d1,disable-legacy=on"])
+        with open(paths[0], "rb") as f:
+            disk0 = f.read()
+    passed(r, ("memory", "smp") + BLK_CHECKS)
+    assert r.tg["ok"]["blk0-msix"]["vectors"] == "0x2000,0x2001", r
+    off, n = write_region(DISK0_SIZE)
+    assert disk0[off:off + n] == pattern(PATTERN_B, off, n), "disk 0"
+
+
+def test_virtio_pci_without_its_skipped():
+    """GICv2 has no ITS, so no MSIs: virtio-pci devices are left alone
+    and said so."""
+    r = run_qemu("virt", 1, "blk skip=vtimer,ptimer")
+    assert "virtio-pci skipped" in r.tg, r
+    assert r.tg["virtio-pci skipped"]["reason"] == "no-its", r
+
+
 def test_virtio_mmio_legacy_refused():
     """QEMU's default virtio-mmio is the legacy layout (version 1), which
     the driver does not speak: refused with the reason."""

@@ -44,7 +44,10 @@ struct platform {
 	unsigned gic_version;		/* 2, 3, or 0: none found */
 	uint64_t gicd, gicr, gicr_size, gicc;
 	unsigned vtimer_intid, ptimer_intid;
+	uint64_t its;			/* GICv3 ITS, or 0 */
 	uint64_t pci_mem, pci_mem_end;	/* BAR window (32-bit MEM) */
+	bool pci_msi;			/* msi-map to the ITS, from... */
+	uint32_t pci_msi_base;		/* ...this DeviceID for RID 0 */
 	uint64_t exit_dev;		/* thpvm's exit register, or 0 */
 };
 
@@ -105,7 +108,7 @@ bool uart_tx_ready(void);
 void uart_tx(char c);
 
 /* Interrupt numbers a virtio device's slot stands for: its MSI-X
- * vectors are LPIs from here (through the ITS); a wired line only
+ * vectors are the LPIs from here (the first LPI) on; a wired line only
  * notes the slot's number. */
 #define VEC_VIRTIO_BASE 0x2000
 #define VEC_VIRTIO_COUNT 16
@@ -135,16 +138,15 @@ static inline void irq_line_route(unsigned intid, unsigned vector)
 	gic_route_spi(intid, vector);
 }
 
-/* MSIs: not yet (no ITS driver), so PCI devices are not driven. */
-static inline uint64_t msi_address(void)
-{
-	return 0;
-}
-
-static inline uint32_t msi_data(unsigned vector)
-{
-	return vector;
-}
+/* MSIs through the ITS (its.c): its doorbell, and an event of the
+ * function's DeviceID mapped to the LPI that is the vector. */
+struct pci_func;
+bool its_init(uint64_t rd);
+bool its_ready(void);
+uint64_t its_doorbell(void);
+uint32_t its_map_msi(const struct pci_func *f, unsigned vector);
+#define msi_address(f)		its_doorbell()
+#define msi_data(f, vector)	its_map_msi(f, vector)
 
 /* PCI: ECAM only (the device tree's, or ecam=); there is no other way
  * into configuration space, so without it no function answers. BARs

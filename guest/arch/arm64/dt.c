@@ -277,6 +277,20 @@ static void psci(int node)
 		problem(node, "bad-psci-method");
 }
 
+/* The GICv3's ITS, a child of it in its own cells. */
+static void its(int gic)
+{
+	unsigned ac, sc;
+	uint64_t size;
+	int c = -1;
+
+	while ((c = fdt_child(gic, c)) >= 0)
+		if (fdt_prop_has(c, "compatible", "arm,gic-v3-its") &&
+		    child_cells(gic, &ac, &sc) &&
+		    reg(c, ac, sc, 0, &plat.its, &size))
+			return;
+}
+
 static void gic(int node, unsigned ac, unsigned sc)
 {
 	unsigned version = 0;
@@ -296,6 +310,8 @@ static void gic(int node, unsigned ac, unsigned sc)
 		return;
 	if (version == 2 && !reg(node, ac, sc, 1, &plat.gicc, &size))
 		return;
+	if (version == 3)
+		its(node);
 	plat.gic_version = version;
 }
 
@@ -343,8 +359,8 @@ static void virtio_mmio(int node, unsigned ac, unsigned sc)
  * ranges, at the same address on both sides. */
 static void pcie(int node, unsigned ac, unsigned sc)
 {
-	const uint32_t *r, *bus;
-	uint32_t len, blen;
+	const uint32_t *r, *bus, *map;
+	uint32_t len, blen, mlen;
 	uint64_t size;
 
 	if (!fdt_prop_has(node, "compatible", "pci-host-ecam-generic"))
@@ -353,6 +369,15 @@ static void pcie(int node, unsigned ac, unsigned sc)
 	if (bus && (blen != 8 || fdt_cell(bus, 0) != 0)) {
 		problem(node, "bus-range-not-from-0");
 		return;
+	}
+	/* MSIs: <rid-base its msi-base length>, for all of bus 0. */
+	map = fdt_prop(node, "msi-map", &mlen);
+	if (map && (mlen != 16 || fdt_cell(map, 0) ||
+		    fdt_cell(map, 3) < 0x100)) {
+		problem(node, "unsupported-msi-map");
+	} else if (map) {
+		plat.pci_msi = true;
+		plat.pci_msi_base = fdt_cell(map, 2);
 	}
 	r = fdt_prop(node, "ranges", &len);
 	if (!r || len % (4 * (3 + ac + 2))) {

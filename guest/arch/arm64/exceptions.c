@@ -45,7 +45,7 @@ static void irq(void)
 	unsigned intid = gic_ack();
 	int v;
 
-	if (intid >= 1020)		/* spurious */
+	if (intid >= 1020 && intid < 1024)	/* special: spurious */
 		return;
 	if (intid == plat.vtimer_intid || intid == plat.ptimer_intid)
 		timer_interrupt(intid);

@@ -167,6 +167,8 @@ bool gic_init(void)
 	      plat.gic_version, plat.gicd,
 	      plat.gic_version == 3 ? "gicr" : "gicc",
 	      plat.gic_version == 3 ? rd_base : plat.gicc, nspis);
+	if (plat.gic_version == 3)
+		its_init(rd_base);
 	return true;
 }
 

@@ -161,16 +161,10 @@ static inline unsigned irq_line(unsigned gsi)
 #define irq_line_route(pin, vector) \
 	ioapic_route(mp.ioapic_addr, pin, vector, lapic_id(), IOAPIC_LEVEL)
 
-/* An MSI to this CPU's vector: the LAPIC's address with its ID. */
-static inline uint64_t msi_address(void)
-{
-	return LAPIC_BASE | lapic_id() << 12;
-}
-
-static inline uint32_t msi_data(unsigned vector)
-{
-	return vector;
-}
+/* An MSI from function f to this CPU's vector: the LAPIC's address with
+ * its ID, the vector as the data. */
+#define msi_address(f)		(LAPIC_BASE | lapic_id() << 12)
+#define msi_data(f, vector)	(vector)
 
 /* PCI: configuration mechanism #1 (dword address to 0xcf8, data at
  * 0xcfc + (offset & 3)) unless ecam= is given; BARs the firmware left at
