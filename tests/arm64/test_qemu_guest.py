@@ -13,6 +13,9 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "integration"))
 import harness  # noqa: E402
+import netns  # noqa: E402
+from net_exchange import PARAMS as NET_PARAMS  # noqa: E402
+from net_exchange import check_exchange, exchange  # noqa: E402
 from disk_images import (BLK_CHECKS, EVIL_CASES, MIB, PATTERN_A,  # noqa: E402
                          PATTERN_B, make_image, pattern, write_region)
 
@@ -25,16 +28,20 @@ DISK0_SIZE = 16 * MIB
 DISK1_SIZE = 8 * MIB
 
 
-def run_qemu(machine, cpus, params, args=()):
+def qemu_cmd(machine, cpus, params, args=()):
     if not shutil.which(QEMU):
         harness.skip(f"{QEMU} not installed (apt-get install "
                      "qemu-system-arm)")
-    cmd = [QEMU, "-M", machine, "-cpu", "max", "-smp", str(cpus),
-           "-m", "256M", "-kernel", IMAGE, "-append", params,
-           "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio"]
-    p = subprocess.run(cmd + list(args), stdin=subprocess.DEVNULL,
-                       capture_output=True, text=True, errors="replace",
-                       timeout=300)
+    return [QEMU, "-M", machine, "-cpu", "max", "-smp", str(cpus),
+            "-m", "256M", "-kernel", IMAGE, "-append", params,
+            "-nographic", "-no-reboot", "-nodefaults", "-serial",
+            "stdio"] + list(args)
+
+
+def run_qemu(machine, cpus, params, args=()):
+    p = subprocess.run(qemu_cmd(machine, cpus, params, args),
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, errors="replace", timeout=300)
     return harness.Result(p.returncode, p.stdout, p.stderr)
 
 
@@ -167,6 +174,33 @@ def test_virtio_pci_without_its_skipped():
     r = run_qemu("virt", 1, "blk skip=vtimer,ptimer")
     assert "virtio-pci skipped" in r.tg, r
     assert r.tg["virtio-pci skipped"]["reason"] == "no-its", r
+
+
+def net_run(device):
+    """The net checks against QEMU's virtio-net (device on its transport)
+    on the tap of a fresh network namespace, the host pinging the guest
+    meanwhile (tests/integration/net_exchange.py)."""
+    why = netns.usable()
+    if why:
+        harness.skip(why)
+    r, log, ping = exchange(qemu_cmd(
+        "virt,gic-version=3", 1, "skip=vtimer,ptimer " + NET_PARAMS, [
+            "-global", "virtio-mmio.force-legacy=false",
+            "-netdev", f"tap,id=n0,ifname={netns.TAP},script=no,"
+            "downscript=no,vhost=off",
+            "-device", f"{device},netdev=n0"]))
+    check_exchange(r, log, ping)
+    return r
+
+
+def test_virtio_net_mmio():
+    r = net_run("virtio-net-device")
+    assert "mmio" in r.tg["net"], r
+
+
+def test_virtio_net_pci():
+    r = net_run("virtio-net-pci,disable-legacy=on")
+    assert "bdf" in r.tg["net"], r
 
 
 def test_virtio_mmio_legacy_refused():
