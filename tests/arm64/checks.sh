@@ -173,6 +173,17 @@ rc=$?
 ./thpvm stop dev >/dev/null
 wait $pid
 
+# guest/linux's own initramfs, built for arm64 (kit.cpio.gz): the
+# hackbench run bench/hackbench.py measures, at a small size, on 2 vCPUs.
+timeout 600 ./thpvm run -k vmlinuz -i kit.cpio.gz -m 256 -c 2 --json \
+	-p "$params thpvm.run=hackbench thpvm.runs=1 \
+THPVM_HACKBENCH_ARGS=\"-P -g 2 -l 10\"" >kit.out 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "thpvm-guest: hackbench run=1 seconds=" kit.out &&
+	ok "guest/linux's initramfs: hackbench runs on 2 vCPUs" ||
+	bad "guest/linux's initramfs: hackbench runs on 2 vCPUs" \
+	    "status $rc: $(grep thpvm-guest kit.out | tail -n 3)"
+
 # What is not an arm64 Image is refused with a reason.
 ./thpvm run -k guest.cpio -m 256 >bad.out 2>&1
 rc=$?
