@@ -1,0 +1,49 @@
+/* Which VMs a control subcommand acts on: the NAME argument, as thpvm
+ * always took it, or lkvm's spellings: -n/--name NAME, -p/--pid PID (the
+ * VM whose `thpvm run` has that pid) and, where the command takes it,
+ * -a/--all (every running VM). */
+#ifndef THPVM_VM_SELECT_H
+#define THPVM_VM_SELECT_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "cli/cmd_util.h"
+#include "control/control_vms.h"
+
+struct vm_select {
+	const char *name;	/* the argument or -n; NULL: not given */
+	long pid;		/* -p; 0: not given */
+	bool all;		/* -a */
+};
+
+/* Entries for a command's own option table. */
+#define VM_SELECT_OPTIONS                                   \
+	{ "name", required_argument, NULL, 'n' },           \
+	{ "pid", required_argument, NULL, 'p' }
+#define VM_SELECT_OPTION_ALL { "all", no_argument, NULL, 'a' }
+
+/* For a command's take(): -n, -p or -a into sel. Returns 0, EXIT_USAGE
+ * after saying why, or -1 when opt is none of them. */
+int vm_select_take(struct vm_select *sel, const struct command *cmd,
+		   int opt, const char *arg);
+
+/* After cmd_args_parse_opts() with at most one argument: the argument,
+ * if any, is the VM's name. Exactly one way of naming VMs must have been
+ * given. Returns -1 to go on, or EXIT_USAGE after saying why. */
+int vm_select_finish(struct vm_select *sel, const struct command *cmd,
+		     const struct cmd_args *args);
+
+/* Calls fn for each VM selected: the one named, the one with the pid, or
+ * every running VM in name order (none is fine). fn returns an exit
+ * status after saying why it is not 0; so does vm_select_each, the
+ * highest of them, or 1 when no VM has the pid or the VMs cannot be
+ * listed. */
+int vm_select_each(const struct vm_select *sel,
+		   int (*fn)(void *ctx, const char *name), void *ctx);
+
+/* control_vms_each(), reporting a directory that cannot be read.
+ * Returns 0 or 1. */
+int vm_select_list(control_vm_fn fn, void *ctx);
+
+#endif
