@@ -83,6 +83,28 @@ static int balloon_print(const char *name, const struct json_value *reply)
 #define WAIT_MAX_S 86400
 #define WAIT_POLL_MS 100
 
+/* Why the guest's balloon does not move, where that can be known: the
+ * VM is paused, or no driver has started the device. "" otherwise. */
+static const char *wait_blocker(const char *name,
+				const struct control_result *last)
+{
+	struct control_result info;
+	const char *state;
+	bool driver_ok = true, paused = false;
+
+	json_get_bool(last->reply, "driver_ok", &driver_ok);
+	if (!control_client_command(name, "info", 0, &info)) {
+		state = json_get_string(info.reply, "state");
+		paused = state && !strcmp(state, "paused");
+	}
+	control_result_free(&info);
+	if (paused)
+		return ": the VM is paused (thpvm resume)";
+	if (!driver_ok)
+		return ": no balloon driver has started in the guest";
+	return "";
+}
+
 /* Asks again until the driver's actual equals the target or timeout_s
  * pass; res holds the last reply. On a terminal, a progress line on
  * stderr. Returns 0, or 1 after reporting why. */
@@ -105,9 +127,9 @@ static int wait_target(const char *name, unsigned timeout_s,
 			if (shown)
 				fputc('\n', stderr);
 			pr_err("balloon: VM \"%s\" did not reach the target of "
-			       "%s within %u s (actual %s)", name,
+			       "%s within %u s (actual %s)%s", name,
 			       fmt_size(target, a), timeout_s,
-			       fmt_size(actual, b));
+			       fmt_size(actual, b), wait_blocker(name, res));
 			return 1;
 		}
 		if (tty)
