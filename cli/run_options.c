@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "cli/lkvm_options.h"
 #include "control/control_path.h"
 #include "core/arch.h"
 #include "lib/log.h"
@@ -73,6 +74,15 @@ const char run_usage[] =
 "  -v, --verbose          more messages on stderr\n"
 "  -h, --help             show this help\n"
 "\n"
+"lkvm's spellings:\n"
+"      --nodefaults       the kernel command line is -p alone (thpvm adds\n"
+"                         no devices of its own; the serial console stays)\n"
+"      --console serial   the console thpvm has (virtio: not yet)\n"
+"      --loglevel LEVEL   error, warning, info or debug (-v); --debug: debug\n"
+"      --rng              refused: virtio-rng is not implemented yet\n"
+"Other lkvm options (--9p, --vnc, --sandbox, -f/--firmware, ...) are\n"
+"refused by name.\n"
+"\n"
 "The console is the terminal; type Ctrl-A x to stop the VM.\n"
 "The exit status is the guest's (debug-exit port 0x501), 0 after a guest\n"
 "reset or a stop, 1 when the VM failed.\n";
@@ -86,6 +96,11 @@ enum {
 	OPT_BALLOON,
 	OPT_VIRTIO_TRANSPORT,
 	OPT_DUMP_DTB,
+	OPT_NODEFAULTS,
+	OPT_CONSOLE,
+	OPT_RNG,
+	OPT_LOGLEVEL,
+	OPT_DEBUG,
 };
 
 static const struct option long_options[] = {
@@ -104,6 +119,11 @@ static const struct option long_options[] = {
 	{ "boot", required_argument, NULL, OPT_BOOT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
+	{ "nodefaults", no_argument, NULL, OPT_NODEFAULTS },
+	{ "console", required_argument, NULL, OPT_CONSOLE },
+	{ "rng", no_argument, NULL, OPT_RNG },
+	{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
+	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -451,6 +471,41 @@ static int parse_balloon(const char *arg, struct machine_config *cfg)
 	return 0;
 }
 
+/* lkvm's --console: serial is thpvm's console. */
+static int parse_console(const char *arg)
+{
+	if (!strcmp(arg, "serial"))
+		return 0;
+	if (!strcmp(arg, "virtio"))
+		pr_err("--console virtio: virtio-console is not implemented "
+		       "in thpvm yet (the console is the serial port)");
+	else if (!strcmp(arg, "hv"))
+		pr_err("lkvm's --console hv is not supported by thpvm (the "
+		       "console is the serial port)");
+	else
+		pr_err("--console %s: expected serial", arg);
+	return -EINVAL;
+}
+
+/* lkvm's --loglevel names thpvm's levels. */
+static int parse_loglevel(const char *arg)
+{
+	static const char *const names[] = {
+		[LOG_ERR] = "error", [LOG_WARN] = "warning",
+		[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+	};
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		if (!strcmp(arg, names[i])) {
+			log_max_level = (enum log_level)i;
+			return 0;
+		}
+	}
+	pr_err("--loglevel %s: expected error, warning, info or debug", arg);
+	return -EINVAL;
+}
+
 static int parse_option(int opt, const char *arg, struct run_options *opts)
 {
 	struct machine_config *cfg = &opts->machine;
@@ -511,12 +566,37 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 			return 0;
 		pr_err("--virtio-transport %s: expected pci or mmio", arg);
 		return -EINVAL;
+	case OPT_NODEFAULTS:
+		opts->nodefaults = true;
+		return 0;
+	case OPT_CONSOLE:
+		return parse_console(arg);
+	case OPT_RNG:
+		pr_err("--rng: virtio-rng is not implemented in thpvm yet");
+		return -EINVAL;
+	case OPT_LOGLEVEL:
+		return parse_loglevel(arg);
 	case 'v':
+	case OPT_DEBUG:		/* lkvm's older spelling of it */
 		log_max_level = LOG_DEBUG;
 		return 0;
 	default:
 		return -EINVAL;
 	}
+}
+
+/* An option getopt does not know (getopt's optopt has its letter, or 0
+ * for a long one): lkvm's are named as such. */
+static void unknown_option(const char *arg)
+{
+	char letter[3] = { '-', (char)optopt, 0 };
+	const char *lkvm = lkvm_run_option_find(optopt ? NULL : arg, optopt);
+
+	if (lkvm)
+		pr_err("lkvm's %s is not supported by thpvm", lkvm);
+	else
+		pr_err("run: unknown option %s (see thpvm run --help)",
+		       optopt ? letter : arg);
 }
 
 enum run_parse_result run_options_parse(int argc, char **argv,
@@ -534,15 +614,21 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 
 	optind = 0;	/* full re-initialisation of getopt */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+k:i:p:m:c:d:n:vh", long_options,
-				  NULL)) != -1) {
+	/* '+': options end at the first argument; ':': a missing value
+	 * ends in ':', an unknown option in '?'. */
+	while ((opt = getopt_long(argc, argv, "+:k:i:p:m:c:d:n:vh",
+				  long_options, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(run_usage, stdout);
 			return RUN_PARSE_HELP;
 		}
+		if (opt == ':') {
+			pr_err("run: missing value for %s (see thpvm run "
+			       "--help)", argv[optind - 1]);
+			return RUN_PARSE_ERROR;
+		}
 		if (opt == '?') {
-			pr_err("run: unknown option or missing argument: %s "
-			       "(see thpvm run --help)", argv[optind - 1]);
+			unknown_option(argv[optind - 1]);
 			return RUN_PARSE_ERROR;
 		}
 		if (opt == OPT_NO_THP)

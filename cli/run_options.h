@@ -16,6 +16,8 @@ enum run_parse_result {
 struct run_options {
 	struct machine_config machine;
 	bool json;		/* report the end as JSON on stderr */
+	bool nodefaults;	/* lkvm's --nodefaults: -p is all the
+				 * kernel command line */
 };
 
 extern const char run_usage[];

@@ -2,8 +2,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "cli/lkvm_options.h"
 #include "cli/run_options.h"
 #include "core/arch.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "unit.h"
 
@@ -241,6 +243,58 @@ static void test_transports(void)
 	CHECK_STR(m->disks[0].path, "mmio");
 }
 
+/* lkvm's run options: taken where thpvm has them, else refused. */
+static void test_lkvm_spellings(void)
+{
+	enum log_level was = log_max_level;
+	struct run_options cfg;
+
+	CHECK_EQ(PARSE(&cfg, "--nodefaults", "--console", "serial"),
+		 RUN_PARSE_OK);
+	CHECK(cfg.nodefaults);
+	CHECK_EQ(PARSE(&cfg, "--console=serial"), RUN_PARSE_OK);
+	CHECK(!cfg.nodefaults);
+	CHECK_EQ(PARSE(&cfg, "--loglevel", "error"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_ERR);
+	CHECK_EQ(PARSE(&cfg, "--loglevel=warning"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_WARN);
+	CHECK_EQ(PARSE(&cfg, "--loglevel", "debug"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_DEBUG);
+	CHECK_EQ(PARSE(&cfg, "--loglevel", "info"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_INFO);
+	CHECK_EQ(PARSE(&cfg, "--debug"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_DEBUG);
+	log_max_level = LOG_ERR;	/* quiet for the refusals below */
+	CHECK_EQ(PARSE(&cfg, "--loglevel", "verbose"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--console", "virtio"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--console", "hv"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--console", "tty"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--9p", "/srv,share"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--vnc"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-f", "fw.bin"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--sandbox=x.sh"), RUN_PARSE_ERROR);
+	log_max_level = was;
+}
+
+/* Which unknown arguments are lkvm's, and how lkvm spells them. */
+static void test_lkvm_option_find(void)
+{
+	CHECK_STR(lkvm_run_option_find("--9p=/srv,share", 0), "--9p");
+	CHECK_STR(lkvm_run_option_find("--vnc", 0), "--vnc");
+	CHECK_STR(lkvm_run_option_find("--firmware=fw.bin", 0),
+		  "-f/--firmware");
+	CHECK_STR(lkvm_run_option_find(NULL, 'F'), "-F/--flash");
+	CHECK_STR(lkvm_run_option_find("--vfio-pci", 0), "--vfio-pci");
+	CHECK_STR(lkvm_run_option_find("--irqchip=gicv3", 0), "--irqchip");
+	CHECK(!lkvm_run_option_find("--vncx", 0));
+	CHECK(!lkvm_run_option_find("--vn", 0));
+	CHECK(!lkvm_run_option_find("--", 0));
+	CHECK(!lkvm_run_option_find("vnc", 0));
+	CHECK(!lkvm_run_option_find(NULL, 'q'));
+	CHECK(!lkvm_run_option_find(NULL, 0));
+}
+
 static void test_help(void)
 {
 	struct run_options cfg;
@@ -275,6 +329,8 @@ int main(void)
 		UNIT_TEST(test_balloon),
 		UNIT_TEST(test_balloon_rejects),
 		UNIT_TEST(test_transports),
+		UNIT_TEST(test_lkvm_spellings),
+		UNIT_TEST(test_lkvm_option_find),
 		UNIT_TEST(test_help),
 	};
 
