@@ -28,10 +28,12 @@ const char run_usage[] =
 "                         with a PVH note; on arm64 an Image, plain or\n"
 "                         compressed (as Debian's vmlinuz)\n"
 "  -i, --initrd FILE      initial ramdisk\n"
-"  -p, --params PARAMS    kernel command line (default for a Linux kernel:\n"
-"                         on x86 \"console=ttyS0 earlyprintk=serial\n"
-"                         reboot=k panic=-1\", on arm64 \"console=ttyS0\n"
-"                         earlycon panic=-1\"; for the test guest: none)\n"
+"  -p, --params PARAMS    kernel command line parameters; a Linux kernel\n"
+"                         gets them after the defaults, on x86\n"
+"                         \"console=ttyS0 earlyprintk=serial reboot=k\n"
+"                         panic=-1\", on arm64 \"console=ttyS0 earlycon\n"
+"                         panic=-1\" (--nodefaults: PARAMS alone); the\n"
+"                         test guest gets PARAMS alone\n"
 "  -m, --mem SIZE         guest RAM, e.g. 512M, 2G, or 1024 (a bare\n"
 "                         number is MiB; default 256M); rounded up to a\n"
 "                         multiple of the host's huge page (2 MiB on x86)\n"
@@ -71,12 +73,14 @@ const char run_usage[] =
 "      --json             at the end, print {\"name\", \"exit_status\",\n"
 "                         \"reason\"} as one JSON line on stderr; reason is\n"
 "                         guest, reset, stop, signal or failure\n"
-"  -v, --verbose          more messages on stderr\n"
+"  -v, --verbose          more messages on stderr, the kernel command line\n"
+"                         as the guest gets it among them\n"
 "  -h, --help             show this help\n"
 "\n"
 "lkvm's spellings:\n"
-"      --nodefaults       the kernel command line is -p alone (thpvm adds\n"
-"                         no devices of its own; the serial console stays)\n"
+"      --nodefaults       the kernel command line is -p alone, without the\n"
+"                         defaults (thpvm adds no devices of its own to\n"
+"                         drop; the serial console stays)\n"
 "      --console serial   the console thpvm has (virtio: not yet)\n"
 "      --loglevel LEVEL   error, warning, info or debug (-v); --debug: debug\n"
 "      --rng              refused: virtio-rng is not implemented yet\n"
@@ -519,7 +523,7 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 		cfg->initrd_path = arg;
 		return 0;
 	case 'p':
-		cfg->cmdline = arg;
+		opts->params = arg;
 		return 0;
 	case 'm':
 		return parse_ram(arg, &cfg->vm.ram_size);
@@ -585,6 +589,27 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 	}
 }
 
+/* As kvmtool does: a Linux kernel gets -p after the arch's defaults
+ * (its console on the arch's UART), unless --nodefaults; the test guest
+ * reads its own keys and gets -p alone. */
+static int cmdline_build(struct run_options *opts)
+{
+	const char *base = opts->machine.kernel_path && !opts->nodefaults ?
+				   arch_linux_params : "";
+	const char *params = opts->params ? opts->params : "";
+	int n;
+
+	n = snprintf(opts->cmdline, sizeof(opts->cmdline), "%s%s%s", base,
+		     base[0] && params[0] ? " " : "", params);
+	if (n >= (int)sizeof(opts->cmdline)) {
+		pr_err("-p: the kernel command line would be %d bytes long; "
+		       "thpvm takes at most %d", n, RUN_CMDLINE_MAX - 1);
+		return -E2BIG;
+	}
+	opts->machine.cmdline = opts->cmdline;
+	return 0;
+}
+
 /* An option getopt does not know (getopt's optopt has its letter, or 0
  * for a long one): lkvm's are named as such. */
 static void unknown_option(const char *arg)
@@ -644,7 +669,5 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 		pr_err("--no-thp and --hugetlbfs exclude each other");
 		return RUN_PARSE_ERROR;
 	}
-	if (!cfg->cmdline)
-		cfg->cmdline = cfg->kernel_path ? arch_linux_params : "";
-	return RUN_PARSE_OK;
+	return cmdline_build(opts) ? RUN_PARSE_ERROR : RUN_PARSE_OK;
 }

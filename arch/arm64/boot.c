@@ -167,6 +167,8 @@ int arch_boot_load(struct vm *vm, const struct boot_source *src)
 		       "kernel with -k");
 		return -ENOENT;
 	}
+	/* The device tree's bootargs: the command line as the guest gets it. */
+	pr_debug("kernel command line: %s", src->cmdline);
 	err = unpack(vm, src, &buf, &kernel, &kernel_size);
 	if (!err)
 		err = load(vm, src, kernel, kernel_size);

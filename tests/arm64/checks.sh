@@ -13,7 +13,8 @@ expect() {	# NAME FILE PATTERN: PATTERN is a line of FILE
 }
 
 export HOME=/tmp
-params="console=ttyS0 earlycon panic=-1 quiet"
+# After thpvm's own "console=ttyS0 earlycon panic=-1".
+params="quiet"
 
 disks_written() {
 	for disk in mmio pci; do

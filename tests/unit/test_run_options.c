@@ -44,7 +44,7 @@ static void test_all_options(void)
 		 RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.kernel_path, "bz");
 	CHECK_STR(cfg.machine.initrd_path, "rd");
-	CHECK_STR(cfg.machine.cmdline, "a b");
+	CHECK(!strcmp(cfg.machine.cmdline + strlen(arch_linux_params), " a b"));
 	CHECK_EQ(cfg.machine.vm.ram_size, 1ULL << 30);
 	CHECK_EQ(cfg.machine.vm.nr_vcpus, 2);
 	CHECK_STR(cfg.machine.vm.name, "vm.1");
@@ -54,14 +54,36 @@ static void test_all_options(void)
 	CHECK_STR(cfg.machine.dump_dtb, "tree.dtb");
 }
 
+/* -p comes after the arch's defaults for a Linux kernel, as in kvmtool;
+ * --nodefaults leaves them out; the test guest gets -p alone. */
 static void test_linux_default_params(void)
 {
+	static char long_params[RUN_CMDLINE_MAX + 1];
+	char want[256];
 	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz"), RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.cmdline, arch_linux_params);
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "-p", ""), RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, arch_linux_params);
+	snprintf(want, sizeof(want), "%s root=/dev/vda", arch_linux_params);
+	CHECK_EQ(PARSE(&cfg, "-p", "root=/dev/vda", "-k", "vmlinuz"),
+		 RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, want);
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "--nodefaults", "-p",
+		       "root=/dev/vda"), RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, "root=/dev/vda");
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "--nodefaults"), RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.cmdline, "");
+	CHECK_EQ(PARSE(&cfg, "-p", "serve"), RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, "serve");
+	/* A line that does not fit is refused, not cut. */
+	memset(long_params, 'x', RUN_CMDLINE_MAX);
+	CHECK_EQ(PARSE(&cfg, "-p", long_params), RUN_PARSE_ERROR);
+	long_params[RUN_CMDLINE_MAX - 1] = '\0';
+	CHECK_EQ(PARSE(&cfg, "-p", long_params), RUN_PARSE_OK);
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "-p", long_params),
+		 RUN_PARSE_ERROR);
 }
 
 static void test_ram_rounding_and_limits(void)
