@@ -13,11 +13,14 @@
 #include "cli/lkvm_options.h"
 #include "control/control_path.h"
 #include "core/arch.h"
+#include "lib/host_mem.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
+/* -m's range: from VM_MIN_RAM to MAX_RAM, and at most the host's
+ * memory; -c's: 1 to arch_max_vcpus(). Both are checked here only, and
+ * run_usage states them (test_run_options checks the figures). */
 #define MAX_RAM (1ULL << 40)
-#define MAX_VCPUS 1024
 
 const char run_usage[] =
 "usage: thpvm run [options]\n"
@@ -35,9 +38,11 @@ const char run_usage[] =
 "                         panic=-1\" (--nodefaults: PARAMS alone); the\n"
 "                         test guest gets PARAMS alone\n"
 "  -m, --mem SIZE         guest RAM, e.g. 512M, 2G, or 1024 (a bare\n"
-"                         number is MiB; default 256M); rounded up to a\n"
-"                         multiple of the host's huge page (2 MiB on x86)\n"
-"  -c, --cpus N           number of vCPUs (default 1)\n"
+"                         number is MiB; default 256M): 16M to 1T, and no\n"
+"                         more than the host's RAM plus swap; rounded up to\n"
+"                         a multiple of the host's huge page (2 MiB on x86)\n"
+"  -c, --cpus N           number of vCPUs (default 1): 1 to 254 on x86, 1\n"
+"                         to 123 on arm64\n"
 "  -d, --disk PATH[,ro][,direct][,pci|,mmio]\n"
 "                         a virtio-blk disk: raw image file or block device\n"
 "                         (repeatable, up to 16); ro: read-only; direct:\n"
@@ -135,7 +140,8 @@ static const struct option long_options[] = {
 
 static int parse_ram(const char *arg, uint64_t *out)
 {
-	uint64_t size;
+	uint64_t size, host;
+	char host_s[32];
 	int err = size_parse(arg, &size);
 
 	if (err) {
@@ -144,8 +150,15 @@ static int parse_ram(const char *arg, uint64_t *out)
 		return err;
 	}
 	if (size < VM_MIN_RAM || size > MAX_RAM) {
-		pr_err("-m %s: guest RAM must be between %llu MiB and %llu GiB",
-		       arg, VM_MIN_RAM >> 20, MAX_RAM >> 30);
+		pr_err("-m %s: guest RAM must be from %llu MiB to %llu TiB",
+		       arg, VM_MIN_RAM >> 20, MAX_RAM >> 40);
+		return -ERANGE;
+	}
+	/* Past that the guest would be killed once it used its RAM. */
+	host = host_memory_size();
+	if (host && size > host) {
+		pr_err("-m %s: more than this host's %s of RAM and swap", arg,
+		       size_format(host, host_s, sizeof(host_s)));
 		return -ERANGE;
 	}
 	*out = ALIGN_UP(size, guest_ram_align());
@@ -528,9 +541,9 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 	case 'm':
 		return parse_ram(arg, &cfg->vm.ram_size);
 	case 'c':
-		if (uint_parse(arg, MAX_VCPUS, &n) || n == 0) {
-			pr_err("-c %s: expected a number of vCPUs from 1 to %d",
-			       arg, MAX_VCPUS);
+		if (uint_parse(arg, arch_max_vcpus(), &n) || n == 0) {
+			pr_err("-c %s: expected a number of vCPUs from 1 to %u",
+			       arg, arch_max_vcpus());
 			return -EINVAL;
 		}
 		cfg->vm.nr_vcpus = n;

@@ -5,6 +5,7 @@
 #include "cli/lkvm_options.h"
 #include "cli/run_options.h"
 #include "core/arch.h"
+#include "lib/host_mem.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "unit.h"
@@ -101,6 +102,33 @@ static void test_ram_rounding_and_limits(void)
 	CHECK_EQ(PARSE(&cfg, "-m", "256B"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-m", "abc"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-m", "5T"), RUN_PARSE_ERROR);
+}
+
+/* One range per option, checked when parsing and stated in --help. */
+static void test_ranges_in_help(void)
+{
+	char n[16], figure[32], big[32];
+	struct run_options cfg;
+	uint64_t host = host_memory_size();
+
+	snprintf(n, sizeof(n), "%u", arch_max_vcpus());
+	CHECK_EQ(PARSE(&cfg, "-c", n), RUN_PARSE_OK);
+	CHECK_EQ(cfg.machine.vm.nr_vcpus, arch_max_vcpus());
+	snprintf(n, sizeof(n), "%u", arch_max_vcpus() + 1);
+	CHECK_EQ(PARSE(&cfg, "-c", n), RUN_PARSE_ERROR);
+	snprintf(figure, sizeof(figure), "1 to %u on ", arch_max_vcpus());
+	CHECK(strstr(run_usage, figure));
+	CHECK(strstr(run_usage, "16M to 1T"));
+	CHECK_EQ(VM_MIN_RAM, 16ULL << 20);
+	CHECK_EQ(PARSE(&cfg, "-m", "16M"), RUN_PARSE_OK);
+	CHECK_EQ(PARSE(&cfg, "-m", "15M"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-m", "1025G"), RUN_PARSE_ERROR);
+	/* More than this host has: refused before any guest runs. */
+	snprintf(big, sizeof(big), "%lluM",
+		 (unsigned long long)(host >> 20) + 2);
+	CHECK(host > 0);
+	if (host < (1ULL << 40))
+		CHECK_EQ(PARSE(&cfg, "-m", big), RUN_PARSE_ERROR);
 }
 
 static void test_rejects(void)
@@ -345,6 +373,7 @@ int main(void)
 		UNIT_TEST(test_all_options),
 		UNIT_TEST(test_linux_default_params),
 		UNIT_TEST(test_ram_rounding_and_limits),
+		UNIT_TEST(test_ranges_in_help),
 		UNIT_TEST(test_rejects),
 		UNIT_TEST(test_network),
 		UNIT_TEST(test_network_rejects),
