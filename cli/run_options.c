@@ -199,7 +199,9 @@ static bool transport_parse(const char *s, enum virtio_transport *out)
 
 /* PATH[,ro][,direct][,pci|,mmio]: options are taken off the end, so a
  * path may hold commas as long as it does not end in one of the option
- * names. */
+ * names. A word after a comma that is no option is part of the path only
+ * if that path exists: otherwise it is a misspelt option (img,rw), named
+ * as such rather than reported as a missing file. */
 static int parse_disk(const char *arg, struct machine_config *cfg)
 {
 	struct disk_config *d;
@@ -220,8 +222,13 @@ static int parse_disk(const char *arg, struct machine_config *cfg)
 			d->read_only = true;
 		else if (!strcmp(comma + 1, "direct"))
 			d->direct = true;
-		else if (!transport_parse(comma + 1, &d->transport))
-			break;
+		else if (!transport_parse(comma + 1, &d->transport)) {
+			if (access(d->path, F_OK) == 0)
+				break;	/* a comma in the file's name */
+			pr_err("-d %s: unknown disk option \"%s\" (expected ro, "
+			       "direct, pci or mmio)", arg, comma + 1);
+			return -EINVAL;
+		}
 		*comma = '\0';
 	}
 	if (!d->path[0]) {

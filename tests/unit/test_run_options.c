@@ -1,5 +1,6 @@
 /* `thpvm run` option parsing. */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "cli/lkvm_options.h"
@@ -271,12 +272,12 @@ static void test_transports(void)
 	CHECK_EQ(PARSE(&cfg, "-d", "a.img"), RUN_PARSE_OK);
 	CHECK_EQ(m->virtio_transport, VIRTIO_TRANSPORT_DEFAULT);
 	CHECK_EQ(m->disks[0].transport, VIRTIO_TRANSPORT_DEFAULT);
-	CHECK_EQ(PARSE(&cfg, "--virtio-transport", "mmio", "-d", "a,b,ro,pci",
+	CHECK_EQ(PARSE(&cfg, "--virtio-transport", "mmio", "-d", "a.img,ro,pci",
 		       "-d", "c.img,mmio,direct", "-n",
 		       "mode=tap,transport=mmio", "--balloon=transport=pci"),
 		 RUN_PARSE_OK);
 	CHECK_EQ(m->virtio_transport, VIRTIO_TRANSPORT_MMIO);
-	CHECK_STR(m->disks[0].path, "a,b");
+	CHECK_STR(m->disks[0].path, "a.img");
 	CHECK(m->disks[0].read_only);
 	CHECK_EQ(m->disks[0].transport, VIRTIO_TRANSPORT_PCI);
 	CHECK_STR(m->disks[1].path, "c.img");
@@ -345,6 +346,37 @@ static void test_lkvm_option_find(void)
 	CHECK(!lkvm_run_option_find(NULL, 0));
 }
 
+/* A word after a comma is an option, or part of a path that exists. */
+static void test_disk_options(void)
+{
+	char dir[] = "/tmp/thpvm-disk-XXXXXX", path[64], arg[80];
+	struct run_options cfg;
+	const struct disk_config *d = &cfg.machine.disks[0];
+	int fd;
+
+	CHECK_EQ(PARSE(&cfg, "-d", "img,ro,direct"), RUN_PARSE_OK);
+	CHECK_STR(d->path, "img");
+	CHECK(d->read_only && d->direct);
+	/* Not a file called "img,rw": a misspelt option. */
+	CHECK_EQ(PARSE(&cfg, "-d", "img,rw"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,ro,rw"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,"), RUN_PARSE_ERROR);
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a,b", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(arg, sizeof(arg), "%s,ro,pci", path);
+	CHECK_EQ(PARSE(&cfg, "-d", arg), RUN_PARSE_OK);
+	CHECK_STR(d->path, path);
+	CHECK(d->read_only);
+	CHECK_EQ(d->transport, VIRTIO_TRANSPORT_PCI);
+	snprintf(arg, sizeof(arg), "%s,rw", path);
+	CHECK_EQ(PARSE(&cfg, "-d", arg), RUN_PARSE_ERROR);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_help(void)
 {
 	struct run_options cfg;
@@ -382,6 +414,7 @@ int main(void)
 		UNIT_TEST(test_transports),
 		UNIT_TEST(test_lkvm_spellings),
 		UNIT_TEST(test_lkvm_option_find),
+		UNIT_TEST(test_disk_options),
 		UNIT_TEST(test_help),
 	};
 
