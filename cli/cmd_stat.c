@@ -10,7 +10,7 @@
 static int stat_print(const char *name, const struct json_value *reply)
 {
 	uint64_t pid, vcpus, ram, resident, huge;
-	const char *state, *backing;
+	const char *state, *backing, *vm_name;
 	char ram_s[32], resident_s[32], huge_s[32];
 	double percent;
 
@@ -25,7 +25,9 @@ static int stat_print(const char *name, const struct json_value *reply)
 		pr_err("VM \"%s\" sent an incomplete stat reply", name);
 		return 1;
 	}
-	printf("Name: %s\n", name);
+	/* The VM's own name, also when it was reached by its path. */
+	vm_name = json_get_string(reply, "name");
+	printf("Name: %s\n", vm_name ? vm_name : name);
 	printf("PID: %llu\n", (unsigned long long)pid);
 	printf("State: %s\n", state);
 	printf("CPUs: %llu\n", (unsigned long long)vcpus);

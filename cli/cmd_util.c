@@ -168,9 +168,10 @@ int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
 
 bool cmd_name_check(const char *name)
 {
-	if (control_path_name_valid(name))
+	if (control_path_name_valid(name) || control_path_is_path(name))
 		return true;
-	pr_err("invalid VM name \"%s\" (%s)", name, CONTROL_NAME_RULE);
+	pr_err("invalid VM name \"%s\" (%s; or the path of a control socket, "
+	       "with a '/')", name, CONTROL_NAME_RULE);
 	return false;
 }
 

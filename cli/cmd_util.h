@@ -52,7 +52,8 @@ int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
  * about (or NULL), and the command's synopsis. */
 void cmd_usage_error(const struct command *cmd, const char *what,
 		     const char *arg);
-/* Reports an invalid VM name as a usage error. */
+/* Reports an invalid VM name as a usage error; a path (with a '/') names
+ * a VM by its control socket (thpvm run --control-socket). */
 bool cmd_name_check(const char *name);
 
 /* Writes a reply object without its "ok" member. */

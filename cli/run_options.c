@@ -69,6 +69,12 @@ const char run_usage[] =
 "                         announced as virtio_mmio.device= on the kernel\n"
 "                         command line (x86) or in the device tree (arm64)\n"
 "      --name NAME        name for the control socket (default guest-PID)\n"
+"      --control-socket PATH\n"
+"                         listen for thpvm stop, stat, ... at PATH instead;\n"
+"                         they then name the VM by PATH (with a '/', e.g.\n"
+"                         ./vm.sock), and thpvm list does not show it\n"
+"      --no-control       no control socket: stop the VM with Ctrl-A x or\n"
+"                         a signal\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with base pages (MADV_NOHUGEPAGE)\n"
 "      --boot ENTRY       kernel entry: auto (default: chosen per image), or\n"
@@ -110,6 +116,8 @@ enum {
 	OPT_RNG,
 	OPT_LOGLEVEL,
 	OPT_DEBUG,
+	OPT_CONTROL_SOCKET,
+	OPT_NO_CONTROL,
 };
 
 static const struct option long_options[] = {
@@ -133,6 +141,8 @@ static const struct option long_options[] = {
 	{ "rng", no_argument, NULL, OPT_RNG },
 	{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
+	{ "no-control", no_argument, NULL, OPT_NO_CONTROL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -590,6 +600,17 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 			return 0;
 		pr_err("--virtio-transport %s: expected pci or mmio", arg);
 		return -EINVAL;
+	case OPT_CONTROL_SOCKET:
+		if (!arg[0] || strlen(arg) >= CONTROL_PATH_MAX) {
+			pr_err("--control-socket: expected a path of 1 to %zu "
+			       "bytes", CONTROL_PATH_MAX - 1);
+			return -EINVAL;
+		}
+		opts->control_socket = arg;
+		return 0;
+	case OPT_NO_CONTROL:
+		opts->no_control = true;
+		return 0;
 	case OPT_NODEFAULTS:
 		opts->nodefaults = true;
 		return 0;
@@ -687,6 +708,10 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 	}
 	if (no_thp && cfg->vm.hugetlbfs_dir) {
 		pr_err("--no-thp and --hugetlbfs exclude each other");
+		return RUN_PARSE_ERROR;
+	}
+	if (opts->no_control && opts->control_socket) {
+		pr_err("--control-socket and --no-control exclude each other");
 		return RUN_PARSE_ERROR;
 	}
 	return cmdline_build(opts) ? RUN_PARSE_ERROR : RUN_PARSE_OK;

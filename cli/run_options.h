@@ -22,6 +22,8 @@ struct run_options {
 	char cmdline[RUN_CMDLINE_MAX];
 	bool json;		/* report the end as JSON on stderr */
 	const char *params;	/* -p, or NULL */
+	const char *control_socket;	/* --control-socket PATH, or NULL */
+	bool no_control;	/* --no-control: no control socket */
 	bool nodefaults;	/* lkvm's --nodefaults: -p is all the
 				 * kernel command line */
 };

@@ -133,13 +133,14 @@ static int server_bind(struct control_server *srv)
 	return 0;
 }
 
-int control_server_open(const char *name, struct control_server **out)
+int control_server_open(const char *path, struct control_server **out)
 {
 	struct control_server *srv;
-	char dir[CONTROL_PATH_MAX];
 	int err, lock_fd;
 	unsigned i;
 
+	if (strlen(path) >= sizeof(srv->path))
+		return -ENAMETOOLONG;
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
@@ -151,13 +152,8 @@ int control_server_open(const char *name, struct control_server **out)
 		err = -errno;
 		goto fail;
 	}
-	err = control_path_socket(name, srv->path, sizeof(srv->path));
-	if (err)
-		goto fail;
-	err = control_path_dir_create(dir, sizeof(dir));
-	if (err)
-		goto fail;
-	lock_fd = control_path_lock();
+	strcpy(srv->path, path);
+	lock_fd = control_path_lock(path);
 	if (lock_fd < 0) {
 		err = lock_fd;
 		goto fail;
