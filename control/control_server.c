@@ -20,6 +20,7 @@
 
 #include "control/control_path.h"
 #include "lib/log.h"
+#include "lib/thread_name.h"
 #include "lib/util.h"
 
 #define ACCEPT_BACKOFF_MS 100	/* after accept() fails for lack of fds */
@@ -568,8 +569,10 @@ int control_server_start(struct control_server *srv)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&srv->thread, NULL, server_thread, srv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!err)
+	if (!err) {
 		srv->started = true;
+		thread_name_set(srv->thread, "control");
+	}
 	return err;
 }
 

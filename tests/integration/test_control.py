@@ -205,6 +205,25 @@ def test_control_socket_errors_name_the_path():
               "exclude each other", 2)
 
 
+def test_threads_are_named():
+    """Every thread says what it is in /proc/PID/task/*/comm (what
+    `top -H` and perf show); only the main thread is called thpvm."""
+    harness.require_kvm()
+    with tempfile.NamedTemporaryFile(prefix="thpvm-disk-") as disk:
+        disk.truncate(1 << 20)
+        p = serve("named", ["-c", "2", "-d", disk.name, "--balloon"])
+        task = f"/proc/{p.pid}/task"
+        names = []
+        for tid in os.listdir(task):
+            with open(os.path.join(task, tid, "comm")) as f:
+                names.append(f.read().strip())
+        harness.stop_and_wait(p, "named")
+    assert names.count("thpvm") == 1, names
+    for want in ("vcpu0", "vcpu1", "control", "blk0", "blk0-io",
+                 "balloon0"):
+        assert want in names, (want, names)
+
+
 def test_usage_errors_exit_2():
     for args in (["stat"], ["stop", "a", "b"], ["bogus"], ["list", "-x"],
                  ["run", "-m", "12Q"], ["run", "-c", "0"]):
