@@ -202,7 +202,8 @@ static int balloon_take_option(void *ctx, int opt, const char *arg)
 	return parse_size(req->key, arg, &req->size) ? EXIT_USAGE : 0;
 }
 
-static int balloon_one(void *ctx, const char *name)
+static int balloon_one(void *ctx, const char *name,
+		       const struct json_value *info)
 {
 	const struct balloon_request *req = ctx;
 	struct control_result res;

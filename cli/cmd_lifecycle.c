@@ -1,6 +1,7 @@
 /* thpvm stop|pause|resume: one control request to each VM named (or to
  * all, with -a), which prints nothing on success. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cmd_util.h"
 #include "cli/vm_select.h"
@@ -20,12 +21,31 @@ static int lifecycle_take(void *ctx, int opt, const char *arg)
 	return vm_select_take(&l->sel, l->cmd, opt, arg);
 }
 
-static int lifecycle_one(void *ctx, const char *name)
+/* Whether -a leaves this VM as it is: pause skips a paused VM and resume
+ * a VM that is not, as lkvm's --all does. */
+static bool lifecycle_done(const struct lifecycle *l,
+			   const struct json_value *info)
+{
+	const char *state = info ? json_get_string(info, "state") : NULL;
+
+	if (!l->sel.all || !state)
+		return false;
+	if (l->cmd == &cmd_pause)
+		return !strcmp(state, "paused");
+	if (l->cmd == &cmd_resume)
+		return strcmp(state, "paused") != 0;
+	return false;
+}
+
+static int lifecycle_one(void *ctx, const char *name,
+			 const struct json_value *info)
 {
 	const struct lifecycle *l = ctx;
 	struct control_result res;
 	int rc;
 
+	if (lifecycle_done(l, info))
+		return 0;
 	rc = control_client_command(name, l->cmd->name, l->flags, &res);
 	control_result_free(&res);
 	if (rc) {
@@ -82,7 +102,8 @@ static int resume_main(int argc, char **argv)
 	"  NAME, -n, --name NAME\n"                                     \
 	"                 the VM called NAME\n"                         \
 	"  -p, --pid PID  the VM that process PID (its thpvm run) runs\n" \
-	"  -a, --all      every running VM (none is fine)\n"           \
+	"  -a, --all      every running VM (none is fine); pause and\n"  \
+	"                 resume pass over those already so\n"         \
 	"  --json         print {\"ok\":true} on success\n"             \
 	"  -h, --help     print this help\n"
 

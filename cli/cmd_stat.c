@@ -57,7 +57,8 @@ static int stat_take(void *ctx, int opt, const char *arg)
 	return vm_select_take(&st->sel, &cmd_stat, opt, arg);
 }
 
-static int stat_one(void *ctx, const char *name)
+static int stat_one(void *ctx, const char *name,
+		    const struct json_value *info)
 {
 	struct stat_ctx *st = ctx;
 	struct control_result res;

@@ -79,7 +79,7 @@ int vm_select_list(control_vm_fn fn, void *ctx)
 /* What vm_select_each's listing callback needs. */
 struct each_ctx {
 	const struct vm_select *sel;
-	int (*fn)(void *ctx, const char *name);
+	vm_select_fn fn;
 	void *ctx;
 	int status;
 	bool found;
@@ -102,17 +102,16 @@ static void each_vm(void *ctx, const char *name, int err,
 		e->status = MAX(e->status, 1);
 		return;
 	}
-	status = e->fn(e->ctx, name);
+	status = e->fn(e->ctx, name, res->reply);
 	e->status = MAX(e->status, status);
 }
 
-int vm_select_each(const struct vm_select *sel,
-		   int (*fn)(void *ctx, const char *name), void *ctx)
+int vm_select_each(const struct vm_select *sel, vm_select_fn fn, void *ctx)
 {
 	struct each_ctx e = { .sel = sel, .fn = fn, .ctx = ctx };
 
 	if (sel->name)
-		return fn(ctx, sel->name);
+		return fn(ctx, sel->name, NULL);
 	if (vm_select_list(each_vm, &e))
 		return 1;
 	if (sel->pid && !e.found) {

@@ -35,12 +35,14 @@ int vm_select_finish(struct vm_select *sel, const struct command *cmd,
 		     const struct cmd_args *args);
 
 /* Calls fn for each VM selected: the one named, the one with the pid, or
- * every running VM in name order (none is fine). fn returns an exit
+ * every running VM in name order (none is fine); info is the VM's info
+ * reply where it was listed for -a or -p, else NULL. fn returns an exit
  * status after saying why it is not 0; so does vm_select_each, the
  * highest of them, or 1 when no VM has the pid or the VMs cannot be
  * listed. */
-int vm_select_each(const struct vm_select *sel,
-		   int (*fn)(void *ctx, const char *name), void *ctx);
+typedef int (*vm_select_fn)(void *ctx, const char *name,
+			    const struct json_value *info);
+int vm_select_each(const struct vm_select *sel, vm_select_fn fn, void *ctx);
 
 /* control_vms_each(), reporting a directory that cannot be read.
  * Returns 0 or 1. */

@@ -80,8 +80,14 @@ def test_pause_resume_stat_list():
     assert (state("vm1"), state("vm2")) == ("paused", "paused")
     ok("lkvm resume --all")
     assert (state("vm1"), state("vm2")) == ("running", "running")
+    # As in lkvm, --all passes over the VMs already in that state.
+    ok("lkvm pause -n <name>", name="vm1")
+    ok("lkvm pause -a")
+    assert (state("vm1"), state("vm2")) == ("paused", "paused")
     ok("lkvm pause -a")
     ok("lkvm resume -a")
+    ok("lkvm resume -a")
+    assert (state("vm1"), state("vm2")) == ("running", "running")
     r = ok("lkvm stat --name <name> -m", name="vm1")
     assert "Name: vm1" in r.out and "RAM: 256 MiB" in r.out, r
     r = ok("lkvm stat -n <name> --memory", name="vm2")
