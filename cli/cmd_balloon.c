@@ -256,9 +256,7 @@ static int balloon_main(int argc, char **argv)
 	struct cmd_args args;
 	int rc;
 
-	rc = cmd_args_parse_opts(&cmd_balloon, argc, argv, 0, 1, &own, &args);
-	if (rc < 0)
-		rc = vm_select_finish(&req.sel, &cmd_balloon, &args);
+	rc = vm_select_parse(&req.sel, &cmd_balloon, argc, argv, &own, &args);
 	if (rc >= 0)
 		return rc;
 	req.json = args.json;

@@ -70,9 +70,7 @@ static int lifecycle_main(const struct command *cmd, unsigned flags,
 	struct cmd_args args;
 	int rc;
 
-	rc = cmd_args_parse_opts(cmd, argc, argv, 0, 1, &own, &args);
-	if (rc < 0)
-		rc = vm_select_finish(&l.sel, cmd, &args);
+	rc = vm_select_parse(&l.sel, cmd, argc, argv, &own, &args);
 	if (rc >= 0)
 		return rc;
 	rc = vm_select_each(&l.sel, lifecycle_one, &l);

@@ -98,9 +98,7 @@ static int stat_main(int argc, char **argv)
 	struct cmd_args args;
 	int rc;
 
-	rc = cmd_args_parse_opts(&cmd_stat, argc, argv, 0, 1, &own, &args);
-	if (rc < 0)
-		rc = vm_select_finish(&st.sel, &cmd_stat, &args);
+	rc = vm_select_parse(&st.sel, &cmd_stat, argc, argv, &own, &args);
 	if (rc >= 0)
 		return rc;
 	st.json = args.json;

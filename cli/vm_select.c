@@ -38,8 +38,9 @@ int vm_select_take(struct vm_select *sel, const struct command *cmd,
 	return -1;
 }
 
-int vm_select_finish(struct vm_select *sel, const struct command *cmd,
-		     const struct cmd_args *args)
+/* The NAME argument, if any, joins the options; exactly one way. */
+static int vm_select_finish(struct vm_select *sel, const struct command *cmd,
+			    const struct cmd_args *args)
 {
 	if (args->argc) {
 		if (sel->name) {
@@ -58,6 +59,15 @@ int vm_select_finish(struct vm_select *sel, const struct command *cmd,
 		return EXIT_USAGE;
 	}
 	return -1;
+}
+
+int vm_select_parse(struct vm_select *sel, const struct command *cmd,
+		    int argc, char **argv, const struct cmd_options *own,
+		    struct cmd_args *args)
+{
+	int rc = cmd_args_parse_opts(cmd, argc, argv, 0, 1, own, args);
+
+	return rc < 0 ? vm_select_finish(sel, cmd, args) : rc;
 }
 
 int vm_select_list(control_vm_fn fn, void *ctx)

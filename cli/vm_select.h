@@ -28,11 +28,13 @@ struct vm_select {
 int vm_select_take(struct vm_select *sel, const struct command *cmd,
 		   int opt, const char *arg);
 
-/* After cmd_args_parse_opts() with at most one argument: the argument,
- * if any, is the VM's name. Exactly one way of naming VMs must have been
- * given. Returns -1 to go on, or EXIT_USAGE after saying why. */
-int vm_select_finish(struct vm_select *sel, const struct command *cmd,
-		     const struct cmd_args *args);
+/* cmd_args_parse_opts() for a command that acts on VMs (own's take()
+ * hands -n, -p and -a to vm_select_take()): the one argument it may have
+ * is the VM's name, and exactly one way of naming VMs must be given.
+ * Returns -1 to go on, or the exit status to return now. */
+int vm_select_parse(struct vm_select *sel, const struct command *cmd,
+		    int argc, char **argv, const struct cmd_options *own,
+		    struct cmd_args *args);
 
 /* Calls fn for each VM selected: the one named, the one with the pid, or
  * every running VM in name order (none is fine); info is the VM's info

@@ -19,16 +19,13 @@ static int take(void *ctx, int opt, const char *arg)
 	return vm_select_take(ctx, &cmd, opt, arg);
 }
 
-/* cmd_args_parse_opts() then vm_select_finish(), as the commands do. */
 static int parse(struct vm_select *sel, int argc, char **argv)
 {
 	const struct cmd_options own = { options, take, sel };
 	struct cmd_args args;
-	int rc;
 
 	*sel = (struct vm_select){ NULL };
-	rc = cmd_args_parse_opts(&cmd, argc, argv, 0, 1, &own, &args);
-	return rc < 0 ? vm_select_finish(sel, &cmd, &args) : rc;
+	return vm_select_parse(sel, &cmd, argc, argv, &own, &args);
 }
 
 #define PARSE(sel, ...) \
