@@ -109,22 +109,26 @@ static void test_short_letters(void)
 	CHECK_EQ(PARSE(NULL, "vm", "-a"), EXIT_USAGE);
 }
 
-/* --wait 30 is --wait=30; a word that is not a number stays an argument. */
+/* --wait 30 is --wait=30; a word that is not a number stays an argument.
+ * The argv arrays are named: args.argv points into them after the call. */
 static void test_optional_value_apart(void)
 {
+	char *after[] = { "cmd", "vm", "--wait", "30", NULL };
+	char *before[] = { "cmd", "--wait", "30", "vm", "--json", NULL };
+	char *word[] = { "cmd", "--wait", "vm", NULL };
 	struct taken t = { NULL, NULL, false, 0 };
 	const struct cmd_options own = { own_options, take, &t };
 	struct cmd_args args;
 
-	CHECK_EQ(PARSE(&own, "vm", "--wait", "30"), -1);
+	CHECK_EQ(cmd_args_parse_opts(&cmd, 4, after, 1, 1, &own, &args), -1);
 	CHECK_STR(t.wait, "30");
 	CHECK_EQ(args.argc, 1);
 	CHECK_STR(args.argv[0], "vm");
-	CHECK_EQ(PARSE(&own, "--wait", "30", "vm", "--json"), -1);
+	CHECK_EQ(cmd_args_parse_opts(&cmd, 5, before, 1, 1, &own, &args), -1);
 	CHECK_STR(t.wait, "30");
 	CHECK_STR(args.argv[0], "vm");
 	CHECK(args.json);
-	CHECK_EQ(PARSE(&own, "--wait", "vm"), -1);
+	CHECK_EQ(cmd_args_parse_opts(&cmd, 3, word, 1, 1, &own, &args), -1);
 	CHECK_STR(t.wait, "default");
 	CHECK_STR(args.argv[0], "vm");
 	CHECK_EQ(PARSE(&own, "--wait", "-5", "vm"), EXIT_USAGE);
