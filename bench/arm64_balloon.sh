@@ -50,7 +50,7 @@ for mode in $MODES; do
 	esac
 	out=$mode.out
 	./thpvm run --name "$mode" -k vmlinuz -i initrd -m 1024M -c 1 \
-		--balloon="$opts" -p "console=ttyS0 quiet \
+		--balloon="$opts" --nodefaults -p "console=ttyS0 quiet \
 thpvm.run=balloon-frag thpvm.balloon=$driver thpvm.hold=1" >"$out" 2>&1 &
 	pid=$!
 	if ! wait_line "$out" "balloon-frag fragmented" 1800; then
