@@ -287,7 +287,10 @@ const struct command cmd_balloon = {
 		 "                  then wait until the guest's balloon holds "
 		 "the target\n"
 		 "                  (at most SECONDS, default 60; exit status 1 "
-		 "after)\n"
+		 "after);\n"
+		 "                  a number right after --wait is SECONDS, "
+		 "so name a\n"
+		 "                  VM called 30 with -n 30\n"
 		 "  --json          print the VM's reply (sizes in bytes; see\n"
 		 "                  docs/control-protocol.md)\n"
 		 "  -h, --help      print this help\n",
