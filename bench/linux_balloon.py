@@ -83,7 +83,9 @@ class Thpvm(balloon.Thpvm):
         self.name = name
         self.cmd = [THPVM, "run", "--name", name, "-k", kernel,
                     "-i", initrd, "-m", f"{RAM_MIB}M", "-c", "1",
-                    f"--balloon={options}", "-p", guest_params(driver)]
+                    # The very line QEMU's -append gets below.
+                    f"--balloon={options}", "--nodefaults",
+                    "-p", guest_params(driver)]
 
     def info(self):
         return json.loads(self.ctl("balloon", self.name, "--json"))

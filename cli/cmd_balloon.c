@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cmd_util.h"
+#include "cli/vm_select.h"
 #include "control/control_client.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -82,6 +83,28 @@ static int balloon_print(const char *name, const struct json_value *reply)
 #define WAIT_MAX_S 86400
 #define WAIT_POLL_MS 100
 
+/* Why the guest's balloon does not move, where that can be known: the
+ * VM is paused, or no driver has started the device. "" otherwise. */
+static const char *wait_blocker(const char *name,
+				const struct control_result *last)
+{
+	struct control_result info;
+	const char *state;
+	bool driver_ok = true, paused = false;
+
+	json_get_bool(last->reply, "driver_ok", &driver_ok);
+	if (!control_client_command(name, "info", 0, &info)) {
+		state = json_get_string(info.reply, "state");
+		paused = state && !strcmp(state, "paused");
+	}
+	control_result_free(&info);
+	if (paused)
+		return ": the VM is paused (thpvm resume)";
+	if (!driver_ok)
+		return ": no balloon driver has started in the guest";
+	return "";
+}
+
 /* Asks again until the driver's actual equals the target or timeout_s
  * pass; res holds the last reply. On a terminal, a progress line on
  * stderr. Returns 0, or 1 after reporting why. */
@@ -104,9 +127,9 @@ static int wait_target(const char *name, unsigned timeout_s,
 			if (shown)
 				fputc('\n', stderr);
 			pr_err("balloon: VM \"%s\" did not reach the target of "
-			       "%s within %u s (actual %s)", name,
+			       "%s within %u s (actual %s)%s", name,
 			       fmt_size(target, a), timeout_s,
-			       fmt_size(actual, b));
+			       fmt_size(actual, b), wait_blocker(name, res));
 			return 1;
 		}
 		if (tty)
@@ -138,20 +161,27 @@ static int parse_size(const char *opt, const char *arg, uint64_t *out)
 	return 0;
 }
 
-enum { OPT_INFLATE = CMD_OPT_BASE, OPT_DEFLATE, OPT_SET, OPT_WAIT };
+/* -i and -d are lkvm's letters. */
+enum { OPT_INFLATE = 'i', OPT_DEFLATE = 'd', OPT_SET = CMD_OPT_BASE,
+       OPT_WAIT };
 
-/* What the options ask for: a new target (key: inflate, deflate or set;
- * NULL: none) and how long to wait for it. */
+/* What the options ask for: which VM, a new target (key: inflate,
+ * deflate or set; NULL: none) and how long to wait for it. */
 struct balloon_request {
+	struct vm_select sel;
 	const char *key;
 	uint64_t size;
 	unsigned long wait_s;
+	bool json;
 };
 
 static int balloon_take_option(void *ctx, int opt, const char *arg)
 {
 	struct balloon_request *req = ctx;
+	int rc = vm_select_take(&req->sel, &cmd_balloon, opt, arg);
 
+	if (rc >= 0)
+		return rc;
 	if (opt == OPT_WAIT) {
 		req->wait_s = WAIT_DEFAULT_S;
 		if (arg && (uint_parse(arg, WAIT_MAX_S, &req->wait_s) ||
@@ -172,36 +202,19 @@ static int balloon_take_option(void *ctx, int opt, const char *arg)
 	return parse_size(req->key, arg, &req->size) ? EXIT_USAGE : 0;
 }
 
-static int balloon_main(int argc, char **argv)
+static int balloon_one(void *ctx, const char *name,
+		       const struct json_value *info)
 {
-	static const struct option options[] = {
-		{ "inflate", required_argument, NULL, OPT_INFLATE },
-		{ "deflate", required_argument, NULL, OPT_DEFLATE },
-		{ "set", required_argument, NULL, OPT_SET },
-		{ "wait", optional_argument, NULL, OPT_WAIT },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct balloon_request req = { .key = NULL };
-	const struct cmd_options own = {
-		.options = options, .take = balloon_take_option, .ctx = &req,
-	};
+	const struct balloon_request *req = ctx;
 	struct control_result res;
-	struct cmd_args args;
 	struct json_writer w;
-	const char *name;
 	int rc;
 
-	rc = cmd_args_parse_opts(&cmd_balloon, argc, argv, 1, 1, &own, &args);
-	if (rc >= 0)
-		return rc;
-	name = args.argv[0];
-	if (!cmd_name_check(name))
-		return EXIT_USAGE;
 	json_writer_init(&w);
 	json_write_object_begin(&w);
 	json_field_string(&w, "cmd", "balloon");
-	if (req.key)
-		json_field_uint(&w, req.key, req.size);
+	if (req->key)
+		json_field_uint(&w, req->key, req->size);
 	json_write_object_end(&w);
 	if (w.err) {
 		pr_err("balloon: cannot build the request: %s",
@@ -216,35 +229,68 @@ static int balloon_main(int argc, char **argv)
 		control_result_free(&res);
 		return 1;
 	}
-	if (req.wait_s && wait_target(name, req.wait_s, &res)) {
+	if (req->wait_s && wait_target(name, req->wait_s, &res)) {
 		control_result_free(&res);
 		return 1;
 	}
-	rc = args.json ? cmd_print_reply(res.reply) :
+	rc = req->json ? cmd_print_reply(res.reply) :
 			 balloon_print(name, res.reply);
 	control_result_free(&res);
 	return rc;
 }
 
+static int balloon_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "inflate", required_argument, NULL, OPT_INFLATE },
+		{ "deflate", required_argument, NULL, OPT_DEFLATE },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "wait", optional_argument, NULL, OPT_WAIT },
+		VM_SELECT_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct balloon_request req = { .key = NULL };
+	const struct cmd_options own = {
+		.options = options, .take = balloon_take_option, .ctx = &req,
+	};
+	struct cmd_args args;
+	int rc;
+
+	rc = vm_select_parse(&req.sel, &cmd_balloon, argc, argv, &own, &args);
+	if (rc >= 0)
+		return rc;
+	req.json = args.json;
+	return vm_select_each(&req.sel, balloon_one, &req);
+}
+
 const struct command cmd_balloon = {
 	.name = "balloon",
 	.summary = "Show or change a VM's memory balloon",
-	.usage = "usage: thpvm balloon [--inflate|--deflate|--set SIZE] "
-		 "[--wait] [--json] NAME\n"
+	.usage = "usage: thpvm balloon [-i|-d|--set SIZE] [--wait[=SECONDS]] "
+		 "[--json] NAME|-n NAME|-p PID\n"
 		 "\n"
-		 "Shows the balloon of the VM called NAME (started with "
-		 "--balloon): its\ntarget, what the guest gave up, what went "
-		 "back to the host, and the\nguest's latest statistics. "
-		 "SIZE: 600 (MiB), 512M, 1G.\n"
+		 "Shows the balloon of the VM (started with --balloon): its "
+		 "target, what\nthe guest gave up, what went back to the "
+		 "host, and the guest's latest\nstatistics. SIZE: 600 (MiB, "
+		 "as lkvm and QEMU count), 512M, 1G.\n"
 		 "\n"
-		 "  --inflate SIZE  take SIZE more from the guest\n"
-		 "  --deflate SIZE  give SIZE back to the guest\n"
+		 "  NAME, -n, --name NAME\n"
+		 "                  the VM called NAME\n"
+		 "  -p, --pid PID   the VM that process PID (its thpvm run) "
+		 "runs\n"
+		 "  -i, --inflate SIZE\n"
+		 "                  take SIZE more from the guest\n"
+		 "  -d, --deflate SIZE\n"
+		 "                  give SIZE back to the guest\n"
 		 "  --set SIZE      leave the guest SIZE of memory\n"
-		 "  --wait[=SECONDS]\n"
+		 "  --wait[=SECONDS], --wait SECONDS\n"
 		 "                  then wait until the guest's balloon holds "
 		 "the target\n"
 		 "                  (at most SECONDS, default 60; exit status 1 "
-		 "after)\n"
+		 "after);\n"
+		 "                  a number right after --wait is SECONDS, "
+		 "so name a\n"
+		 "                  VM called 30 with -n 30\n"
 		 "  --json          print the VM's reply (sizes in bytes; see\n"
 		 "                  docs/control-protocol.md)\n"
 		 "  -h, --help      print this help\n",

@@ -1,40 +1,22 @@
 /* thpvm list: the VMs of this user, found by their control sockets. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd_util.h"
+#include "cli/vm_select.h"
 #include "control/control_client.h"
-#include "control/control_path.h"
-#include "core/vm.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
-#define SUFFIX_LEN (sizeof(CONTROL_SOCKET_SUFFIX) - 1)
-
 struct list_row {
-	const char *name;
+	char *name;
 	char pid[24];
 	char state[16];
 	char cpus[24];
 	char ram[32];
 };
-
-/* scandir() filter: <valid name>.sock */
-static int is_socket_name(const struct dirent *d)
-{
-	char name[VM_NAME_MAX + 1];
-	size_t len = strlen(d->d_name);
-
-	if (len <= SUFFIX_LEN || len - SUFFIX_LEN > VM_NAME_MAX ||
-	    strcmp(d->d_name + len - SUFFIX_LEN, CONTROL_SOCKET_SUFFIX))
-		return 0;
-	memcpy(name, d->d_name, len - SUFFIX_LEN);
-	name[len - SUFFIX_LEN] = '\0';
-	return control_path_name_valid(name);
-}
 
 static void u64_field(const struct json_value *reply, const char *key,
 		      char *buf, size_t len)
@@ -69,40 +51,60 @@ static void row_unresponsive(struct list_row *row)
 	strcpy(row->ram, "-");
 }
 
-/* Asks one VM for its info: adds a table row or a JSON object; a stale
- * socket is removed and skipped. Returns whether a row was added. */
-static bool list_one(const char *name, struct json_writer *w,
-		     struct list_row *row)
-{
-	struct control_result res;
-	int err;
+/* The rows so far, and the JSON array for --json. */
+struct list_ctx {
+	struct list_row *rows;
+	size_t nrows, cap;
+	bool json;
+	struct json_writer w;
+	bool oom;
+};
 
-	err = control_client_command(name, "info", 0, &res);
-	if (err == -ECONNREFUSED || err == -ENOENT) {
-		/* Gone, or died without removing its socket. */
-		control_result_free(&res);
-		if (err == -ECONNREFUSED)
-			control_client_remove_stale(name);
-		return false;
-	}
-	row->name = name;
-	if (err) {
-		pr_warn("%s", res.error);
-		row_unresponsive(row);
-		if (w) {
-			json_write_object_begin(w);
-			json_field_string(w, "name", name);
-			json_field_string(w, "state", "unresponsive");
-			json_field_string(w, "error", res.error);
-			json_write_object_end(w);
+/* Adds one VM: a table row or a JSON object. */
+static void list_one(void *ctx, const char *name, int err,
+		     const struct control_result *res)
+{
+	struct list_ctx *l = ctx;
+	struct list_row *row;
+
+	if (err)
+		pr_warn("%s", res->error);
+	if (l->json) {
+		if (!err) {
+			cmd_write_reply(&l->w, res->reply);
+			return;
 		}
-	} else if (w) {
-		cmd_write_reply(w, res.reply);
-	} else {
-		row_fill(row, res.reply);
+		json_write_object_begin(&l->w);
+		json_field_string(&l->w, "name", name);
+		json_field_string(&l->w, "state", "unresponsive");
+		json_field_string(&l->w, "error", res->error);
+		json_write_object_end(&l->w);
+		return;
 	}
-	control_result_free(&res);
-	return true;
+	if (l->nrows == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct list_row *rows = reallocarray(l->rows, cap,
+						     sizeof(*rows));
+
+		if (!rows) {
+			l->oom = true;
+			return;
+		}
+		l->rows = rows;
+		l->cap = cap;
+	}
+	row = &l->rows[l->nrows++];
+	/* The name outlives this call in the row. */
+	row->name = strdup(name);
+	if (!row->name) {
+		l->nrows--;
+		l->oom = true;
+		return;
+	}
+	if (err)
+		row_unresponsive(row);
+	else
+		row_fill(row, res->reply);
 }
 
 static void table_print(const struct list_row *rows, size_t n)
@@ -119,69 +121,65 @@ static void table_print(const struct list_row *rows, size_t n)
 		       rows[i].pid, rows[i].state, rows[i].cpus, rows[i].ram);
 }
 
+static int list_take(void *ctx, int opt, const char *arg)
+{
+	/* -r/--rootfs lists lkvm's root file systems: thpvm makes none. */
+	if (opt == 'r') {
+		pr_err("list: lkvm's -r/--rootfs is not supported by thpvm "
+		       "(it has no rootfs instances)");
+		return EXIT_USAGE;
+	}
+	/* -a, and lkvm's -i/--run: running VMs, all list shows. */
+	return 0;
+}
+
 static int list_main(int argc, char **argv)
 {
-	struct list_row *rows = NULL;
-	struct dirent **entries = NULL;
-	char dir[CONTROL_PATH_MAX];
-	struct json_writer w;
-	size_t nrows = 0;
+	static const struct option options[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "run", no_argument, NULL, 'i' },
+		{ "rootfs", no_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct cmd_options own = { .options = options, .take = list_take };
+	struct list_ctx l = { .rows = NULL };
 	struct cmd_args args;
-	int i, n, rc, err;
+	size_t i;
+	int rc;
 
-	rc = cmd_args_parse(&cmd_list, argc, argv, 0, 0, &args);
+	rc = cmd_args_parse_opts(&cmd_list, argc, argv, 0, 0, &own, &args);
 	if (rc >= 0)
 		return rc;
-	rc = 0;
-	err = control_path_dir(dir, sizeof(dir));
-	if (err) {
-		pr_err("cannot find the control socket directory: %s",
-		       strerror(-err));
-		return 1;
-	}
-	n = scandir(dir, &entries, is_socket_name, alphasort);
-	if (n < 0 && errno != ENOENT) {
-		pr_err("cannot read %s: %s", dir, strerror(errno));
-		return 1;
-	}
-	n = MAX(n, 0);
-	rows = calloc((size_t)n + 1, sizeof(*rows));
-	if (!rows) {
+	l.json = args.json;
+	json_writer_init(&l.w);
+	json_write_array_begin(&l.w);
+	rc = vm_select_list(list_one, &l);
+	json_write_array_end(&l.w);
+	if (!rc && l.oom) {
 		pr_err("%s", strerror(ENOMEM));
 		rc = 1;
-		goto out;
+	} else if (!rc && args.json) {
+		rc = cmd_print_json(&l.w);
+	} else if (!rc) {
+		table_print(l.rows, l.nrows);
 	}
-	json_writer_init(&w);
-	json_write_array_begin(&w);
-	for (i = 0; i < n; i++) {
-		entries[i]->d_name[strlen(entries[i]->d_name) - SUFFIX_LEN] =
-			'\0';
-		if (list_one(entries[i]->d_name, args.json ? &w : NULL,
-			     &rows[nrows]))
-			nrows++;
-	}
-	json_write_array_end(&w);
-	if (args.json)
-		rc = cmd_print_json(&w);
-	else
-		table_print(rows, nrows);
-	json_writer_free(&w);
-out:
-	for (i = 0; i < n; i++)
-		free(entries[i]);
-	free(entries);
-	free(rows);
+	json_writer_free(&l.w);
+	for (i = 0; i < l.nrows; i++)
+		free(l.rows[i].name);
+	free(l.rows);
 	return rc;
 }
 
 const struct command cmd_list = {
 	.name = "list",
 	.summary = "List the running VMs",
-	.usage = "usage: thpvm list [--json]\n"
+	.usage = "usage: thpvm list [-a] [--json]\n"
 		 "\n"
 		 "Lists this user's VMs: NAME PID STATE CPUS RAM. A VM that "
 		 "does not answer\nis shown as unresponsive.\n"
 		 "\n"
+		 "  -a, --all   all of them, as without it (lkvm's -i/--run "
+		 "too)\n"
 		 "  --json      print a JSON array of the VMs' info objects "
 		 "(name, pid,\n"
 		 "              state, vcpus, ram in bytes, backing)\n"

@@ -12,6 +12,7 @@
 
 #include "backend/term.h"
 #include "cli/commands.h"
+#include "cli/run_control.h"
 #include "cli/run_options.h"
 #include "control/control_server.h"
 #include "control/vm_control.h"
@@ -243,7 +244,7 @@ static int run_vm(const struct run_options *opts)
 	struct machine m;
 	struct vm *vm = &m.vm;
 	enum vm_exit_reason reason = VM_EXIT_FAILURE;
-	int sig_fd, err, status = 1;
+	int sig_fd, status = 1;
 	struct timespec t0;
 	bool tty;
 
@@ -255,27 +256,20 @@ static int run_vm(const struct run_options *opts)
 		return 1;
 	if (load_images(cfg, &img, &src))
 		goto out_images;
-	err = control_server_open(name, &srv);
-	if (err) {
-		if (err == -EADDRINUSE)
-			pr_err("a VM named \"%s\" is already running", name);
-		else
-			pr_err("cannot create the control socket of \"%s\": %s",
-			       name, strerror(-err));
+	if (run_control_open(opts, &srv))
 		goto out_images;
-	}
 	fatal_cleanup_server = srv;
 	install_fatal_handlers();
 	if (machine_create(&m, cfg))
 		goto out_vm;
 	pr_debug("%.2f ms: VM created", time_ms_since(&t0));
-	if (arch_boot_load(vm, &src) || vm_control_register(srv, &m))
+	if (arch_boot_load(vm, &src) || (srv && vm_control_register(srv, &m)))
 		goto out_vm;
 	/* The images are in guest RAM now. */
 	free(img.kernel);
 	free(img.initrd);
 	img = (struct images){ 0 };
-	if (control_server_start(srv))
+	if (srv && control_server_start(srv))
 		goto out_vm;
 	pr_debug("%.2f ms: booting %s: %u vCPU(s), %llu MiB",
 		 time_ms_since(&t0), src.kernel_name, vm->nr_vcpus,

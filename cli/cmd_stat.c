@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cli/cmd_util.h"
+#include "cli/vm_select.h"
 #include "control/control_client.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -9,7 +10,7 @@
 static int stat_print(const char *name, const struct json_value *reply)
 {
 	uint64_t pid, vcpus, ram, resident, huge;
-	const char *state, *backing;
+	const char *state, *backing, *vm_name;
 	char ram_s[32], resident_s[32], huge_s[32];
 	double percent;
 
@@ -24,7 +25,9 @@ static int stat_print(const char *name, const struct json_value *reply)
 		pr_err("VM \"%s\" sent an incomplete stat reply", name);
 		return 1;
 	}
-	printf("Name: %s\n", name);
+	/* The VM's own name, also when it was reached by its path. */
+	vm_name = json_get_string(reply, "name");
+	printf("Name: %s\n", vm_name ? vm_name : name);
 	printf("PID: %llu\n", (unsigned long long)pid);
 	printf("State: %s\n", state);
 	printf("CPUs: %llu\n", (unsigned long long)vcpus);
@@ -37,42 +40,103 @@ static int stat_print(const char *name, const struct json_value *reply)
 	return 0;
 }
 
-static int stat_main(int argc, char **argv)
-{
-	struct control_result res;
-	struct cmd_args args;
-	const char *name;
-	int rc;
+struct stat_ctx {
+	struct vm_select sel;
+	bool json;
+	struct json_writer w;	/* with -a and --json: the array */
+	unsigned shown;
+};
 
-	rc = cmd_args_parse(&cmd_stat, argc, argv, 1, 1, &args);
-	if (rc >= 0)
-		return rc;
-	name = args.argv[0];
-	if (!cmd_name_check(name))
-		return EXIT_USAGE;
+static int stat_take(void *ctx, int opt, const char *arg)
+{
+	struct stat_ctx *st = ctx;
+
+	/* lkvm's -m/--memory: the memory figures, all thpvm shows. */
+	if (opt == 'm')
+		return 0;
+	return vm_select_take(&st->sel, &cmd_stat, opt, arg);
+}
+
+static int stat_one(void *ctx, const char *name,
+		    const struct json_value *info)
+{
+	struct stat_ctx *st = ctx;
+	struct control_result res;
+	int rc = 0;
+
 	if (control_client_command(name, "stat", 0, &res)) {
 		pr_err("%s", res.error);
 		control_result_free(&res);
 		return 1;
 	}
-	rc = args.json ? cmd_print_reply(res.reply) :
-			 stat_print(name, res.reply);
+	if (st->json && st->sel.all) {
+		cmd_write_reply(&st->w, res.reply);
+	} else if (st->json) {
+		rc = cmd_print_reply(res.reply);
+	} else {
+		if (st->shown)
+			putchar('\n');
+		rc = stat_print(name, res.reply);
+	}
+	st->shown++;
 	control_result_free(&res);
+	return rc;
+}
+
+static int stat_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "memory", no_argument, NULL, 'm' },
+		VM_SELECT_OPTIONS,
+		VM_SELECT_OPTION_ALL,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stat_ctx st = { .sel = { NULL } };
+	const struct cmd_options own = {
+		.options = options, .take = stat_take, .ctx = &st,
+	};
+	struct cmd_args args;
+	int rc;
+
+	rc = vm_select_parse(&st.sel, &cmd_stat, argc, argv, &own, &args);
+	if (rc >= 0)
+		return rc;
+	st.json = args.json;
+	json_writer_init(&st.w);
+	json_write_array_begin(&st.w);
+	rc = vm_select_each(&st.sel, stat_one, &st);
+	json_write_array_end(&st.w);
+	if (st.json && st.sel.all) {
+		int out = cmd_print_json(&st.w);
+
+		rc = MAX(rc, out);
+	}
+	json_writer_free(&st.w);
 	return rc;
 }
 
 const struct command cmd_stat = {
 	.name = "stat",
 	.summary = "Show a VM's state and memory backing",
-	.usage = "usage: thpvm stat [--json] NAME\n"
+	.usage = "usage: thpvm stat [-m] [--json] NAME|-n NAME|-p PID|-a\n"
 		 "\n"
-		 "Shows the state of the VM called NAME, its size, and how "
-		 "much of its RAM\nthe host backs now, and with huge pages.\n"
+		 "Shows the state of the VM, its size, and how much of its "
+		 "RAM the host\nbacks now, and with huge pages.\n"
 		 "\n"
-		 "  --json      print the VM's stat reply: name, pid, state, "
-		 "vcpus, ram,\n"
-		 "              backing, resident, huge, huge_percent (sizes "
-		 "in bytes)\n"
-		 "  -h, --help  print this help\n",
+		 "  NAME, -n, --name NAME\n"
+		 "                 the VM called NAME\n"
+		 "  -p, --pid PID  the VM that process PID (its thpvm run) "
+		 "runs\n"
+		 "  -a, --all      every running VM, one after the other "
+		 "(none is fine)\n"
+		 "  -m, --memory   the memory figures (lkvm's spelling; "
+		 "they are all\n"
+		 "                 thpvm shows, with or without it)\n"
+		 "  --json         print the VM's stat reply: name, pid, "
+		 "state, vcpus, ram,\n"
+		 "                 backing, resident, huge, huge_percent "
+		 "(sizes in bytes);\n"
+		 "                 with -a, an array of them\n"
+		 "  -h, --help     print this help\n",
 	.main = stat_main,
 };

@@ -40,8 +40,8 @@ void command_print_summary(FILE *f)
 }
 
 /* The synopsis: the usage text's first line without "usage: ". */
-static void usage_error(const struct command *cmd, const char *what,
-			const char *arg)
+void cmd_usage_error(const struct command *cmd, const char *what,
+		     const char *arg)
 {
 	const char *usage = cmd->usage;
 	int len;
@@ -62,6 +62,43 @@ int cmd_args_parse(const struct command *cmd, int argc, char **argv, int min,
 	return cmd_args_parse_opts(cmd, argc, argv, min, max, NULL, args);
 }
 
+/* The entry of own whose val is opt, or NULL. */
+static const struct option *own_find(const struct cmd_options *own, int opt)
+{
+	unsigned i;
+
+	for (i = 0; own && own->options[i].name; i++)
+		if (own->options[i].val == opt)
+			return &own->options[i];
+	return NULL;
+}
+
+/* getopt's short options: ':' first (to tell a missing value from an
+ * unknown option), -h, and each own option that has a letter. */
+static void short_options(const struct cmd_options *own, char *buf)
+{
+	unsigned i;
+
+	buf += sprintf(buf, ":h");
+	for (i = 0; own && own->options[i].name; i++) {
+		const struct option *o = &own->options[i];
+
+		if (o->val >= 256)
+			continue;
+		*buf++ = (char)o->val;
+		if (o->has_arg != no_argument)
+			*buf++ = ':';
+		if (o->has_arg == optional_argument)
+			*buf++ = ':';
+	}
+	*buf = '\0';
+}
+
+static bool is_number(const char *s)
+{
+	return s && *s && strspn(s, "0123456789") == strlen(s);
+}
+
 int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
 			int min, int max, const struct cmd_options *own,
 			struct cmd_args *args)
@@ -72,6 +109,9 @@ int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
 		{ "help", no_argument, NULL, 'h' },
 	};
 	char shortopt[3] = { '-', 0, 0 };
+	char shortopts[3 + 3 * CMD_MAX_OPTIONS];
+	const struct option *o;
+	const char *arg;
 	unsigned i;
 	int c, rc;
 
@@ -80,44 +120,47 @@ int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
 			abort();	/* a bug in the command's table */
 		options[2 + i] = own->options[i];
 	}
+	short_options(own, shortopts);
 	args->json = false;
 	opterr = 0;	/* errors are reported here, in thpvm's format */
 	optind = 0;	/* a fresh scan, also when called again */
-	/* The leading ':' tells a missing value (':') from an unknown
-	 * option ('?'). */
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, options, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			args->json = true;
-			break;
+			continue;
 		case 'h':
 			fputs(cmd->usage, stdout);
 			return 0;
 		case ':':
-			usage_error(cmd, "missing value for", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			if (own && c >= CMD_OPT_BASE) {
-				rc = own->take(own->ctx, c, optarg);
-				if (rc)
-					return rc;
-				break;
-			}
-			shortopt[1] = (char)optopt;
-			usage_error(cmd, "unknown option",
-				    optopt > 0 && optopt < 256 ?
-					    shortopt : argv[optind - 1]);
+			cmd_usage_error(cmd, "missing value for",
+					argv[optind - 1]);
 			return EXIT_USAGE;
 		}
+		o = c != '?' ? own_find(own, c) : NULL;
+		if (!o) {
+			shortopt[1] = (char)optopt;
+			cmd_usage_error(cmd, "unknown option",
+					optopt > 0 && optopt < 256 ?
+						shortopt : argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+		arg = optarg;
+		if (!arg && o->has_arg == optional_argument && optind < argc &&
+		    is_number(argv[optind]))
+			arg = argv[optind++];
+		rc = own->take(own->ctx, c, arg);
+		if (rc)
+			return rc;
 	}
 	args->argc = argc - optind;
 	args->argv = argv + optind;
 	if (args->argc < min) {
-		usage_error(cmd, "missing argument", NULL);
+		cmd_usage_error(cmd, "missing argument", NULL);
 		return EXIT_USAGE;
 	}
 	if (args->argc > max) {
-		usage_error(cmd, "unexpected argument", args->argv[max]);
+		cmd_usage_error(cmd, "unexpected argument", args->argv[max]);
 		return EXIT_USAGE;
 	}
 	return -1;
@@ -125,9 +168,10 @@ int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
 
 bool cmd_name_check(const char *name)
 {
-	if (control_path_name_valid(name))
+	if (control_path_name_valid(name) || control_path_is_path(name))
 		return true;
-	pr_err("invalid VM name \"%s\" (%s)", name, CONTROL_NAME_RULE);
+	pr_err("invalid VM name \"%s\" (%s; or the path of a control socket, "
+	       "with a '/')", name, CONTROL_NAME_RULE);
 	return false;
 }
 

@@ -30,9 +30,12 @@ struct cmd_args {
 int cmd_args_parse(const struct command *cmd, int argc, char **argv, int min,
 		   int max, struct cmd_args *args);
 
-/* A command's own options, besides --json and --help: long options with
- * values from CMD_OPT_BASE on, ending with a zero entry, and the function
- * that takes each one; it returns 0, or EXIT_USAGE after saying why. */
+/* A command's own options, besides --json and --help: getopt entries
+ * whose val is a short letter (-n and --name) or, for a long-only option,
+ * a value from CMD_OPT_BASE on, ending with a zero entry, and the function
+ * that takes each one; it returns 0, or EXIT_USAGE after saying why. An
+ * optional value may also come as the next argument when that is a whole
+ * number (`--wait 30` as well as `--wait=30`). */
 #define CMD_OPT_BASE 257
 #define CMD_MAX_OPTIONS 8
 struct option;
@@ -45,7 +48,12 @@ struct cmd_options {
 int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
 			int min, int max, const struct cmd_options *own,
 			struct cmd_args *args);
-/* Reports an invalid VM name as a usage error. */
+/* Reports a usage error as every command does: what, the argument it is
+ * about (or NULL), and the command's synopsis. */
+void cmd_usage_error(const struct command *cmd, const char *what,
+		     const char *arg);
+/* Reports an invalid VM name as a usage error; a path (with a '/') names
+ * a VM by its control socket (thpvm run --control-socket). */
 bool cmd_name_check(const char *name);
 
 /* Writes a reply object without its "ok" member. */

@@ -10,13 +10,17 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "cli/lkvm_options.h"
 #include "control/control_path.h"
 #include "core/arch.h"
+#include "lib/host_mem.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
+/* -m's range: from VM_MIN_RAM to MAX_RAM, and at most the host's
+ * memory; -c's: 1 to arch_max_vcpus(). Both are checked here only, and
+ * run_usage states them (test_run_options checks the figures). */
 #define MAX_RAM (1ULL << 40)
-#define MAX_VCPUS 1024
 
 const char run_usage[] =
 "usage: thpvm run [options]\n"
@@ -27,14 +31,18 @@ const char run_usage[] =
 "                         with a PVH note; on arm64 an Image, plain or\n"
 "                         compressed (as Debian's vmlinuz)\n"
 "  -i, --initrd FILE      initial ramdisk\n"
-"  -p, --params PARAMS    kernel command line (default for a Linux kernel:\n"
-"                         on x86 \"console=ttyS0 earlyprintk=serial\n"
-"                         reboot=k panic=-1\", on arm64 \"console=ttyS0\n"
-"                         earlycon panic=-1\"; for the test guest: none)\n"
+"  -p, --params PARAMS    kernel command line parameters; a Linux kernel\n"
+"                         gets them after the defaults, on x86\n"
+"                         \"console=ttyS0 earlyprintk=serial reboot=k\n"
+"                         panic=-1\", on arm64 \"console=ttyS0 earlycon\n"
+"                         panic=-1\" (--nodefaults: PARAMS alone); the\n"
+"                         test guest gets PARAMS alone\n"
 "  -m, --mem SIZE         guest RAM, e.g. 512M, 2G, or 1024 (a bare\n"
-"                         number is MiB; default 256M); rounded up to a\n"
-"                         multiple of the host's huge page (2 MiB on x86)\n"
-"  -c, --cpus N           number of vCPUs (default 1)\n"
+"                         number is MiB; default 256M): 16M to 1T, and no\n"
+"                         more than the host's RAM plus swap; rounded up to\n"
+"                         a multiple of the host's huge page (2 MiB on x86)\n"
+"  -c, --cpus N           number of vCPUs (default 1): 1 to 254 on x86,\n"
+"                         1 to 123 on arm64 (8 with a GICv2)\n"
 "  -d, --disk PATH[,ro][,direct][,pci|,mmio]\n"
 "                         a virtio-blk disk: raw image file or block device\n"
 "                         (repeatable, up to 16); ro: read-only; direct:\n"
@@ -61,6 +69,12 @@ const char run_usage[] =
 "                         announced as virtio_mmio.device= on the kernel\n"
 "                         command line (x86) or in the device tree (arm64)\n"
 "      --name NAME        name for the control socket (default guest-PID)\n"
+"      --control-socket PATH\n"
+"                         listen for thpvm stop, stat, ... at PATH instead;\n"
+"                         they then name the VM by PATH (with a '/', e.g.\n"
+"                         ./vm.sock), and thpvm list does not show it\n"
+"      --no-control       no control socket: stop the VM with Ctrl-A x or\n"
+"                         a signal\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with base pages (MADV_NOHUGEPAGE)\n"
 "      --boot ENTRY       kernel entry: auto (default: chosen per image), or\n"
@@ -70,8 +84,19 @@ const char run_usage[] =
 "      --json             at the end, print {\"name\", \"exit_status\",\n"
 "                         \"reason\"} as one JSON line on stderr; reason is\n"
 "                         guest, reset, stop, signal or failure\n"
-"  -v, --verbose          more messages on stderr\n"
+"  -v, --verbose          more messages on stderr, the kernel command line\n"
+"                         as the guest gets it among them\n"
 "  -h, --help             show this help\n"
+"\n"
+"lkvm's spellings:\n"
+"      --nodefaults       the kernel command line is -p alone, without the\n"
+"                         defaults (thpvm adds no devices of its own to\n"
+"                         drop; the serial console stays)\n"
+"      --console serial   the console thpvm has (virtio: not yet)\n"
+"      --loglevel LEVEL   error, warning, info or debug (-v); --debug: debug\n"
+"      --rng              refused: virtio-rng is not implemented yet\n"
+"Other lkvm options (--9p, --vnc, --sandbox, -f/--firmware, ...) are\n"
+"refused by name.\n"
 "\n"
 "The console is the terminal; type Ctrl-A x to stop the VM.\n"
 "The exit status is the guest's (debug-exit port 0x501), 0 after a guest\n"
@@ -86,6 +111,13 @@ enum {
 	OPT_BALLOON,
 	OPT_VIRTIO_TRANSPORT,
 	OPT_DUMP_DTB,
+	OPT_NODEFAULTS,
+	OPT_CONSOLE,
+	OPT_RNG,
+	OPT_LOGLEVEL,
+	OPT_DEBUG,
+	OPT_CONTROL_SOCKET,
+	OPT_NO_CONTROL,
 };
 
 static const struct option long_options[] = {
@@ -104,6 +136,13 @@ static const struct option long_options[] = {
 	{ "boot", required_argument, NULL, OPT_BOOT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
+	{ "nodefaults", no_argument, NULL, OPT_NODEFAULTS },
+	{ "console", required_argument, NULL, OPT_CONSOLE },
+	{ "rng", no_argument, NULL, OPT_RNG },
+	{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
+	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
+	{ "no-control", no_argument, NULL, OPT_NO_CONTROL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -111,7 +150,8 @@ static const struct option long_options[] = {
 
 static int parse_ram(const char *arg, uint64_t *out)
 {
-	uint64_t size;
+	uint64_t size, host;
+	char host_s[32];
 	int err = size_parse(arg, &size);
 
 	if (err) {
@@ -120,8 +160,15 @@ static int parse_ram(const char *arg, uint64_t *out)
 		return err;
 	}
 	if (size < VM_MIN_RAM || size > MAX_RAM) {
-		pr_err("-m %s: guest RAM must be between %llu MiB and %llu GiB",
-		       arg, VM_MIN_RAM >> 20, MAX_RAM >> 30);
+		pr_err("-m %s: guest RAM must be from %llu MiB to %llu TiB",
+		       arg, VM_MIN_RAM >> 20, MAX_RAM >> 40);
+		return -ERANGE;
+	}
+	/* Past that the guest would be killed once it used its RAM. */
+	host = host_memory_size();
+	if (host && size > host) {
+		pr_err("-m %s: more than this host's %s of RAM and swap", arg,
+		       size_format(host, host_s, sizeof(host_s)));
 		return -ERANGE;
 	}
 	*out = ALIGN_UP(size, guest_ram_align());
@@ -162,7 +209,9 @@ static bool transport_parse(const char *s, enum virtio_transport *out)
 
 /* PATH[,ro][,direct][,pci|,mmio]: options are taken off the end, so a
  * path may hold commas as long as it does not end in one of the option
- * names. */
+ * names. A word after a comma that is no option is part of the path only
+ * if that path exists: otherwise it is a misspelt option (img,rw), named
+ * as such rather than reported as a missing file. */
 static int parse_disk(const char *arg, struct machine_config *cfg)
 {
 	struct disk_config *d;
@@ -183,8 +232,13 @@ static int parse_disk(const char *arg, struct machine_config *cfg)
 			d->read_only = true;
 		else if (!strcmp(comma + 1, "direct"))
 			d->direct = true;
-		else if (!transport_parse(comma + 1, &d->transport))
-			break;
+		else if (!transport_parse(comma + 1, &d->transport)) {
+			if (access(d->path, F_OK) == 0)
+				break;	/* a comma in the file's name */
+			pr_err("-d %s: unknown disk option \"%s\" (expected ro, "
+			       "direct, pci or mmio)", arg, comma + 1);
+			return -EINVAL;
+		}
 		*comma = '\0';
 	}
 	if (!d->path[0]) {
@@ -451,6 +505,41 @@ static int parse_balloon(const char *arg, struct machine_config *cfg)
 	return 0;
 }
 
+/* lkvm's --console: serial is thpvm's console. */
+static int parse_console(const char *arg)
+{
+	if (!strcmp(arg, "serial"))
+		return 0;
+	if (!strcmp(arg, "virtio"))
+		pr_err("--console virtio: virtio-console is not implemented "
+		       "in thpvm yet (the console is the serial port)");
+	else if (!strcmp(arg, "hv"))
+		pr_err("lkvm's --console hv is not supported by thpvm (the "
+		       "console is the serial port)");
+	else
+		pr_err("--console %s: expected serial", arg);
+	return -EINVAL;
+}
+
+/* lkvm's --loglevel names thpvm's levels. */
+static int parse_loglevel(const char *arg)
+{
+	static const char *const names[] = {
+		[LOG_ERR] = "error", [LOG_WARN] = "warning",
+		[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+	};
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		if (!strcmp(arg, names[i])) {
+			log_max_level = (enum log_level)i;
+			return 0;
+		}
+	}
+	pr_err("--loglevel %s: expected error, warning, info or debug", arg);
+	return -EINVAL;
+}
+
 static int parse_option(int opt, const char *arg, struct run_options *opts)
 {
 	struct machine_config *cfg = &opts->machine;
@@ -464,14 +553,14 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 		cfg->initrd_path = arg;
 		return 0;
 	case 'p':
-		cfg->cmdline = arg;
+		opts->params = arg;
 		return 0;
 	case 'm':
 		return parse_ram(arg, &cfg->vm.ram_size);
 	case 'c':
-		if (uint_parse(arg, MAX_VCPUS, &n) || n == 0) {
-			pr_err("-c %s: expected a number of vCPUs from 1 to %d",
-			       arg, MAX_VCPUS);
+		if (uint_parse(arg, arch_max_vcpus(), &n) || n == 0) {
+			pr_err("-c %s: expected a number of vCPUs from 1 to %u",
+			       arg, arch_max_vcpus());
 			return -EINVAL;
 		}
 		cfg->vm.nr_vcpus = n;
@@ -511,12 +600,69 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 			return 0;
 		pr_err("--virtio-transport %s: expected pci or mmio", arg);
 		return -EINVAL;
+	case OPT_CONTROL_SOCKET:
+		if (!arg[0] || strlen(arg) >= CONTROL_PATH_MAX) {
+			pr_err("--control-socket: expected a path of 1 to %zu "
+			       "bytes", CONTROL_PATH_MAX - 1);
+			return -EINVAL;
+		}
+		opts->control_socket = arg;
+		return 0;
+	case OPT_NO_CONTROL:
+		opts->no_control = true;
+		return 0;
+	case OPT_NODEFAULTS:
+		opts->nodefaults = true;
+		return 0;
+	case OPT_CONSOLE:
+		return parse_console(arg);
+	case OPT_RNG:
+		pr_err("--rng: virtio-rng is not implemented in thpvm yet");
+		return -EINVAL;
+	case OPT_LOGLEVEL:
+		return parse_loglevel(arg);
 	case 'v':
+	case OPT_DEBUG:		/* lkvm's older spelling of it */
 		log_max_level = LOG_DEBUG;
 		return 0;
 	default:
 		return -EINVAL;
 	}
+}
+
+/* As kvmtool does: a Linux kernel gets -p after the arch's defaults
+ * (its console on the arch's UART), unless --nodefaults; the test guest
+ * reads its own keys and gets -p alone. */
+static int cmdline_build(struct run_options *opts)
+{
+	const char *base = opts->machine.kernel_path && !opts->nodefaults ?
+				   arch_linux_params : "";
+	const char *params = opts->params ? opts->params : "";
+	int n;
+
+	n = snprintf(opts->cmdline, sizeof(opts->cmdline), "%s%s%s", base,
+		     base[0] && params[0] ? " " : "", params);
+	if (n >= (int)sizeof(opts->cmdline)) {
+		pr_err("-p: the kernel command line would be %d bytes long; "
+		       "thpvm takes at most %d", n, RUN_CMDLINE_MAX - 1);
+		return -E2BIG;
+	}
+	opts->machine.cmdline = opts->cmdline;
+	return 0;
+}
+
+/* An option getopt does not know (getopt's optopt has its letter, or 0
+ * for a long one): lkvm's are named as such. */
+static void unknown_option(const char *arg)
+{
+	char letter[3] = { '-', (char)optopt, 0 };
+	const char *lkvm = lkvm_run_option_find(optopt ? NULL : arg, optopt);
+
+	if (lkvm)
+		pr_err("lkvm's %s is not supported by thpvm", lkvm);
+	else
+		pr_err("run: unknown option %s (see thpvm run --help)",
+		       optopt ? letter : arg);
 }
 
 enum run_parse_result run_options_parse(int argc, char **argv,
@@ -534,15 +680,21 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 
 	optind = 0;	/* full re-initialisation of getopt */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+k:i:p:m:c:d:n:vh", long_options,
-				  NULL)) != -1) {
+	/* '+': options end at the first argument; ':': a missing value
+	 * ends in ':', an unknown option in '?'. */
+	while ((opt = getopt_long(argc, argv, "+:k:i:p:m:c:d:n:vh",
+				  long_options, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(run_usage, stdout);
 			return RUN_PARSE_HELP;
 		}
+		if (opt == ':') {
+			pr_err("run: missing value for %s (see thpvm run "
+			       "--help)", argv[optind - 1]);
+			return RUN_PARSE_ERROR;
+		}
 		if (opt == '?') {
-			pr_err("run: unknown option or missing argument: %s "
-			       "(see thpvm run --help)", argv[optind - 1]);
+			unknown_option(argv[optind - 1]);
 			return RUN_PARSE_ERROR;
 		}
 		if (opt == OPT_NO_THP)
@@ -558,7 +710,9 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 		pr_err("--no-thp and --hugetlbfs exclude each other");
 		return RUN_PARSE_ERROR;
 	}
-	if (!cfg->cmdline)
-		cfg->cmdline = cfg->kernel_path ? arch_linux_params : "";
-	return RUN_PARSE_OK;
+	if (opts->no_control && opts->control_socket) {
+		pr_err("--control-socket and --no-control exclude each other");
+		return RUN_PARSE_ERROR;
+	}
+	return cmdline_build(opts) ? RUN_PARSE_ERROR : RUN_PARSE_OK;
 }

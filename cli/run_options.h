@@ -12,10 +12,20 @@ enum run_parse_result {
 	RUN_PARSE_ERROR,	/* one message was printed */
 };
 
+/* Room for the kernel command line: as much as any x86 kernel takes
+ * (64 KiB through PVH; a bzImage's own limit is checked at boot). */
+#define RUN_CMDLINE_MAX 65536
+
 /* What `thpvm run` was asked to do. */
 struct run_options {
-	struct machine_config machine;
+	struct machine_config machine;	/* its cmdline points to cmdline */
+	char cmdline[RUN_CMDLINE_MAX];
 	bool json;		/* report the end as JSON on stderr */
+	const char *params;	/* -p, or NULL */
+	const char *control_socket;	/* --control-socket PATH, or NULL */
+	bool no_control;	/* --no-control: no control socket */
+	bool nodefaults;	/* lkvm's --nodefaults: -p is all the
+				 * kernel command line */
 };
 
 extern const char run_usage[];

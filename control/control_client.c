@@ -50,7 +50,7 @@ static int client_connect(const char *name, struct control_result *res)
 	};
 	int fd, err;
 
-	err = control_path_socket(name, addr.sun_path, sizeof(addr.sun_path));
+	err = control_path_resolve(name, addr.sun_path, sizeof(addr.sun_path));
 	if (err == -EINVAL)
 		return result_fail(res, err, "invalid VM name \"%s\" (%s)",
 				   name, CONTROL_NAME_RULE);
@@ -64,6 +64,10 @@ static int client_connect(const char *name, struct control_result *res)
 	    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		err = -errno;
 		close(fd);
+		if ((err == -ENOENT || err == -ECONNREFUSED) &&
+		    control_path_is_path(name))
+			return result_fail(res, err, "no VM listens on %s",
+					   name);
 		if (err == -ENOENT || err == -ECONNREFUSED)
 			return result_fail(res, err, "no VM named \"%s\" (see "
 					   "thpvm list)", name);
@@ -281,10 +285,10 @@ int control_client_remove_stale(const char *name)
 	struct stat st;
 	int err, lock_fd;
 
-	err = control_path_socket(name, path, sizeof(path));
+	err = control_path_resolve(name, path, sizeof(path));
 	if (err)
 		return err;
-	lock_fd = control_path_lock();
+	lock_fd = control_path_lock(path);
 	if (lock_fd < 0)
 		return lock_fd == -ENOENT ? 0 : lock_fd;
 	err = control_path_probe(path);

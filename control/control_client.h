@@ -17,13 +17,14 @@ struct control_result {
 	char error[256];		/* on failure: one line for the user */
 };
 
-/* Sends request (one JSON object, no newline) to the VM called name and
- * reads its reply. Returns 0 with res->reply set, or fills res->error and
- * returns -ENOENT (no such VM), -ECONNREFUSED (only a stale socket is
- * left: also "no VM named"), -ETIMEDOUT (the VM does not answer),
- * -EPROTO (the reply is not valid), -EREMOTEIO (the VM answered
- * "ok":false; error holds its text), -EINVAL (bad name), or -errno. Call
- * control_result_free() in every case. */
+/* Sends request (one JSON object, no newline) to the VM called name (or,
+ * when name has a '/', listening at that path) and reads its reply.
+ * Returns 0 with res->reply set, or fills res->error and returns -ENOENT
+ * (no such VM), -ECONNREFUSED (only a stale socket is left: also "no VM
+ * named"), -ETIMEDOUT (the VM does not answer), -EPROTO (the reply is not
+ * valid), -EREMOTEIO (the VM answered "ok":false; error holds its text),
+ * -EINVAL (bad name), or -errno. Call control_result_free() in every
+ * case. */
 int control_client_request(const char *name, const char *request,
 			   unsigned flags, struct control_result *res);
 /* The same for the request {"cmd":cmd}. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/vm.h"
+#include "lib/util.h"
 
 bool control_path_name_valid(const char *name)
 {
@@ -100,15 +101,34 @@ int control_path_socket(const char *name, char *buf, size_t len)
 	return 0;
 }
 
-int control_path_lock(void)
+bool control_path_is_path(const char *vm)
 {
+	return strchr(vm, '/') != NULL;
+}
+
+int control_path_resolve(const char *vm, char *buf, size_t len)
+{
+	if (!control_path_is_path(vm))
+		return control_path_socket(vm, buf, len);
+	if (strlen(vm) >= MIN(len, CONTROL_PATH_MAX))
+		return -ENAMETOOLONG;
+	strcpy(buf, vm);
+	return 0;
+}
+
+int control_path_lock(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	/* "/x.sock" is in "/", "x.sock" in "." */
+	size_t n = slash ? MAX((size_t)(slash - path), 1) : 1;
 	char dir[CONTROL_PATH_MAX];
 	int fd, err;
 
-	err = control_path_dir(dir, sizeof(dir));
-	if (err)
-		return err;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (n >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, slash ? path : ".", n);
+	dir[n] = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	while (flock(fd, LOCK_EX) < 0) {

@@ -1,6 +1,8 @@
 /* Where control sockets live and what a VM may be called. Each running VM
  * listens on <dir>/<name>.sock, where dir is $XDG_RUNTIME_DIR/thpvm when
- * XDG_RUNTIME_DIR is an absolute path, else $HOME/.thpvm. */
+ * XDG_RUNTIME_DIR is an absolute path, else $HOME/.thpvm, unless it was
+ * given a path of its own (thpvm run --control-socket PATH): clients then
+ * name it by that path, which is told from a name by its '/'. */
 #ifndef THPVM_CONTROL_PATH_H
 #define THPVM_CONTROL_PATH_H
 
@@ -30,10 +32,18 @@ int control_path_dir_create(char *buf, size_t len);
  * name, -ENAMETOOLONG when it does not fit a socket address. */
 int control_path_socket(const char *name, char *buf, size_t len);
 
+/* Whether a VM is named by its socket's path (it has a '/'). */
+bool control_path_is_path(const char *vm);
+/* The socket of vm, a name or a path, into buf (CONTROL_PATH_MAX bytes):
+ * control_path_socket() for a name; a path is copied, -ENAMETOOLONG when
+ * it does not fit a socket address. */
+int control_path_resolve(const char *vm, char *buf, size_t len);
+
 /* Serialises the steps "is this socket stale? remove it; bind a new one"
- * between processes: an exclusive flock on the directory. Returns the
- * lock's fd or -errno; control_path_unlock() releases it. */
-int control_path_lock(void);
+ * between processes: an exclusive flock on the directory that holds the
+ * socket at path. Returns the lock's fd or -errno; control_path_unlock()
+ * releases it. */
+int control_path_lock(const char *path);
 void control_path_unlock(int lock_fd);
 
 /* Whether a server listens on path: 0 if one does (even with a full

@@ -20,6 +20,7 @@
 
 #include "control/control_path.h"
 #include "lib/log.h"
+#include "lib/thread_name.h"
 #include "lib/util.h"
 
 #define ACCEPT_BACKOFF_MS 100	/* after accept() fails for lack of fds */
@@ -133,13 +134,14 @@ static int server_bind(struct control_server *srv)
 	return 0;
 }
 
-int control_server_open(const char *name, struct control_server **out)
+int control_server_open(const char *path, struct control_server **out)
 {
 	struct control_server *srv;
-	char dir[CONTROL_PATH_MAX];
 	int err, lock_fd;
 	unsigned i;
 
+	if (strlen(path) >= sizeof(srv->path))
+		return -ENAMETOOLONG;
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
@@ -151,13 +153,8 @@ int control_server_open(const char *name, struct control_server **out)
 		err = -errno;
 		goto fail;
 	}
-	err = control_path_socket(name, srv->path, sizeof(srv->path));
-	if (err)
-		goto fail;
-	err = control_path_dir_create(dir, sizeof(dir));
-	if (err)
-		goto fail;
-	lock_fd = control_path_lock();
+	strcpy(srv->path, path);
+	lock_fd = control_path_lock(path);
 	if (lock_fd < 0) {
 		err = lock_fd;
 		goto fail;
@@ -572,8 +569,10 @@ int control_server_start(struct control_server *srv)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&srv->thread, NULL, server_thread, srv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!err)
+	if (!err) {
 		srv->started = true;
+		thread_name_set(srv->thread, "control");
+	}
 	return err;
 }
 

@@ -1,5 +1,5 @@
 /* The control socket of one VM (docs/control-protocol.md): a thread that
- * accepts clients on <dir>/<name>.sock, reads newline-delimited JSON
+ * accepts clients on its socket (control_path.h), reads newline-delimited JSON
  * requests {"cmd":"...", ...} and answers each with one line, from the
  * handler registered for that cmd. */
 #ifndef THPVM_CONTROL_SERVER_H
@@ -26,11 +26,11 @@ typedef int (*control_handler_fn)(void *opaque,
 				  const struct json_value *request,
 				  struct json_writer *reply);
 
-/* Creates the directory and listens on <name>.sock (mode 0600). A socket
- * left by a VM that died is replaced; a live one gives -EADDRINUSE. Other
- * errors: -EINVAL (bad name), -ENAMETOOLONG, -ENOTDIR/-EPERM (the
- * directory is a symlink or not ours), -errno. */
-int control_server_open(const char *name, struct control_server **out);
+/* Listens on the socket at path (mode 0600), whose directory must exist
+ * (control_path_dir_create() makes the usual one). A socket left by a VM
+ * that died is replaced; a live one gives -EADDRINUSE. Other errors:
+ * -ENAMETOOLONG, -EEXIST (a file that is not a socket is there), -errno. */
+int control_server_open(const char *path, struct control_server **out);
 /* Before control_server_start() only. cmd is copied; args, the names of
  * the members the command takes besides "cmd" (NULL-terminated, at most
  * CONTROL_MAX_ARGS; NULL for none), must outlive the server: requests

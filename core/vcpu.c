@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,6 +19,7 @@
 #include "core/arch.h"
 #include "core/vm.h"
 #include "lib/log.h"
+#include "lib/thread_name.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
 
@@ -194,11 +194,9 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
 	struct vm *vm = vcpu->vm;
-	char name[16];
 	int err;
 
-	snprintf(name, sizeof(name), "vcpu%u", vcpu->id);
-	pthread_setname_np(pthread_self(), name);
+	thread_name_set(pthread_self(), "vcpu%u", vcpu->id);
 	err = set_run_signal_mask(vcpu);
 	if (err) {
 		pr_err("vCPU %u: KVM_SET_SIGNAL_MASK: %s", vcpu->id,

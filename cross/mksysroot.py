@@ -6,8 +6,9 @@ cross-building thpvm statically and for the emulated hosts that run it.
 
 ARCH is a Debian architecture in ARCHES (arm64). DIR defaults to
 <repo>/sysroot-ARCH. The libraries' static archives and headers
-(libfdt, zlib, liblzma, libzstd, liblz4), static busybox and Debian's
-kernel for ARCH are downloaded with `apt-get download` into the cache
+(libfdt, zlib, liblzma, libzstd, liblz4), static busybox, hackbench
+(rt-tests, with the shared libraries it runs on) and Debian's kernel
+for ARCH with its headers are downloaded with `apt-get download` into the cache
 (default ~/.cache/thpvm/debs; kept, so a second run downloads nothing)
 and unpacked with `dpkg-deb -x` into DIR, which also gets paths.ini, the
 machine-specific half of the Meson cross file:
@@ -26,7 +27,11 @@ not unpacked here: two copies of the UAPI headers on one include path
 would mix versions. (Its 6.1.192 linux/kvm.h differs from 6.1.4's only
 in spelling flexible arrays __DECLARE_FLEX_ARRAY; asm/kvm.h is the same.)
 Debian's libzstd.pc says libdir=/usr/lib; here it is pointed at the
-multiarch directory, where the library is (fix_pc_files).
+multiarch directory, where the library is (fix_pc_files). The kernel
+headers build out-of-tree modules for ARCH (guest/linux/cont_balloon)
+with the host's own kbuild programs (linux-kbuild-6.1, which
+linux-headers-amd64 brings; fixdep and modpost read any arch's objects):
+fix_kernel_headers points the headers at this sysroot and at them.
 
 A stamp file (DIR/.stamp) lists the packages and versions unpacked; when
 it matches apt's candidates the run only checks and prints where things
@@ -44,19 +49,23 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Packages every arch gets, besides its kernel.
+# Packages every arch gets, besides its kernel and its headers: the
+# libraries thpvm links, and what Linux guests run (busybox; hackbench,
+# a dynamic program, with its libraries).
 COMMON = ["libfdt-dev", "libfdt1", "zlib1g-dev", "zlib1g", "liblzma-dev",
           "liblzma5", "libzstd-dev", "libzstd1", "liblz4-dev", "liblz4-1",
-          "busybox-static"]
+          "busybox-static", "rt-tests", "libc6"]
 STATIC_LIBS = ["libfdt.a", "libz.a", "liblzma.a", "libzstd.a", "liblz4.a"]
 
 # Per arch: the GNU triplet (Debian's multiarch library directory, the
 # cross tools' prefix), the metapackage that depends on the current
-# kernel, and the kernel image's glob in that kernel's package. A new
-# arch also needs its cross/ARCH.ini.
+# kernel, the kernel flavour (linux-image-ABI-FLAVOUR) and the kernel
+# image's glob in that kernel's package. A new arch also needs its
+# cross/ARCH.ini.
 ARCHES = {
     "arm64": {"triplet": "aarch64-linux-gnu",
               "kernel_meta": "linux-image-arm64",
+              "flavour": "arm64",
               "kernel_glob": "boot/vmlinuz-*-arm64"},
     # Next (untried here): "ppc64el": {"triplet": "powerpc64le-linux-gnu",
     #   "kernel_meta": "linux-image-powerpc64le",
@@ -85,7 +94,8 @@ def output(argv):
 
 
 def apt_show(names):
-    """{name: fields} of apt's candidate of each name (NAME:ARCH)."""
+    """{NAME:ARCH: fields} of apt's candidate of each name (NAME:ARCH, or
+    NAME for an Architecture: all package, found as NAME:all)."""
     p = subprocess.run(["apt-cache", "show", "--no-all-versions"] + names,
                        capture_output=True, text=True)
     found = {}
@@ -110,30 +120,39 @@ def ensure_arch(arch):
         run(["apt-get", "update"])
 
 
-def wanted(arch, spec):
-    """[(NAME:ARCH, version)] of the packages to unpack, the kernel being
-    the one ARCH's kernel metapackage depends on now, at the version it
-    names. One apt-cache run (about a second: this apt keeps no
-    pkgcache.bin), so an up-to-date sysroot is checked quickly."""
+def current_kernel(arch, spec):
+    """(package, version) of the kernel ARCH's kernel metapackage
+    depends on now."""
     meta = f"{spec['kernel_meta']}:{arch}"
-    names = [f"{n}:{arch}" for n in COMMON]
-    shown = apt_show([meta] + names)
+    shown = apt_show([meta])
     if meta not in shown:
         raise Error(f"apt knows no {meta} (apt-get update?)")
-    kernel = None
     for dep in shown[meta].get("Depends", "").split(","):
         dep = dep.split("|")[0].strip()
         if dep.startswith("linux-image-") and "(=" in dep:
             name, version = dep.split("(=")
-            kernel = (f"{name.strip().split(':')[0]}:{arch}",
-                      version.strip(" )"))
-            break
-    if kernel is None:
-        raise Error(f"{meta} depends on no linux-image-* (= VERSION)")
+            return name.strip().split(":")[0], version.strip(" )")
+    raise Error(f"{meta} depends on no linux-image-* (= VERSION)")
+
+
+def wanted(arch, spec):
+    """[(NAME:ARCH, version)] of the packages to unpack (NAME:all for
+    the kernel headers' arch-independent half): COMMON, and the kernel
+    ARCH's metapackage depends on now with its headers, at its version.
+    Two apt-cache runs (about a second each: this apt keeps no
+    pkgcache.bin), so an up-to-date sysroot is checked quickly."""
+    image, version = current_kernel(arch, spec)
+    abi = image[len("linux-image-"):]               # 6.1.0-57-arm64
+    base = abi[:-len("-" + spec["flavour"])]        # 6.1.0-57
+    names = [f"{n}:{arch}" for n in COMMON + [f"linux-headers-{abi}"]]
+    common = f"linux-headers-{base}-common"
+    shown = apt_show(names + [common])
+    names.append(common + ":all")
     missing = [n for n in names if n not in shown]
     if missing:
         raise Error(f"apt has no candidate for {' '.join(missing)}")
-    return [(n, shown[n]["Version"]) for n in names] + [kernel]
+    return ([(n, shown[n]["Version"]) for n in names] +
+            [(f"{image}:{arch}", version)])
 
 
 def deb_name(pkg, version, arch):
@@ -145,11 +164,12 @@ def download(pkgs, cache, arch):
     os.makedirs(cache, exist_ok=True)
     debs, fetch = [], []
     for name, version in pkgs:
-        pkg = name.split(":")[0]
-        deb = os.path.join(cache, deb_name(pkg, version, arch))
+        pkg, pkg_arch = name.split(":")
+        deb = os.path.join(cache, deb_name(pkg, version, pkg_arch))
         debs.append(deb)
         if not os.path.isfile(deb):
-            fetch.append(f"{name}={version}")
+            # apt names an Architecture: all package without one.
+            fetch.append(f"{pkg if pkg_arch == 'all' else name}={version}")
     if fetch:
         say(f"downloading {len(fetch)} packages into {cache}")
         # The sandbox user _apt may not write to the cache; we are root.
@@ -191,6 +211,37 @@ def fix_pc_files(dest, spec):
                 f"lib/{spec['triplet']}")
             with open(pc, "w") as f:
                 f.write("\n".join(fixed))
+
+
+def fix_kernel_headers(dest, spec):
+    """The kernel headers, made usable from the sysroot: the flavour's
+    Makefile includes the common half by its absolute /usr/src path, and
+    both reach kbuild's programs through ../../lib/linux-kbuild-X.Y,
+    which here becomes a link to the host's own (the same programs build
+    modules for any arch). Returns the headers' directory."""
+    trees = glob.glob(os.path.join(dest, "usr/src/linux-headers-*-" +
+                                   spec["flavour"]))
+    if len(trees) != 1:
+        raise Error(f"{len(trees)} kernel header trees in {dest}/usr/src")
+    makefile = os.path.join(trees[0], "Makefile")
+    with open(makefile) as f:
+        text = f.read()
+    fixed = text.replace("include /usr/src/",
+                         f"include {dest}/usr/src/")
+    if fixed != text:
+        with open(makefile, "w") as f:
+            f.write(fixed)
+    target = os.readlink(os.path.join(trees[0], "scripts"))
+    kbuild = os.path.basename(os.path.dirname(target))  # linux-kbuild-6.1
+    link = os.path.join(dest, "usr/lib", kbuild)
+    host = os.path.join("/usr/lib", kbuild)
+    if not os.path.isdir(host):
+        raise Error(f"no {host}: the kernel headers need the host's "
+                    f"{kbuild} (apt-get install {kbuild})")
+    if not os.path.islink(link):
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(host, link)
+    return trees[0]
 
 
 def check(dest, spec):
@@ -238,6 +289,7 @@ def make(args):
         for deb in debs:
             run(["dpkg-deb", "-x", deb, dest])
         fix_pc_files(dest, spec)
+        fix_kernel_headers(dest, spec)
         # The package leaves modules.dep to its postinst; depmod reads
         # any arch's modules (mkinitramfs.resolve_modules needs it).
         for moddir in glob.glob(os.path.join(dest, "lib/modules/*")):
@@ -258,6 +310,7 @@ def make(args):
             f.write(paths_ini(dest, spec))
     kernel, busybox = check(dest, spec)
     say(f"kernel {kernel}")
+    say(f"kernel headers {fix_kernel_headers(dest, spec)}")
     say(f"busybox {busybox}")
     ini = os.path.relpath(os.path.join(ROOT, "cross", arch + ".ini"))
     say(f"meson: --cross-file {ini} --cross-file {os.path.relpath(paths)}")

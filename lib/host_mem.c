@@ -2,6 +2,7 @@
 #include "lib/host_mem.h"
 
 #include <stdio.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 uint64_t host_page_size(void)
@@ -29,4 +30,13 @@ uint64_t host_thp_size_from(const char *path, uint64_t page_size)
 uint64_t host_thp_size(void)
 {
 	return host_thp_size_from(HOST_THP_SIZE_PATH, host_page_size());
+}
+
+uint64_t host_memory_size(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si) < 0)
+		return 0;
+	return ((uint64_t)si.totalram + si.totalswap) * si.mem_unit;
 }

@@ -21,4 +21,8 @@ uint64_t host_thp_size_from(const char *path, uint64_t page_size);
 /* host_thp_size_from(HOST_THP_SIZE_PATH, host_page_size()). */
 uint64_t host_thp_size(void);
 
+/* The host's RAM plus swap (sysinfo): the most guest RAM it can ever
+ * back at once. 0 when it cannot be read. */
+uint64_t host_memory_size(void);
+
 #endif

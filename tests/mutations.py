@@ -91,6 +91,21 @@ MUTATIONS = {
         "\twhile (vm->state == VM_PAUSED) {",
         "\twhile (0 && vm->state == VM_PAUSED) {",
         "integration-balloon_guest", ["test_pause_stops_the_guest"]),
+    "params-replace-linux-defaults": (
+        "cli/run_options.c",
+        "\t\t\t\t   arch_linux_params : \"\";",
+        "\t\t\t\t   \"\" : \"\";",
+        "unit-run-options", []),
+    "misspelt-disk-option-as-path": (
+        "cli/run_options.c",
+        "\t\t\tif (access(d->path, F_OK) == 0)",
+        "\t\t\tif (1)",
+        "unit-run-options", []),
+    "pause-all-stops-at-paused-vm": (
+        "cli/cmd_lifecycle.c",
+        "\t\treturn !strcmp(state, \"paused\");",
+        "\t\treturn false;",
+        "integration-lkvm_spellings", ["test_pause_resume_stat_list"]),
     "hugetlbfs-madvise-not-punch": (
         "core/guest_ram.c",
         "\t\treturn discard_hugetlbfs(ram, ext, nr, calls);",

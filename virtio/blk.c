@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lib/log.h"
+#include "lib/thread_name.h"
 #include "lib/util.h"
 
 #define HEADER_SIZE 16
@@ -422,11 +423,13 @@ int virtio_blk_create(struct virtio_blk *blk, unsigned index,
 		err = make_first_request(blk);
 	for (i = 0; i < BLK_WORKERS && !err; i++) {
 		err = -pthread_create(&blk->workers[i], NULL, worker, blk);
-		if (err)
+		if (err) {
 			pr_err("%s: cannot start a worker: %s", blk->name,
 			       strerror(-err));
-		else
+		} else {
+			thread_name_set(blk->workers[i], "blk%u-io", index);
 			blk->nr_workers++;
+		}
 	}
 	if (err)
 		virtio_blk_destroy(blk);

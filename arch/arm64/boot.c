@@ -162,6 +162,8 @@ int arch_boot_load(struct vm *vm, const struct boot_source *src)
 	uint8_t *buf;
 	int err;
 
+	/* The device tree's bootargs: the command line as the guest gets it. */
+	pr_debug("kernel command line: %s", src->cmdline);
 	err = unpack(vm, src, &buf, &kernel, &kernel_size);
 	if (!err)
 		err = load(vm, src, kernel, kernel_size);

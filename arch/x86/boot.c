@@ -284,6 +284,7 @@ int arch_boot_load(struct vm *vm, const struct boot_source *user)
 	if (!cmdline)
 		return -ENOMEM;
 	src.cmdline = cmdline;
+	pr_debug("kernel command line: %s", cmdline);
 	err = boot_load(vm, &src);
 	free(cmdline);
 	return err;

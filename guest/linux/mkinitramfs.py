@@ -2,7 +2,7 @@
 """Builds the initramfs for Linux guests under thpvm (docs/linux-guests.md).
 
     mkinitramfs.py OUT.cpio.gz [--kernel VERSION] [--usemem PATH]
-                   [--cont-balloon PATH.ko]
+                   [--cont-balloon PATH.ko] [--sysroot DIR]
 
 A gzip'd newc cpio holding /init (guest/linux/init), the static busybox of
 Debian's busybox-static with its applet links, hackbench from rt-tests with
@@ -13,6 +13,12 @@ Meson), the virtio modules of kernel VERSION in load order
 modules (Debian's linux-image-amd64 installs them). The output is the same
 for the same inputs: entries sorted, owners root, mtimes fixed
 ($SOURCE_DATE_EPOCH, default 0).
+
+With --sysroot DIR (made by cross/mksysroot.py), the initramfs is for
+that sysroot's architecture: busybox, hackbench and its libraries, the
+kernel and its modules come from DIR instead of this machine, and
+--usemem names a cross-built usemem. Busybox's applet list comes from
+running it under qemu-user (qemu-user-static).
 """
 import argparse
 import glob
@@ -33,7 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODULES = [
     ("virtio_ring", False), ("virtio", False),
     ("virtio_pci_legacy_dev", True), ("virtio_pci_modern_dev", True),
-    ("virtio_pci", False), ("virtio_blk", False), ("virtio_net", False),
+    ("virtio_pci", False), ("virtio_mmio", True),
+    ("virtio_blk", False), ("virtio_net", False),
     ("virtio_balloon", False),
 ]
 MODULE_EXT = re.compile(r"\.ko(\.xz|\.gz|\.zst)?$")
@@ -60,6 +67,18 @@ def dpkg_files(package):
     out = subprocess.run(["dpkg", "-L", package], capture_output=True,
                          text=True, check=True).stdout
     return out.splitlines()
+
+
+# ELF e_machine: the qemu-user program that runs such a binary here.
+QEMU_USER = {183: "qemu-aarch64-static", 21: "qemu-ppc64le-static"}
+
+
+def elf_machine(path):
+    with open(path, "rb") as f:
+        head = f.read(20)
+    if head[:4] != b"\x7fELF":
+        raise Error(f"{path} is not an ELF file")
+    return int.from_bytes(head[18:20], "little")
 
 
 def package_binary(package, name):
@@ -89,11 +108,45 @@ def shared_libs(binary):
     return libs
 
 
-def default_kernel():
-    found = [os.path.basename(d) for d in glob.glob("/lib/modules/*")
+def sysroot_libs(binary, sysroot):
+    """As shared_libs, for a binary of the sysroot's architecture: its
+    loader and the libraries its DT_NEEDED entries name, and theirs,
+    looked up in the sysroot (readelf reads any arch's ELF)."""
+    def readelf(flag, path):
+        return subprocess.run(["readelf", flag, "-W", path],
+                              capture_output=True, text=True,
+                              check=True).stdout
+
+    interp = re.search(r"interpreter: (/\S+)\]", readelf("-l", binary))
+    if not interp:
+        return []
+    libdirs = [os.path.relpath(d, sysroot)
+               for pattern in ("lib/*-linux-gnu*", "usr/lib/*-linux-gnu*",
+                               "lib", "usr/lib")
+               for d in glob.glob(os.path.join(sysroot, pattern))]
+    found = {interp.group(1): None}
+    todo = [binary]
+    while todo:
+        for lib in re.findall(r"\(NEEDED\).*\[(.+?)\]",
+                              readelf("-d", todo.pop())):
+            path = next((os.path.join("/", d, lib) for d in libdirs
+                         if os.path.isfile(os.path.join(sysroot, d, lib))),
+                        None)
+            if path is None:
+                raise Error(f"{binary}: {lib} is not in {sysroot}")
+            if path not in found:
+                found[path] = None
+                todo.append(os.path.join(sysroot, path.lstrip("/")))
+    return [(p, os.path.realpath(os.path.join(sysroot, p.lstrip("/"))))
+            for p in found]
+
+
+def default_kernel(root="/"):
+    moddir = os.path.join(root, "lib/modules")
+    found = [os.path.basename(d) for d in glob.glob(moddir + "/*")
              if os.path.isdir(os.path.join(d, "kernel/drivers/virtio"))]
     if not found:
-        raise Error("no kernel with virtio modules in /lib/modules "
+        raise Error(f"no kernel with virtio modules in {moddir} "
                     "(apt-get install linux-image-amd64)")
     return max(found, key=version_key)
 
@@ -118,10 +171,11 @@ def read_module(path):
     return data
 
 
-def resolve_modules(version, wanted=MODULES):
+def resolve_modules(version, wanted=MODULES, root="/"):
     """[(name, host path)] of the wanted modules ((name, optional) pairs)
-    with their dependencies, each after what it depends on."""
-    moddir = os.path.join("/lib/modules", version)
+    of the kernel under root, with their dependencies, each after what
+    it depends on."""
+    moddir = os.path.join(root, "lib/modules", version)
     depfile = os.path.join(moddir, "modules.dep")
     if not os.path.isfile(depfile):
         raise Error(f"no {depfile} (is the kernel {version} installed?)")
@@ -225,12 +279,35 @@ class Image:
         os.replace(tmp, out)
 
 
+def busybox_applets(busybox):
+    """Its applets' paths (bin/ls, ...), asking busybox itself, under
+    qemu-user when it is another architecture's."""
+    cmd = [busybox, "--list-full"]
+    machine = elf_machine(busybox)
+    if machine != elf_machine(sys.executable):
+        if machine not in QEMU_USER or not shutil.which(QEMU_USER[machine]):
+            raise Error(f"{busybox} is a foreign binary and there is no "
+                        f"qemu-user to list its applets "
+                        "(apt-get install qemu-user-static)")
+        cmd.insert(0, QEMU_USER[machine])
+    return subprocess.run(cmd, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
 def build(args):
-    version = args.kernel or default_kernel()
-    if not os.path.isdir(os.path.join("/lib/modules", version)):
-        raise Error(f"no /lib/modules/{version}")
-    busybox = package_binary("busybox-static", "busybox")
-    hackbench = package_binary("rt-tests", "hackbench")
+    root = args.sysroot or "/"
+    version = args.kernel or default_kernel(root)
+    if not os.path.isdir(os.path.join(root, "lib/modules", version)):
+        raise Error(f"no {os.path.join(root, 'lib/modules', version)}")
+    if args.sysroot:
+        busybox = os.path.join(root, "bin/busybox")
+        hackbench = os.path.join(root, "usr/bin/hackbench")
+        for f in (busybox, hackbench):
+            if not os.path.isfile(f):
+                raise Error(f"no {f} (cross/mksysroot.py)")
+    else:
+        busybox = package_binary("busybox-static", "busybox")
+        hackbench = package_binary("rt-tests", "hackbench")
     usemem = args.usemem or os.path.join(
         os.environ.get("BUILD", "build"), "guest", "linux", "usemem")
     if not os.path.isfile(usemem):
@@ -250,9 +327,7 @@ def build(args):
         img.file("run-scripts/" + os.path.basename(script), script, 0o755)
 
     img.file("bin/busybox", busybox, 0o755)
-    applets = subprocess.run([busybox, "--list-full"], capture_output=True,
-                             text=True, check=True).stdout.split()
-    for applet in applets:
+    for applet in busybox_applets(busybox):
         if applet in ("linuxrc", "bin/busybox") or "/" not in applet:
             continue
         img.add(applet, stat.S_IFLNK | 0o777, b"/bin/busybox")
@@ -260,11 +335,13 @@ def build(args):
     img.file("usr/bin/hackbench", hackbench, 0o755)
     img.file("usr/bin/usemem", usemem, 0o755)
     for binary in (hackbench, usemem):
-        for path, host in shared_libs(binary):
+        libs = (sysroot_libs(binary, root) if args.sysroot else
+                shared_libs(binary))
+        for path, host in libs:
             if path.lstrip("/") not in img.entries:
                 img.file(path, host, 0o755)
 
-    mods = resolve_modules(version)
+    mods = resolve_modules(version, root=root)
     for name, host in mods:
         img.add(f"lib/modules/{name}.ko", stat.S_IFREG | 0o644,
                 read_module(host))
@@ -298,6 +375,9 @@ def main():
                          "BUILD defaulting to ./build)")
     ap.add_argument("--cont-balloon", metavar="PATH.ko",
                     help="add cont_balloon.ko (thpvm.balloon=cont_balloon)")
+    ap.add_argument("--sysroot", metavar="DIR",
+                    help="a foreign arch's sysroot (cross/mksysroot.py): "
+                         "its busybox, hackbench, kernel and modules")
     args = ap.parse_args()
     try:
         version, n, mods = build(args)
@@ -306,7 +386,8 @@ def main():
         sys.exit(1)
     print(f"mkinitramfs: wrote {args.out} for kernel {version}: {n} entries, "
           f"modules {' '.join(mods)}; boot it with thpvm run -k "
-          f"/boot/vmlinuz-{version} -i {args.out}")
+          f"{os.path.join(args.sysroot or '/', 'boot', 'vmlinuz-' + version)}"
+          f" -i {args.out}")
 
 
 if __name__ == "__main__":

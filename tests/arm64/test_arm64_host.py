@@ -11,7 +11,8 @@ tests/arm64/checks.sh, then the device tree's.
 Environment (tests/arm64/meson.build sets it): THPVM, the cross-built
 binary; ARM64_UNIT_TESTS, the unit test binaries, colon-separated;
 ARM64_SYSROOT, cross/mksysroot.py's sysroot (kernel, modules,
-busybox)."""
+busybox, hackbench); USEMEM, the cross-built usemem for guest/linux's
+initramfs."""
 import base64
 import glob
 import importlib.util
@@ -42,7 +43,7 @@ GUEST_MODULES = [
 ]
 # How many checks checks.sh makes besides the unit tests, on a GICv3 host
 # and on a GICv2 one: the TAP plan is known before the hosts start.
-GICV3_HOST_CHECKS = 33
+GICV3_HOST_CHECKS = 34
 GICV2_HOST_CHECKS = 7
 # What Linux needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
@@ -162,13 +163,19 @@ def main():
         for u in units:
             shutil.copy(u, os.path.join(tmp, "unit"))
         guest_image(os.path.join(tmp, "guest.cpio"), sysroot)
+        kit = os.path.join(tmp, "kit.cpio.gz")
+        subprocess.run([sys.executable,
+                        os.path.join(ROOT, "guest/linux/mkinitramfs.py"),
+                        kit, "--sysroot", sysroot,
+                        "--usemem", os.environ["USEMEM"]],
+                       check=True, stdout=subprocess.DEVNULL)
         disk(os.path.join(tmp, "mmio.img"), b"MMIO-DISK-012345", 1 << 20)
         disk(os.path.join(tmp, "pci.img"), b"PCI-DISK-0123456", 2 << 20)
         kernel = glob.glob(os.path.join(sysroot, "boot/vmlinuz-*"))
         # The test guest's disks: pattern A, writable and read-only.
         make_image(os.path.join(tmp, "tg0.img"), 4 * MIB)
         make_image(os.path.join(tmp, "tg1.img"), 2 * MIB)
-        files = [thpvm, os.path.join(tmp, "guest.cpio"),
+        files = [thpvm, os.path.join(tmp, "guest.cpio"), kit,
                  os.path.join(tmp, "mmio.img"),
                  os.path.join(tmp, "pci.img"),
                  os.path.join(tmp, "tg0.img"), os.path.join(tmp, "tg1.img")]

@@ -22,6 +22,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from linux_guest import host_unfit_reason  # noqa: E402
 
 THPVM = os.environ.get("THPVM", "thpvm")
+# What thpvm puts before -p for a Linux kernel on x86 (arch_linux_params).
+LINUX_DEFAULT_PARAMS = "console=ttyS0 earlyprintk=serial reboot=k panic=-1"
 GUEST_BZIMAGE = os.environ.get("TESTGUEST_BZIMAGE")
 GUEST_ELF = os.environ.get("TESTGUEST_ELF")
 

@@ -55,6 +55,20 @@ def test_balloon_errors_leave_the_vm_running():
     assert harness.stop_and_wait(q, "withb") == 0
 
 
+def test_wait_timeout_says_why():
+    """--wait SECONDS (with a space) that runs out names what holds the
+    balloon back: no driver in this guest, then a paused VM."""
+    p = serving("slow", ["--balloon"])
+    one_error(run(["balloon", "slow", "--inflate", "8", "--wait", "1"]),
+              "within 1 s (actual 0 B): no balloon driver has started "
+              "in the guest", rc=1)
+    assert run(["pause", "slow"]).rc == 0
+    one_error(run(["balloon", "slow", "--wait", "1"]),
+              "the VM is paused (thpvm resume)", rc=1)
+    assert run(["resume", "slow"]).rc == 0
+    assert harness.stop_and_wait(p, "slow") == 0
+
+
 def test_balloon_option_errors():
     harness.require_kvm()
     for bad, text in (("policy=lazy", "policy must be eager or preserve"),

@@ -117,6 +117,8 @@ def test_disk_errors():
     one_error(run(["run", "-d", "/nonexistent.img"]),
               "/nonexistent.img: No such file or directory")
     one_error(run(["run", "-d", ",ro"]), "expected PATH[,ro][,direct]")
+    # A misspelt option, not a missing file "img,rw".
+    one_error(run(["run", "-d", "img,rw"]), 'unknown disk option "rw"', rc=2)
     with tempfile.TemporaryDirectory() as d:
         small = os.path.join(d, "small.img")
         with open(small, "wb") as f:

@@ -83,6 +83,22 @@ def test_cmdline_round_trip():
     assert r.tg["cmdline"] == line, r
 
 
+def test_linux_params_after_defaults():
+    """A kernel given with -k gets -p after thpvm's Linux defaults, as in
+    kvmtool; --nodefaults gives -p alone; -v shows the line the guest
+    gets. (The test guest ignores the keys it does not know.)"""
+    harness.require_kvm()
+    kernel = ["-k", harness.GUEST_BZIMAGE]
+    r = run(["run", "-v", "-p", "x=1"] + kernel)
+    assert_guest_passed(r)
+    line = f"{harness.LINUX_DEFAULT_PARAMS} x=1"
+    assert r.tg["cmdline"] == line, r
+    assert f"thpvm: debug: kernel command line: {line}\n" in r.err, r
+    r = run(["run", "--nodefaults", "-p", "x=1"] + kernel)
+    assert_guest_passed(r)
+    assert r.tg["cmdline"] == "x=1", r
+
+
 def test_virtio_mmio_announced():
     """Each virtio-mmio device is announced after the user's command line
     in Linux's virtio_mmio.device= form: its own page of the platform MMIO

@@ -5,10 +5,11 @@ import json
 import os
 import socket
 import stat
+import tempfile
 import time
 
 import harness
-from harness import ctl_json, run, start, wait_for_line
+from harness import ctl_json, one_error, run, start, wait_for_line
 
 SERVE = "serve touch=all"
 
@@ -157,6 +158,70 @@ def test_run_json_reports_how_it_ended():
     r = run(["run", "--json", "--name", "j4", "-k", "/nonexistent"])
     assert r.rc == 1, r
     assert json.loads(r.err.strip().splitlines()[-1])["reason"] == "failure"
+
+
+def test_control_socket_elsewhere_or_none():
+    """--control-socket PATH: commands name the VM by that path and list
+    does not show it; --no-control: no socket, a signal stops the VM."""
+    harness.require_kvm()
+    with tempfile.TemporaryDirectory(prefix="thpvm-ctl-") as d:
+        path = os.path.join(d, "vm.sock")
+        p = start(["run", "--name", "own", "--control-socket", path,
+                   "-p", SERVE])
+        wait_for_line(p, r"^tg: serving")
+        assert stat.S_ISSOCK(os.stat(path).st_mode)
+        assert ctl_json(["stat", path])["name"] == "own"
+        r = run(["stat", "-m", "-n", path])
+        assert r.rc == 0 and "Name: own" in r.out, r
+        assert ctl_json(["list"]) == []
+        one_error(run(["run", "--control-socket", path, "-p", "exit"]),
+                  f"--control-socket {path}: another VM listens there", 1)
+        assert harness.stop_and_wait(p, path) == 0
+        assert not os.path.exists(path)
+        one_error(run(["stop", path]), f"no VM listens on {path}", 1)
+    p = start(["run", "--name", "quiet", "--no-control", "-p", SERVE])
+    wait_for_line(p, r"^tg: serving")
+    assert not os.path.exists(sock_path("quiet"))
+    assert ctl_json(["list"]) == []
+    p.terminate()
+    assert p.wait(timeout=30) == 0
+
+
+def test_control_socket_errors_name_the_path():
+    """A socket that cannot be made is named, with the ways out."""
+    harness.require_kvm()
+    env = dict(os.environ, HOME="/nonexistent/home")
+    del env["XDG_RUNTIME_DIR"]
+    r = run(["run", "-p", "exit"], env=env)
+    one_error(r, "cannot create the control socket directory "
+              "/nonexistent/home/.thpvm: No such file or directory (use "
+              "--control-socket PATH, or --no-control)", 1)
+    # The way out works from there.
+    assert run(["run", "--no-control", "-p", "exit"], env=env).rc == 0
+    one_error(run(["run", "--control-socket", "/nonexistent/x.sock", "-p",
+                   "exit"]), "cannot create the control socket "
+              "/nonexistent/x.sock: No such file or directory", 1)
+    one_error(run(["run", "--control-socket", "/a", "--no-control"]),
+              "exclude each other", 2)
+
+
+def test_threads_are_named():
+    """Every thread says what it is in /proc/PID/task/*/comm (what
+    `top -H` and perf show); only the main thread is called thpvm."""
+    harness.require_kvm()
+    with tempfile.NamedTemporaryFile(prefix="thpvm-disk-") as disk:
+        disk.truncate(1 << 20)
+        p = serve("named", ["-c", "2", "-d", disk.name, "--balloon"])
+        task = f"/proc/{p.pid}/task"
+        names = []
+        for tid in os.listdir(task):
+            with open(os.path.join(task, tid, "comm")) as f:
+                names.append(f.read().strip())
+        harness.stop_and_wait(p, "named")
+    assert names.count("thpvm") == 1, names
+    for want in ("vcpu0", "vcpu1", "control", "blk0", "blk0-io",
+                 "balloon0"):
+        assert want in names, (want, names)
 
 
 def test_usage_errors_exit_2():

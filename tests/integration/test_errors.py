@@ -89,14 +89,22 @@ def test_initrd_missing():
 
 def test_sizes():
     one_error(run(["run", "-m", "12Q"]), "not a size", rc=2)
-    one_error(run(["run", "-m", "1M"]), "between", rc=2)
-    one_error(run(["run", "-m", "2000000"]), "between", rc=2)
+    one_error(run(["run", "-m", "1M"]), "from 16 MiB to 1 TiB", rc=2)
+    one_error(run(["run", "-m", "2000000"]), "from 16 MiB to 1 TiB", rc=2)
     one_error(run(["run", "-m", ""]), "not a size", rc=2)
+    # Within the range but more than this host has: refused up front.
+    with open("/proc/meminfo") as f:
+        kib = sum(int(l.split()[1]) for l in f
+                  if l.startswith(("MemTotal:", "SwapTotal:")))
+    if kib < 1 << 30:
+        one_error(run(["run", "-m", "1T"]), "more than this host's", rc=2)
 
 
-def test_too_many_vcpus():
-    harness.require_kvm()
-    one_error(run(["run", "-c", "300"]), "vCPUs requested")
+def test_vcpu_range():
+    """One range, one message and one status for -c, whatever is wrong."""
+    for n in ("0", "255", "300", "1000"):
+        one_error(run(["run", "-c", n]),
+                  f"-c {n}: expected a number of vCPUs from 1 to 254", rc=2)
 
 
 def test_kernel_does_not_fit():

@@ -11,7 +11,7 @@ import re
 import harness
 from harness import run
 
-PARAMS = "console=ttyS0 earlyprintk=serial panic=-1 reboot=k thpvm.test=a,b"
+PARAMS = "thpvm.test=a,b"
 MIB = 512
 
 
@@ -24,7 +24,9 @@ def vmlinuz():
 
 def check_boot_log(r):
     assert re.search(r"\] Linux version \d", r.out), r
-    assert f"] Command line: {PARAMS}\n" in r.out, r
+    # -p comes after thpvm's defaults.
+    assert (f"] Command line: {harness.LINUX_DEFAULT_PARAMS} {PARAMS}\n"
+            in r.out), r
     usable = re.findall(r"BIOS-e820: \[mem (0x[0-9a-f]+)-(0x[0-9a-f]+)\] "
                         r"usable", r.out)
     assert usable == [("0x0000000000000000", "0x000000000009fbff"),

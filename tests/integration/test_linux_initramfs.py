@@ -36,8 +36,8 @@ KIT = os.path.join(ROOT, "guest", "linux")
 MKINITRAMFS = os.path.join(KIT, "mkinitramfs.py")
 # A small hackbench (the kernel hands VAR=value words to /init as its
 # environment): the boot checks the path; bench/hackbench.py measures.
-PARAMS = ("console=ttyS0 earlyprintk=serial panic=-1 reboot=k "
-          "thpvm.run=hackbench thpvm.runs=1 "
+# thpvm puts its console=ttyS0 ... panic=-1 reboot=k first.
+PARAMS = ("thpvm.run=hackbench thpvm.runs=1 "
           'THPVM_HACKBENCH_ARGS="-P -g 4 -l 100"')
 # Applets /init and the run scripts use.
 APPLETS = ["sh", "mount", "mkdir", "cat", "insmod", "uname", "setsid",
@@ -618,7 +618,8 @@ def test_boot_hackbench():
     capable, why = harness.capable_kvm_host()
     r = run(args, timeout=900)
     assert re.search(r"\] Linux version \d", r.out), r
-    assert f"] Command line: {PARAMS}\n" in r.out, r
+    assert (f"] Command line: {harness.LINUX_DEFAULT_PARAMS} {PARAMS}\n"
+            in r.out), r
     # The initramfs, at the top of the RAM below 1 GiB, whole pages.
     m = re.search(r"RAMDISK: \[mem (0x[0-9a-f]+)-(0x[0-9a-f]+)\]", r.out)
     assert m, r
@@ -659,8 +660,7 @@ def test_boot_shell():
     # test_boot_hackbench shows how far the kernel gets elsewhere.
     require_capable("its shell")
     version, image = build_image()
-    p = harness.start(boot_args(version, image, "512M",
-                                "console=ttyS0 panic=-1 reboot=k"),
+    p = harness.start(boot_args(version, image, "512M", ""),
                       stdin=subprocess.PIPE)
     harness.wait_for_line(p, rf"thpvm-guest: init ready kernel={version}",
                           timeout=600)
@@ -702,7 +702,7 @@ def check_virtio_io(extra_params=""):
         for path, data in ((disk_path, disk), (ro_path, ro)):
             with open(path, "wb") as f:
                 f.write(data)
-        params = ("console=ttyS0 panic=-1 reboot=k thpvm.run=virtio-io "
+        params = ("thpvm.run=virtio-io "
                   f"THPVM_GUEST_IP={netns.GUEST_IP} "
                   f"THPVM_HOST_IP={netns.HOST_IP} {extra_params}")
         with netns.NetNS() as ns:

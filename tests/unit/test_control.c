@@ -43,6 +43,16 @@ static void socket_path(const char *name, char *buf)
 	CHECK_EQ(control_path_socket(name, buf, CONTROL_PATH_MAX), 0);
 }
 
+/* control_server_open() at <dir>/<name>.sock, as thpvm run does. */
+static int open_named(const char *name, struct control_server **srv)
+{
+	char dir[CONTROL_PATH_MAX], path[CONTROL_PATH_MAX];
+
+	CHECK_EQ(control_path_dir_create(dir, sizeof(dir)), 0);
+	socket_path(name, path);
+	return control_server_open(path, srv);
+}
+
 /* Leaves a socket file that nobody listens on, as a crashed VM would. */
 static void make_stale_socket(const char *name)
 {
@@ -122,7 +132,7 @@ static struct control_server *server_start(const char *name)
 	struct control_server *srv = NULL;
 
 	use_runtime_dir();
-	CHECK_EQ(control_server_open(name, &srv), 0);
+	CHECK_EQ(open_named(name, &srv), 0);
 	if (!srv)
 		return NULL;
 	CHECK_EQ(control_server_add_command(srv, "echo", echo_args,
@@ -339,7 +349,7 @@ static void test_socket_permissions(void)
 	struct stat st;
 
 	use_runtime_dir();
-	CHECK_EQ(control_server_open("perm", &srv), 0);
+	CHECK_EQ(open_named("perm", &srv), 0);
 	if (!srv)
 		return;
 	socket_path("perm", path);
@@ -363,7 +373,7 @@ static void test_duplicate_name(void)
 	srv = server_start("dup");
 	if (!srv)
 		return;
-	CHECK_EQ(control_server_open("dup", &dup), -EADDRINUSE);
+	CHECK_EQ(open_named("dup", &dup), -EADDRINUSE);
 	CHECK(dup == NULL);
 	expect_served("dup");	/* the first one is unharmed */
 	CHECK_EQ(control_client_remove_stale("dup"), -EADDRINUSE);
@@ -395,13 +405,13 @@ static void test_stale_socket(void)
 
 	/* A new VM of that name replaces the stale socket. */
 	make_stale_socket("stale");
-	CHECK_EQ(control_server_open("stale", &srv), 0);
+	CHECK_EQ(open_named("stale", &srv), 0);
 	control_server_close(srv);
 
 	/* Something that is not a socket is never removed. */
 	CHECK_EQ(close(open(path, O_CREAT | O_WRONLY, 0600)), 0);
 	srv = NULL;
-	CHECK_EQ(control_server_open("stale", &srv), -EEXIST);
+	CHECK_EQ(open_named("stale", &srv), -EEXIST);
 	CHECK_EQ(control_client_remove_stale("stale"), -EEXIST);
 	CHECK(file_exists(path));
 	CHECK_EQ(unlink(path), 0);
@@ -462,7 +472,11 @@ static void test_requests(void)
 	CHECK_EQ(control_client_command("req", "big", 0, &res), 0);
 	control_result_free(&res);
 
-	CHECK_EQ(control_client_command("bad/name", "echo", 0, &res), -EINVAL);
+	CHECK_EQ(control_client_command(".bad", "echo", 0, &res), -EINVAL);
+	control_result_free(&res);
+	/* With a '/' it is a socket path, here one with nothing there. */
+	CHECK_EQ(control_client_command("bad/name", "echo", 0, &res), -ENOENT);
+	CHECK_STR(res.error, "no VM listens on bad/name");
 	control_result_free(&res);
 	control_server_close(srv);
 }
@@ -479,7 +493,7 @@ static void test_registration(void)
 	unsigned i;
 
 	use_runtime_dir();
-	CHECK_EQ(control_server_open("reg", &srv), 0);
+	CHECK_EQ(open_named("reg", &srv), 0);
 	if (!srv)
 		return;
 	CHECK_EQ(control_server_add_command(srv, "", NULL, handle_echo, NULL),
@@ -696,6 +710,54 @@ static void test_unlink_path(void)
 	control_server_close(srv);
 }
 
+/* A socket at a path of its own (thpvm run --control-socket), which
+ * clients name by that path; the usual directory is not involved. */
+static void test_socket_at_path(void)
+{
+	struct control_server *srv = NULL, *dup = NULL;
+	char path[CONTROL_PATH_MAX], buf[CONTROL_PATH_MAX], cwd[512];
+	struct control_result res;
+	char long_path[CONTROL_PATH_MAX + 1];
+
+	unsetenv("XDG_RUNTIME_DIR");
+	unsetenv("HOME");
+	path_join(path, sizeof(path), tmp_root, "own.sock");
+	CHECK(control_path_is_path(path));
+	CHECK(!control_path_is_path("own.sock"));
+	CHECK_EQ(control_path_resolve(path, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, path);
+	memset(long_path, 'p', sizeof(long_path) - 1);
+	long_path[0] = '/';
+	long_path[sizeof(long_path) - 1] = '\0';
+	CHECK_EQ(control_path_resolve(long_path, buf, sizeof(buf)),
+		 -ENAMETOOLONG);
+	CHECK_EQ(control_server_open(long_path, &srv), -ENAMETOOLONG);
+
+	CHECK_EQ(control_server_open(path, &srv), 0);
+	if (!srv)
+		return;
+	CHECK_EQ(control_server_add_command(srv, "echo", echo_args,
+					    handle_echo, "opaque!"), 0);
+	CHECK_EQ(control_server_start(srv), 0);
+	expect_served(path);
+	CHECK_EQ(control_server_open(path, &dup), -EADDRINUSE);
+	/* A relative path, in the directory it is relative to. */
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+	CHECK_EQ(chdir(tmp_root), 0);
+	expect_served("./own.sock");
+	CHECK_EQ(control_server_open("own.sock", &dup), -EADDRINUSE);
+	CHECK_EQ(chdir(cwd), 0);
+	control_server_close(srv);
+	CHECK(!file_exists(path));
+	CHECK_EQ(control_client_command(path, "echo", 0, &res), -ENOENT);
+	CHECK(strstr(res.error, "no VM listens on ") != NULL);
+	control_result_free(&res);
+	/* A directory that does not exist is not made. */
+	path_join(path, sizeof(path), tmp_root, "none/own.sock");
+	CHECK_EQ(control_server_open(path, &srv), -ENOENT);
+	use_runtime_dir();
+}
+
 static void cleanup(void)
 {
 	char cmd[512];
@@ -720,6 +782,7 @@ int main(void)
 		UNIT_TEST(test_vanishing_clients),
 		UNIT_TEST(test_wait_close),
 		UNIT_TEST(test_unlink_path),
+		UNIT_TEST(test_socket_at_path),
 	};
 	int rc;
 

@@ -24,6 +24,24 @@ static void test_this_host(void)
 	}
 }
 
+/* RAM plus swap, as /proc/meminfo counts them. */
+static void test_memory_size(void)
+{
+	unsigned long long kib, total = 0;
+	char key[64];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	CHECK(f);
+	if (!f)
+		return;
+	while (fscanf(f, "%63s %llu kB", key, &kib) == 2)
+		if (!strcmp(key, "MemTotal:") || !strcmp(key, "SwapTotal:"))
+			total += kib << 10;
+	fclose(f);
+	CHECK(total > 0);
+	CHECK_EQ(host_memory_size(), total);
+}
+
 /* What a file says, or the PMD size the page size implies. */
 static uint64_t from_text(const char *text, uint64_t page)
 {
@@ -57,6 +75,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT_TEST(test_this_host),
+		UNIT_TEST(test_memory_size),
 		UNIT_TEST(test_sizes),
 	};
 

@@ -1,9 +1,13 @@
 /* `thpvm run` option parsing. */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include "cli/lkvm_options.h"
 #include "cli/run_options.h"
 #include "core/arch.h"
+#include "lib/host_mem.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "unit.h"
 
@@ -42,7 +46,7 @@ static void test_all_options(void)
 		 RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.kernel_path, "bz");
 	CHECK_STR(cfg.machine.initrd_path, "rd");
-	CHECK_STR(cfg.machine.cmdline, "a b");
+	CHECK(!strcmp(cfg.machine.cmdline + strlen(arch_linux_params), " a b"));
 	CHECK_EQ(cfg.machine.vm.ram_size, 1ULL << 30);
 	CHECK_EQ(cfg.machine.vm.nr_vcpus, 2);
 	CHECK_STR(cfg.machine.vm.name, "vm.1");
@@ -52,14 +56,36 @@ static void test_all_options(void)
 	CHECK_STR(cfg.machine.dump_dtb, "tree.dtb");
 }
 
+/* -p comes after the arch's defaults for a Linux kernel, as in kvmtool;
+ * --nodefaults leaves them out; the test guest gets -p alone. */
 static void test_linux_default_params(void)
 {
+	static char long_params[RUN_CMDLINE_MAX + 1];
+	char want[256];
 	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz"), RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.cmdline, arch_linux_params);
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "-p", ""), RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, arch_linux_params);
+	snprintf(want, sizeof(want), "%s root=/dev/vda", arch_linux_params);
+	CHECK_EQ(PARSE(&cfg, "-p", "root=/dev/vda", "-k", "vmlinuz"),
+		 RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, want);
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "--nodefaults", "-p",
+		       "root=/dev/vda"), RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, "root=/dev/vda");
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "--nodefaults"), RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.cmdline, "");
+	CHECK_EQ(PARSE(&cfg, "-p", "serve"), RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, "serve");
+	/* A line that does not fit is refused, not cut. */
+	memset(long_params, 'x', RUN_CMDLINE_MAX);
+	CHECK_EQ(PARSE(&cfg, "-p", long_params), RUN_PARSE_ERROR);
+	long_params[RUN_CMDLINE_MAX - 1] = '\0';
+	CHECK_EQ(PARSE(&cfg, "-p", long_params), RUN_PARSE_OK);
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "-p", long_params),
+		 RUN_PARSE_ERROR);
 }
 
 static void test_ram_rounding_and_limits(void)
@@ -77,6 +103,33 @@ static void test_ram_rounding_and_limits(void)
 	CHECK_EQ(PARSE(&cfg, "-m", "256B"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-m", "abc"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-m", "5T"), RUN_PARSE_ERROR);
+}
+
+/* One range per option, checked when parsing and stated in --help. */
+static void test_ranges_in_help(void)
+{
+	char n[16], figure[32], big[32];
+	struct run_options cfg;
+	uint64_t host = host_memory_size();
+
+	snprintf(n, sizeof(n), "%u", arch_max_vcpus());
+	CHECK_EQ(PARSE(&cfg, "-c", n), RUN_PARSE_OK);
+	CHECK_EQ(cfg.machine.vm.nr_vcpus, arch_max_vcpus());
+	snprintf(n, sizeof(n), "%u", arch_max_vcpus() + 1);
+	CHECK_EQ(PARSE(&cfg, "-c", n), RUN_PARSE_ERROR);
+	snprintf(figure, sizeof(figure), "1 to %u on ", arch_max_vcpus());
+	CHECK(strstr(run_usage, figure));
+	CHECK(strstr(run_usage, "16M to 1T"));
+	CHECK_EQ(VM_MIN_RAM, 16ULL << 20);
+	CHECK_EQ(PARSE(&cfg, "-m", "16M"), RUN_PARSE_OK);
+	CHECK_EQ(PARSE(&cfg, "-m", "15M"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-m", "1025G"), RUN_PARSE_ERROR);
+	/* More than this host has: refused before any guest runs. */
+	snprintf(big, sizeof(big), "%lluM",
+		 (unsigned long long)(host >> 20) + 2);
+	CHECK(host > 0);
+	if (host < (1ULL << 40))
+		CHECK_EQ(PARSE(&cfg, "-m", big), RUN_PARSE_ERROR);
 }
 
 static void test_rejects(void)
@@ -219,12 +272,12 @@ static void test_transports(void)
 	CHECK_EQ(PARSE(&cfg, "-d", "a.img"), RUN_PARSE_OK);
 	CHECK_EQ(m->virtio_transport, VIRTIO_TRANSPORT_DEFAULT);
 	CHECK_EQ(m->disks[0].transport, VIRTIO_TRANSPORT_DEFAULT);
-	CHECK_EQ(PARSE(&cfg, "--virtio-transport", "mmio", "-d", "a,b,ro,pci",
+	CHECK_EQ(PARSE(&cfg, "--virtio-transport", "mmio", "-d", "a.img,ro,pci",
 		       "-d", "c.img,mmio,direct", "-n",
 		       "mode=tap,transport=mmio", "--balloon=transport=pci"),
 		 RUN_PARSE_OK);
 	CHECK_EQ(m->virtio_transport, VIRTIO_TRANSPORT_MMIO);
-	CHECK_STR(m->disks[0].path, "a,b");
+	CHECK_STR(m->disks[0].path, "a.img");
 	CHECK(m->disks[0].read_only);
 	CHECK_EQ(m->disks[0].transport, VIRTIO_TRANSPORT_PCI);
 	CHECK_STR(m->disks[1].path, "c.img");
@@ -239,6 +292,89 @@ static void test_transports(void)
 	CHECK_EQ(PARSE(&cfg, "--balloon=transport=isa"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-d", "mmio"), RUN_PARSE_OK);	/* a path */
 	CHECK_STR(m->disks[0].path, "mmio");
+}
+
+/* lkvm's run options: taken where thpvm has them, else refused. */
+static void test_lkvm_spellings(void)
+{
+	enum log_level was = log_max_level;
+	struct run_options cfg;
+
+	CHECK_EQ(PARSE(&cfg, "--nodefaults", "--console", "serial"),
+		 RUN_PARSE_OK);
+	CHECK(cfg.nodefaults);
+	CHECK_EQ(PARSE(&cfg, "--console=serial"), RUN_PARSE_OK);
+	CHECK(!cfg.nodefaults);
+	CHECK_EQ(PARSE(&cfg, "--loglevel", "error"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_ERR);
+	CHECK_EQ(PARSE(&cfg, "--loglevel=warning"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_WARN);
+	CHECK_EQ(PARSE(&cfg, "--loglevel", "debug"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_DEBUG);
+	CHECK_EQ(PARSE(&cfg, "--loglevel", "info"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_INFO);
+	CHECK_EQ(PARSE(&cfg, "--debug"), RUN_PARSE_OK);
+	CHECK_EQ(log_max_level, LOG_DEBUG);
+	log_max_level = LOG_ERR;	/* quiet for the refusals below */
+	CHECK_EQ(PARSE(&cfg, "--loglevel", "verbose"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--console", "virtio"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--console", "hv"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--console", "tty"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--9p", "/srv,share"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--vnc"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-f", "fw.bin"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--sandbox=x.sh"), RUN_PARSE_ERROR);
+	log_max_level = was;
+}
+
+/* Which unknown arguments are lkvm's, and how lkvm spells them. */
+static void test_lkvm_option_find(void)
+{
+	CHECK_STR(lkvm_run_option_find("--9p=/srv,share", 0), "--9p");
+	CHECK_STR(lkvm_run_option_find("--vnc", 0), "--vnc");
+	CHECK_STR(lkvm_run_option_find("--firmware=fw.bin", 0),
+		  "-f/--firmware");
+	CHECK_STR(lkvm_run_option_find(NULL, 'F'), "-F/--flash");
+	CHECK_STR(lkvm_run_option_find("--vfio-pci", 0), "--vfio-pci");
+	CHECK_STR(lkvm_run_option_find("--irqchip=gicv3", 0), "--irqchip");
+	CHECK(!lkvm_run_option_find("--vncx", 0));
+	CHECK(!lkvm_run_option_find("--vn", 0));
+	CHECK(!lkvm_run_option_find("--", 0));
+	CHECK(!lkvm_run_option_find("vnc", 0));
+	CHECK(!lkvm_run_option_find(NULL, 'q'));
+	CHECK(!lkvm_run_option_find(NULL, 0));
+}
+
+/* A word after a comma is an option, or part of a path that exists. */
+static void test_disk_options(void)
+{
+	char dir[] = "/tmp/thpvm-disk-XXXXXX", path[64], arg[80];
+	struct run_options cfg;
+	const struct disk_config *d = &cfg.machine.disks[0];
+	int fd;
+
+	CHECK_EQ(PARSE(&cfg, "-d", "img,ro,direct"), RUN_PARSE_OK);
+	CHECK_STR(d->path, "img");
+	CHECK(d->read_only && d->direct);
+	/* Not a file called "img,rw": a misspelt option. */
+	CHECK_EQ(PARSE(&cfg, "-d", "img,rw"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,ro,rw"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,"), RUN_PARSE_ERROR);
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a,b", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(arg, sizeof(arg), "%s,ro,pci", path);
+	CHECK_EQ(PARSE(&cfg, "-d", arg), RUN_PARSE_OK);
+	CHECK_STR(d->path, path);
+	CHECK(d->read_only);
+	CHECK_EQ(d->transport, VIRTIO_TRANSPORT_PCI);
+	snprintf(arg, sizeof(arg), "%s,rw", path);
+	CHECK_EQ(PARSE(&cfg, "-d", arg), RUN_PARSE_ERROR);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_help(void)
@@ -269,12 +405,16 @@ int main(void)
 		UNIT_TEST(test_all_options),
 		UNIT_TEST(test_linux_default_params),
 		UNIT_TEST(test_ram_rounding_and_limits),
+		UNIT_TEST(test_ranges_in_help),
 		UNIT_TEST(test_rejects),
 		UNIT_TEST(test_network),
 		UNIT_TEST(test_network_rejects),
 		UNIT_TEST(test_balloon),
 		UNIT_TEST(test_balloon_rejects),
 		UNIT_TEST(test_transports),
+		UNIT_TEST(test_lkvm_spellings),
+		UNIT_TEST(test_lkvm_option_find),
+		UNIT_TEST(test_disk_options),
 		UNIT_TEST(test_help),
 	};
 

@@ -1,0 +1,93 @@
+#!/bin/sh
+# The host side of bench/arm64_balloon.py, run in the emulated arm64 host
+# (tests/arm64_host.py) in /work, with thpvm, Debian's arm64 kernel
+# (vmlinuz) and guest/linux's initramfs (initrd). MODES (set before this
+# script) names the modes. Per mode, as bench/linux_balloon.py does on
+# x86: the guest fragments 800 of its 1024 MiB (thpvm.run=balloon-frag),
+# the balloon leaves it 600 MiB, then all of it again, and the guest
+# reuses 800 MiB; host huge pages and resident memory of guest RAM are
+# read at each step. One line per mode: "result MODE key=value ...", or
+# "result MODE error=WHY".
+export HOME=/tmp
+# As on the project's own machines: huge pages only where asked for.
+echo madvise >/sys/kernel/mm/transparent_hugepage/enabled
+
+field() {	# FILE NAME: a number from a JSON reply
+	sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"
+}
+splits() {
+	sed -n 's/^thp_split_pmd //p' /proc/vmstat
+}
+wait_line() {	# FILE PATTERN SECONDS
+	i=0
+	while ! grep -q "$2" "$1"; do
+		[ $i -ge "$3" ] && return 1
+		if grep -q "balloon-frag.*\(failed\|timed out\)" "$1"; then
+			return 1
+		fi
+		sleep 1
+		i=$((i + 1))
+	done
+}
+usage() {	# NAME STEP: huge and resident MiB of guest RAM, as k=v
+	./thpvm stat --json "$1" >stat.json
+	echo "huge$2=$(($(field stat.json huge) >> 20))" \
+	     "rss$2=$(($(field stat.json resident) >> 20))"
+}
+
+for mode in $MODES; do
+	case $mode in
+	virtio_balloon)
+		opts=cont_pages=off,deflate_on_oom=off driver=virtio_balloon ;;
+	virtio_balloon_preserve)
+		opts=cont_pages=off,deflate_on_oom=off,policy=preserve
+		driver=virtio_balloon ;;
+	cont_balloon)
+		opts=deflate_on_oom=off driver=cont_balloon ;;
+	*)
+		echo "result $mode error=unknown mode"
+		continue ;;
+	esac
+	out=$mode.out
+	./thpvm run --name "$mode" -k vmlinuz -i initrd -m 1024M -c 1 \
+		--balloon="$opts" --nodefaults -p "console=ttyS0 quiet \
+thpvm.run=balloon-frag thpvm.balloon=$driver thpvm.hold=1" >"$out" 2>&1 &
+	pid=$!
+	if ! wait_line "$out" "balloon-frag fragmented" 1800; then
+		echo "result $mode error=no fragmented line: $(tail -n 3 "$out" |
+			tr '\n' ' ')"
+		./thpvm stop "$mode" >/dev/null 2>&1
+		wait $pid
+		continue
+	fi
+	s0=$(usage "$mode" 0)
+	./thpvm balloon --json "$mode" >b0.json
+	sp0=$(splits)
+	./thpvm balloon --set 600M "$mode" >/dev/null
+	if ! wait_line "$out" "balloon-frag inflated" 1800 ||
+	   ! ./thpvm balloon --wait=600 "$mode" >/dev/null; then
+		echo "result $mode error=inflate: $(tail -n 2 "$out" | tr '\n' ' ')"
+		./thpvm stop "$mode" >/dev/null 2>&1
+		wait $pid
+		continue
+	fi
+	s1=$(usage "$mode" 1)
+	./thpvm balloon --json "$mode" >b1.json
+	sp1=$(splits)
+	./thpvm balloon --set 1024M "$mode" >/dev/null
+	if ! wait_line "$out" "run balloon-frag end" 1800; then
+		echo "result $mode error=deflate or reuse: $(tail -n 2 "$out" |
+			tr '\n' ' ')"
+		./thpvm stop "$mode" >/dev/null 2>&1
+		wait $pid
+		continue
+	fi
+	s2=$(usage "$mode" 2)
+	sp2=$(splits)
+	calls=$(($(field b1.json release_calls) - $(field b0.json release_calls)))
+	./thpvm stop "$mode" >/dev/null 2>&1
+	wait $pid
+	echo "result $mode $s0 $s1 $s2 calls=$calls" \
+	     "spl_i=$((sp1 - sp0)) splits=$((sp2 - sp0))"
+done
+exit 0
