@@ -29,6 +29,11 @@ wait_line() {	# FILE PATTERN SECONDS
 		i=$((i + 1))
 	done
 }
+give_up() {	# MODE STEP: its result line says why, the VM is stopped
+	echo "result $1 error=$2: $(tail -n 3 "$1.out" | tr '\n' ' ')"
+	./thpvm stop "$1" >/dev/null 2>&1
+	wait $pid
+}
 usage() {	# NAME STEP: huge and resident MiB of guest RAM, as k=v
 	./thpvm stat --json "$1" >stat.json
 	echo "huge$2=$(($(field stat.json huge) >> 20))" \
@@ -54,10 +59,7 @@ for mode in $MODES; do
 thpvm.run=balloon-frag thpvm.balloon=$driver thpvm.hold=1" >"$out" 2>&1 &
 	pid=$!
 	if ! wait_line "$out" "balloon-frag fragmented" 1800; then
-		echo "result $mode error=no fragmented line: $(tail -n 3 "$out" |
-			tr '\n' ' ')"
-		./thpvm stop "$mode" >/dev/null 2>&1
-		wait $pid
+		give_up "$mode" "no fragmented line"
 		continue
 	fi
 	s0=$(usage "$mode" 0)
@@ -66,9 +68,7 @@ thpvm.run=balloon-frag thpvm.balloon=$driver thpvm.hold=1" >"$out" 2>&1 &
 	./thpvm balloon --set 600M "$mode" >/dev/null
 	if ! wait_line "$out" "balloon-frag inflated" 1800 ||
 	   ! ./thpvm balloon --wait=600 "$mode" >/dev/null; then
-		echo "result $mode error=inflate: $(tail -n 2 "$out" | tr '\n' ' ')"
-		./thpvm stop "$mode" >/dev/null 2>&1
-		wait $pid
+		give_up "$mode" inflate
 		continue
 	fi
 	s1=$(usage "$mode" 1)
@@ -76,10 +76,7 @@ thpvm.run=balloon-frag thpvm.balloon=$driver thpvm.hold=1" >"$out" 2>&1 &
 	sp1=$(splits)
 	./thpvm balloon --set 1024M "$mode" >/dev/null
 	if ! wait_line "$out" "run balloon-frag end" 1800; then
-		echo "result $mode error=deflate or reuse: $(tail -n 2 "$out" |
-			tr '\n' ' ')"
-		./thpvm stop "$mode" >/dev/null 2>&1
-		wait $pid
+		give_up "$mode" "deflate or reuse"
 		continue
 	fi
 	s2=$(usage "$mode" 2)

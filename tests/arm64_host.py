@@ -31,15 +31,13 @@ script's. Status 125 means the VM itself did not get to run the script
 import argparse
 import collections
 import glob
-import importlib.util
-import io
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
-import threading
+
+import emulated_host
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -60,16 +58,7 @@ class Error(Exception):
     pass
 
 
-def load_mkinitramfs():
-    """guest/linux/mkinitramfs.py as a module, for its cpio writer."""
-    path = os.path.join(ROOT, "guest", "linux", "mkinitramfs.py")
-    spec = importlib.util.spec_from_file_location("mkinitramfs", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-mkinitramfs = load_mkinitramfs()
+mkinitramfs = emulated_host.load_mkinitramfs()
 
 
 def find_kernel(sysroot):
@@ -152,7 +141,7 @@ def qemu_command(args, kernel, image):
                        + args.append]
 
 
-def relay(proc):
+def relay(lines):
     """Copies the script's console lines (those between the init's
     begin and end lines) to stdout; returns the script's status (None
     if no status line came), the setup failure the init reported with
@@ -161,7 +150,7 @@ def relay(proc):
     seen = collections.deque(maxlen=20)
     inside = False
     status = failure = None
-    for raw in proc.stdout:
+    for raw in lines:
         line = raw.replace("\r", "").rstrip("\n")
         if not inside:
             if SETUP_FAILED in line and failure is None:
@@ -191,31 +180,10 @@ def run(args, script):
     with tempfile.TemporaryDirectory(prefix="arm64-host-") as tmp:
         image = os.path.join(tmp, "arm64-host.cpio")
         build_image(image, args.sysroot, version, script, args.file)
-        proc = subprocess.Popen(qemu_command(args, kernel, image),
-                                stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
-        # Lines end at "\n" only: a nested guest's console lines arrive
-        # as "\r\r\n", which universal newlines would make two.
-        proc.stdout = io.TextIOWrapper(proc.stdout, errors="replace",
-                                       newline="\n")
-        timed_out = threading.Event()
-
-        def expire():
-            timed_out.set()
-            proc.kill()
-
-        timer = threading.Timer(args.timeout, expire)
-        timer.start()
-        try:
-            status, failure, seen = relay(proc)
-            proc.wait()
-        finally:
-            timer.cancel()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    if timed_out.is_set():
+        (status, failure, seen), qemu_status, timed_out = \
+            emulated_host.run_console(qemu_command(args, kernel, image),
+                                      args.timeout, relay)
+    if timed_out:
         print(f"arm64_host: timed out after {args.timeout} s",
               file=sys.stderr)
         return 124
@@ -223,7 +191,7 @@ def run(args, script):
         raise Error(f"the VM could not run the script: {failure}")
     if status is None:
         tail = "\n".join(seen)
-        raise Error(f"the VM ended (QEMU status {proc.returncode}) without "
+        raise Error(f"the VM ended (QEMU status {qemu_status}) without "
                     f"the script's status; its last output:\n{tail}")
     return status
 

@@ -26,7 +26,6 @@ Needs qemu-system-x86_64 (qemu-system-x86), busybox-static and a kernel
 in /boot with its modules (linux-image-amd64)."""
 import argparse
 import collections
-import importlib.util
 import os
 import re
 import shlex
@@ -35,7 +34,8 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
+
+import emulated_host
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -57,17 +57,7 @@ class Error(Exception):
     pass
 
 
-def load_mkinitramfs():
-    """guest/linux/mkinitramfs.py as a module: its cpio writer, module
-    resolution and package lookups build the outer VM's image too."""
-    path = os.path.join(ROOT, "guest", "linux", "mkinitramfs.py")
-    spec = importlib.util.spec_from_file_location("mkinitramfs", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-mkinitramfs = load_mkinitramfs()
+mkinitramfs = emulated_host.load_mkinitramfs()
 
 
 def build_image(out, version):
@@ -121,7 +111,7 @@ def qemu_command(args, image, kernel, share):
                        "security_model=none"]
 
 
-def relay(proc):
+def relay(lines):
     """Copies the command's console lines (those between the init's
     begin and end lines) to stdout; returns the setup failure the init
     reported, if any, and the last lines, for the error message of a VM
@@ -129,7 +119,7 @@ def relay(proc):
     seen = collections.deque(maxlen=20)
     inside = False
     failure = None
-    for raw in proc.stdout:
+    for raw in lines:
         line = raw.replace("\r", "").rstrip("\n")
         seen.append(line)
         if not inside:
@@ -162,28 +152,11 @@ def run(args):
         build_image(image, version)
         command_script(os.path.join(share, "command"), os.getcwd(),
                        args.command)
-        proc = subprocess.Popen(qemu_command(args, image, kernel, share),
-                                stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True,
-                                errors="replace")
-        timed_out = threading.Event()
-
-        def expire():
-            timed_out.set()
-            proc.kill()
-
-        timer = threading.Timer(args.timeout, expire)
-        timer.start()
-        try:
-            failure, seen = relay(proc)
-            proc.wait()
-        finally:
-            timer.cancel()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        if timed_out.is_set():
+        (failure, seen), qemu_status, timed_out = \
+            emulated_host.run_console(qemu_command(args, image, kernel,
+                                                   share),
+                                      args.timeout, relay)
+        if timed_out:
             print(f"svm_host: timed out after {args.timeout} s",
                   file=sys.stderr)
             return 124
@@ -197,7 +170,7 @@ def run(args):
                 return int(f.read().strip())
         except (OSError, ValueError):
             tail = "\n".join(seen)
-            raise Error(f"the VM ended (QEMU status {proc.returncode}) "
+            raise Error(f"the VM ended (QEMU status {qemu_status}) "
                         f"without the command's status; its last output:\n"
                         f"{tail}") from None
 

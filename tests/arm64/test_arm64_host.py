@@ -15,7 +15,6 @@ busybox, hackbench); USEMEM, the cross-built usemem for guest/linux's
 initramfs."""
 import base64
 import glob
-import importlib.util
 import os
 import shutil
 import stat
@@ -25,8 +24,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import emulated_host  # noqa: E402 (found through the paths set above)
 from disk_images import MIB, make_image  # noqa: E402
+
 # The guest's modules, in load order (paths under the kernel's
 # lib/modules/VERSION/kernel): Debian builds the virtio transports and
 # devices as modules.
@@ -62,17 +64,9 @@ DTB_NEEDS = [
 ]
 
 
-def load_mkinitramfs():
-    path = os.path.join(ROOT, "guest", "linux", "mkinitramfs.py")
-    spec = importlib.util.spec_from_file_location("mkinitramfs", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def guest_image(out, sysroot):
     """The guest's initramfs: busybox, the virtio modules, /init."""
-    mk = load_mkinitramfs()
+    mk = emulated_host.load_mkinitramfs()
     moddirs = glob.glob(os.path.join(sysroot, "lib/modules/*/kernel"))
     if len(moddirs) != 1:
         raise OSError(f"{len(moddirs)} kernels' modules in {sysroot}")
