@@ -119,6 +119,9 @@ fill_run() {	# NAME [thpvm options]: stat.NAME is its stat --json
 	./thpvm stop "$name" >/dev/null
 	wait $pid
 }
+splits() {
+	sed -n 's/^thp_split_pmd //p' /proc/vmstat
+}
 field() {	# FILE NAME: a number from a JSON line
 	sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"
 }
@@ -295,6 +298,36 @@ rc=$?
 	ok "guest/linux's initramfs: hackbench runs on 2 vCPUs" ||
 	bad "guest/linux's initramfs: hackbench runs on 2 vCPUs" \
 	    "status $rc: $(grep thpvm-guest kit.out | tail -n 3)"
+
+# Free page reporting: the guest writes 200 MiB and deletes them; Linux
+# reports the free memory in blocks of 2 MiB or more, which the host
+# releases without splitting a huge page.
+sp0=$(splits)
+./thpvm run -k vmlinuz -i guest.cpio -m 256 --name rep \
+	--balloon=reporting=on \
+	-p "$params guest.fill=200 guest.free=1" >rep.out 2>&1 &
+pid=$!
+i=0
+while ! grep -q "guest: freed" rep.out && [ $i -lt 300 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+released=0
+i=0
+while [ "$released" -lt $((128 << 20)) ] && [ $i -lt 60 ]; do
+	sleep 1
+	i=$((i + 1))
+	./thpvm balloon --json rep >rep.json 2>&1
+	released=$(field rep.json released)
+	released=${released:-0}
+done
+sp1=$(splits)
+./thpvm stop rep >/dev/null
+wait $pid
+[ "$released" -ge $((128 << 20)) ] && [ "$sp1" = "$sp0" ] &&
+	ok "free page reporting: $((released >> 20)) MiB released, no host huge page split" ||
+	bad "free page reporting: at least 128 MiB released, no host huge page split" \
+	    "released $released, thp_split_pmd $sp0 -> $sp1: $(cat rep.json) $(grep guest: rep.out | tail -n 2)"
 
 # What is not an arm64 Image is refused with a reason.
 ./thpvm run -k guest.cpio -m 256 >bad.out 2>&1
