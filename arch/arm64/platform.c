@@ -12,6 +12,7 @@
 #include "arch/arm64/vcpu.h"
 #include "core/arch.h"
 #include "core/vm.h"
+#include "hw/debug_exit.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -100,17 +101,6 @@ static void uart_set_irq(void *opaque, int level)
 	irq_source_set(&vm->lines, &vm->arch->uart_irq, level);
 }
 
-/* The exit register: a write (any width) at offset 0 ends the VM with
- * its low byte as the exit status; reads give 0. */
-static void exit_access(void *vm, uint64_t offset, uint8_t *data,
-			uint32_t len, bool is_write)
-{
-	if (!is_write)
-		memset(data, 0, len);
-	else if (offset == 0)
-		vm_request_exit(vm, data[0], VM_EXIT_GUEST);
-}
-
 static int add_uart(struct vm *vm)
 {
 	struct arch_vm *a = vm->arch;
@@ -156,7 +146,7 @@ int arch_vm_init(struct vm *vm)
 		err = add_uart(vm);
 	if (!err)
 		err = io_bus_register(&vm->mmio, ARM64_EXIT_ADDR,
-				      ARM64_EXIT_SIZE, exit_access, vm);
+				      ARM64_EXIT_SIZE, debug_exit_access, vm);
 	if (err)
 		pr_err("cannot register the platform devices: %s",
 		       strerror(-err));

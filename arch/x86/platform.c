@@ -10,16 +10,19 @@
 
 #include "arch/x86/arch_vm.h"
 #include "arch/x86/cpuid.h"
-#include "arch/x86/debug_exit.h"
 #include "arch/x86/layout.h"
 #include "arch/x86/mptable.h"
 #include "core/arch.h"
 #include "core/vm.h"
+#include "hw/debug_exit.h"
 #include "lib/log.h"
 
 #define COM1_PORT 0x3f8
 #define COM1_IRQ 4
 #define POST_PORT 0x80
+/* QEMU's isa-debug-exit iobase, and its ports (hw/debug_exit.h). */
+#define DEBUG_EXIT_PORT 0x501
+#define DEBUG_EXIT_PORTS 4
 #define PIC_SLAVE_CASCADE_IRQ 2
 #define IOAPIC_PINS 24
 #define ISA_IRQS 16

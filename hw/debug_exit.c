@@ -1,5 +1,5 @@
-/* isa-debug-exit compatible port (see debug_exit.h). */
-#include "arch/x86/debug_exit.h"
+/* The guest's exit register or port (debug_exit.h). */
+#include "hw/debug_exit.h"
 
 #include <string.h>
 
