@@ -117,9 +117,24 @@ def parse_tg(out):
 
 
 def run(args, timeout=120, stdin=subprocess.DEVNULL, env=None):
-    p = subprocess.run([THPVM] + args, stdin=stdin, capture_output=True,
-                       text=True, errors="replace", timeout=timeout, env=env)
-    return Result(p.returncode, p.stdout, p.stderr)
+    return run_cmd([THPVM] + args, timeout=timeout, stdin=stdin, env=env)
+
+
+def run_cmd(cmd, timeout=120, stdin=subprocess.DEVNULL, env=None):
+    """Runs cmd to its end. One that outlives timeout is killed and fails
+    the test with what it had printed, so a hang shows where it stopped."""
+    try:
+        p = subprocess.run(cmd, stdin=stdin, capture_output=True,
+                           timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError(
+            f"{cmd[0]} still running after {timeout} s, killed\n"
+            f"{Result(None, _text(e.stdout), _text(e.stderr))}") from None
+    return Result(p.returncode, _text(p.stdout), _text(p.stderr))
+
+
+def _text(data):
+    return (data or b"").decode(errors="replace")
 
 
 def run_guest(params="", args=(), timeout=120):

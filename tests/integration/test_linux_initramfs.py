@@ -708,14 +708,12 @@ def check_virtio_io(extra_params=""):
                   f"THPVM_GUEST_IP={netns.GUEST_IP} "
                   f"THPVM_HOST_IP={netns.HOST_IP} {extra_params}")
         with netns.NetNS() as ns:
-            p = subprocess.run(
+            r = harness.run_cmd(
                 ns.prefix() + [harness.THPVM] +
                 boot_args(version, image, "512M", params) +
                 ["-d", disk_path, "-d", f"{ro_path},ro",
                  "-n", f"mode=tap,tapif={netns.TAP}"],
-                capture_output=True, text=True, errors="replace",
-                timeout=900)
-        r = harness.Result(p.returncode, p.stdout, p.stderr)
+                timeout=300)
         out = r.out.replace("\r", "")
         assert "thpvm-guest: virtio-io FAIL" not in out, r
         assert (f"thpvm-guest: virtio-io vda bytes={len(disk)} "
