@@ -111,6 +111,21 @@ MUTATIONS = {
         "\t\treturn discard_hugetlbfs(ram, ext, nr, calls);",
         "\t\treturn discard_each(ram, ext, nr, calls);",
         "unit-balloon-release", []),
+    "rng-budget-never-spent": (
+        "virtio/rng.c",
+        "\tr->budget -= MIN(r->budget, MAX(done, RNG_MIN_CHARGE));",
+        "\tr->budget -= 0;",
+        "unit-virtio-rng", []),
+    "rng-waits-busy": (
+        "virtio/rng.c",
+        "\t\t\twait_for_period(r);",
+        "\t\t\tvirtio_queue_kick(vdev, REQ_QUEUE);",
+        "unit-virtio-rng", []),
+    "rng-writes-readable-buffer": (
+        "virtio/rng.c",
+        "\tif (c->nr_out) {",
+        "\tif (0) {",
+        "unit-virtio-rng", []),
 }
 
 NEEDS_ROOT = {"hugetlbfs-madvise-not-punch"}
