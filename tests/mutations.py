@@ -118,8 +118,8 @@ MUTATIONS = {
         "unit-virtio-rng", []),
     "rng-waits-busy": (
         "virtio/rng.c",
-        "\t\t\twait_for_period(r);",
-        "\t\t\tvirtio_queue_kick(vdev, REQ_QUEUE);",
+        "\t\t\t\twait_for_period(r);",
+        "\t\t\t\tvirtio_queue_kick(vdev, REQ_QUEUE);",
         "unit-virtio-rng", []),
     "rng-writes-readable-buffer": (
         "virtio/rng.c",

@@ -129,10 +129,18 @@ static void process(struct virtio_rng *r)
 	int64_t written;
 	int got;
 
-	budget_refill(r);
 	for (;;) {
 		virtq_disable_notify(vq);
-		while (r->budget && virtio_queue_ready(vdev, REQ_QUEUE)) {
+		while (virtio_queue_ready(vdev, REQ_QUEUE) &&
+		       virtq_has_avail(vq)) {
+			/* Periods start with a request, not before. */
+			budget_refill(r);
+			/* Over budget: notifications stay off, and the
+			 * timer comes for what waits. */
+			if (!r->budget) {
+				wait_for_period(r);
+				goto out;
+			}
 			got = virtq_pop(vq, &chain);
 			if (got < 0)
 				virtio_device_error(vdev, "queue %u: %s",
@@ -144,16 +152,11 @@ static void process(struct virtio_rng *r)
 				break;
 			virtq_push(vq, chain.head, written);
 		}
-		if (!virtio_queue_ready(vdev, REQ_QUEUE))
-			break;
-		/* Over budget: notifications stay off, the timer comes. */
-		if (!r->budget && virtq_has_avail(vq)) {
-			wait_for_period(r);
-			break;
-		}
-		if (!virtq_enable_notify(vq))
+		if (!virtio_queue_ready(vdev, REQ_QUEUE) ||
+		    !virtq_enable_notify(vq))
 			break;
 	}
+out:
 	if (vq->used_idx != used)
 		virtio_queue_interrupt(vdev, REQ_QUEUE);
 }
