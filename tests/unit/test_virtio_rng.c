@@ -164,7 +164,7 @@ static void test_bytes_arrive(void)
 static void test_rate_holds_across_periods(void)
 {
 	struct timespec t0;
-	double t4 = -1, cpu0, cpu1;
+	double t4, cpu0, cpu1;
 	unsigned i;
 
 	if (!setup(1024, FEATURES))
@@ -173,18 +173,22 @@ static void test_rate_holds_across_periods(void)
 	for (i = 0; i < 5; i++)
 		request(i, 512);
 	CHECK(WAIT_FOR(used_idx(0) == 2));
-	cpu0 = thread_cpu_ms();
-	for (i = 0; i < 200 && used_idx(0) == 2; i++) {
+	/* Kicks change nothing before the period ends. */
+	for (i = 0; i < 20; i++) {
 		virtio_queue_kick(&rng.vdev, 0);
 		poll(NULL, 0, 1);
 	}
+	CHECK(used_idx(0) == 2 || ms_since(&t0) >= 1000);
+	/* The rest of the period: a busy wait would take (its share of a
+	 * loaded host's CPUs in) most of it, an idle thread next to
+	 * nothing, even under emulation. */
+	cpu0 = thread_cpu_ms();
 	CHECK(WAIT_FOR(used_idx(0) >= 4));
 	t4 = ms_since(&t0);
 	cpu1 = thread_cpu_ms();
 	CHECK_EQ(used_idx(0), 4);
 	CHECK(t4 >= 1000);
-	/* A busy wait would take the whole second. */
-	CHECK(cpu0 >= 0 && cpu1 - cpu0 < 100);
+	CHECK(cpu0 >= 0 && cpu1 - cpu0 < 50);
 	CHECK(WAIT_FOR(used_idx(0) == 5));
 	CHECK(ms_since(&t0) >= 2000);
 	for (i = 0; i < 5; i++) {
