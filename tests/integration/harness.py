@@ -134,7 +134,10 @@ def run_cmd(cmd, timeout=120, stdin=subprocess.DEVNULL, env=None):
 
 
 def _text(data):
-    return (data or b"").decode(errors="replace")
+    """Decoded as text=True would: universal newlines (the serial
+    console's \r\n ends a line with \n)."""
+    text = (data or b"").decode(errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def run_guest(params="", args=(), timeout=120):
