@@ -19,6 +19,7 @@ import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "bench"))
+from host import threads_report  # noqa: E402
 from linux_guest import host_unfit_reason  # noqa: E402
 
 THPVM = os.environ.get("THPVM", "thpvm")
@@ -123,14 +124,19 @@ def run(args, timeout=120, stdin=subprocess.DEVNULL, env=None):
 def run_cmd(cmd, timeout=120, stdin=subprocess.DEVNULL, env=None):
     """Runs cmd to its end. One that outlives timeout is killed and fails
     the test with what it had printed, so a hang shows where it stopped."""
-    try:
-        p = subprocess.run(cmd, stdin=stdin, capture_output=True,
-                           timeout=timeout, env=env)
-    except subprocess.TimeoutExpired as e:
-        raise AssertionError(
-            f"{cmd[0]} still running after {timeout} s, killed\n"
-            f"{Result(None, _text(e.stdout), _text(e.stderr))}") from None
-    return Result(p.returncode, _text(p.stdout), _text(p.stderr))
+    with subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=env) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            report = threads_report(p.pid)
+            p.kill()
+            out, err = p.communicate()
+            raise AssertionError(
+                f"{cmd[0]} still running after {timeout} s, killed\n"
+                f"{report}\n{Result(None, _text(out), _text(err))}") \
+                from None
+    return Result(p.returncode, _text(out), _text(err))
 
 
 def _text(data):
