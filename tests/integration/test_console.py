@@ -40,11 +40,8 @@ def start_unread(name):
     the stalled pipe."""
     harness.require_kvm()
     r, w, held = full_pipe()
-    p = subprocess.Popen([harness.THPVM, "run", "--name", name, "-p",
-                          "serve"], stdin=subprocess.DEVNULL, stdout=w,
-                         stderr=subprocess.PIPE)
+    p = harness.start(["run", "--name", name, "-p", "serve"], stdout=w)
     os.close(w)
-    harness._procs.append(p)
     deadline = time.monotonic() + 60
     while True:
         assert p.poll() is None, f"thpvm ended: {harness.read_stderr(p)}"
