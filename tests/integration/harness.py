@@ -176,10 +176,11 @@ def start(args, **kw):
 
 
 def start_cmd(cmd, **kw):
-    """start() for any command line (thpvm under a wrapper, QEMU)."""
+    """start() for any command line (thpvm under a wrapper, QEMU). A
+    stdout given replaces the pipe wait_for_line() reads."""
     kw.setdefault("stdin", subprocess.DEVNULL)
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         bufsize=0, **kw)
+    kw.setdefault("stdout", subprocess.PIPE)
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, bufsize=0, **kw)
     p.out_buf = b""
     _procs.append(p)
     return p
