@@ -7,7 +7,9 @@ that skipped is counted as skipped even though meson reports its program
 as OK ("# SKIP" followed by anything, as meson reads it). A test program
 that failed without a "not ok" line (a crash, a timeout, a sanitizer
 report at exit), or whose results do not match the plan it announced
-first, counts as one more failure.
+first, counts as one more failure. The last lines of each failed
+test's output are printed before the closing line, so that a record
+that keeps only the end of the run still shows why.
 
 Usage: summarize.py [--max-skips N] TESTLOG.json...
 With --max-skips, more skipped subtests than N fail the run: a host
@@ -19,6 +21,12 @@ import sys
 
 TAP = re.compile(r"^(not ok|ok)\b[^#]*(#\s*(SKIP\S*|TODO)\b)?", re.IGNORECASE)
 PLAN = re.compile(r"^1\.\.(\d+)")
+# Printed of a failed test's output: lines matching WHY, then its end.
+WHY = re.compile(r"not ok|Error|still running|timed out|threads of process|"
+                 r" state=\S+ wchan=")
+KEY_LINES = 60
+TAIL_LINES = 30
+MAX_WIDTH = 300
 
 
 def count(test):
@@ -53,12 +61,21 @@ def count(test):
     return p, f, s
 
 
+def why_failed(out):
+    """What tells why a test failed: the lines that say so (failed
+    subtests, errors, a hang's thread report), then its last lines."""
+    lines = [l[:MAX_WIDTH] for l in out.splitlines()]
+    key = [l for l in lines[:-TAIL_LINES] if WHY.search(l)][:KEY_LINES]
+    return key + lines[-TAIL_LINES:]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-skips", type=int)
     ap.add_argument("logs", nargs="+")
     args = ap.parse_args()
     passed = failed = skipped = 0
+    failures = []
     for path in args.logs:
         try:
             lines = open(path).read().splitlines()
@@ -67,8 +84,15 @@ def main():
             failed += 1
             continue
         for line in lines:
-            p, f, s = count(json.loads(line))
+            test = json.loads(line)
+            p, f, s = count(test)
             passed, failed, skipped = passed + p, failed + f, skipped + s
+            if f:
+                failures.append(test)
+    # The end of each failed test's output, where CI's record keeps it.
+    for test in failures:
+        print(f"--- {test['name']} ({test['result']}):")
+        print("\n".join(why_failed(test.get("stdout") or "")))
     too_many = args.max_skips is not None and skipped > args.max_skips
     if too_many:
         print(f"{skipped} checks skipped, more than the {args.max_skips} "

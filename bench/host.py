@@ -2,6 +2,8 @@
 pages, its other memory, its threads' CPU time, and PMD splits."""
 import os
 import re
+import shutil
+import subprocess
 
 from common import RunError
 
@@ -109,3 +111,43 @@ def snapshot(pid):
     cpu, dev = vmm_cpu_ns(pid)
     return {"huge": huge, "rss": rss, "cpu_ns": cpu, "dev_ns": dev,
             "splits": thp_split_pmd()}
+
+
+def threads_report(pid):
+    """Where each thread of a process that seems hung is: its name, state
+    and kernel wait channel and stack (root reads those), then its user
+    stacks from gdb where gdb is installed. Read before the process is
+    killed, so a hang in CI leaves a trace."""
+    lines = [f"threads of process {pid}:"]
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except OSError as e:
+        return f"process {pid}: {e}"
+    for tid in tids:
+        task = f"/proc/{pid}/task/{tid}"
+        fields = []
+        for name in ("comm", "wchan", "stack"):
+            try:
+                with open(f"{task}/{name}") as f:
+                    fields.append(f.read().strip())
+            except OSError as e:
+                fields.append(f"({e.strerror})")
+        try:
+            with open(f"{task}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            state = "?"
+        comm, wchan, stack = fields
+        lines.append(f"  {tid} {comm} state={state} wchan={wchan}")
+        lines += ["    " + l for l in stack.splitlines()]
+    if shutil.which("gdb"):
+        try:
+            r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                                "-ex", "thread apply all bt"],
+                               capture_output=True, text=True,
+                               errors="replace", timeout=60)
+            lines += [l for l in r.stdout.splitlines()
+                      if l.startswith(("Thread", "#"))]
+        except subprocess.TimeoutExpired:
+            lines.append("gdb did not finish in 60 s")
+    return "\n".join(lines)

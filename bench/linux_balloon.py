@@ -44,7 +44,7 @@ import time
 import balloon
 from balloon import hmp
 from common import QEMU, THPVM, print_table, quote
-from host import guest_ram_usage, snapshot, thp_split_pmd
+from host import guest_ram_usage, snapshot, thp_split_pmd, threads_report
 from linux_guest import (STOP_TIMEOUT, RunError, begin, build_cont_balloon,
                          build_initramfs, end_vmm, kernel_version, start_vmm,
                          vmlinuz)
@@ -159,7 +159,8 @@ def measure(vmm, version):
         try:
             status = p.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            raise e from None
+            # Still running: say where each of its threads is.
+            raise RunError(f"{e}\n{threads_report(p.pid)}") from None
         if "last output" in str(e):
             raise
         raise RunError(f"{e}\nthe VMM had exited (status {status}); last "

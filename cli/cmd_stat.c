@@ -10,7 +10,7 @@
 
 static int stat_print(const char *name, const struct json_value *reply)
 {
-	uint64_t pid, vcpus, ram, resident, huge;
+	uint64_t pid, vcpus, ram, resident, huge, pending, dropped;
 	uint64_t rng_bytes, rng_requests, rng_rate;
 	const char *state, *backing, *vm_name;
 	char ram_s[32], resident_s[32], huge_s[32], rng_s[32];
@@ -39,6 +39,12 @@ static int stat_print(const char *name, const struct json_value *reply)
 	       size_format(resident, resident_s, sizeof(resident_s)));
 	printf("Huge pages: %s (%.1f%% of RAM)\n",
 	       size_format(huge, huge_s, sizeof(huge_s)), percent);
+	/* A VM from before these were reported does without the line. */
+	if (json_get_u64(reply, "console_pending", &pending) &&
+	    json_get_u64(reply, "console_dropped", &dropped))
+		printf("Console output: %llu bytes waiting for stdout, %llu "
+		       "dropped\n", (unsigned long long)pending,
+		       (unsigned long long)dropped);
 	/* Only a VM with an rng has these. */
 	if (json_get_u64(reply, "rng_bytes", &rng_bytes) &&
 	    json_get_u64(reply, "rng_requests", &rng_requests) &&
@@ -130,9 +136,11 @@ const struct command cmd_stat = {
 	.summary = "Show a VM's state and memory backing",
 	.usage = "usage: thpvm stat [-m] [--json] NAME|-n NAME|-p PID|-a\n"
 		 "\n"
-		 "Shows the state of the VM, its size, and how much of its "
-		 "RAM the host\nbacks now, and with huge pages; for a VM "
-		 "with --rng, what its rng\nserved.\n"
+		 "Shows the state of the VM, its size, how much of its "
+		 "RAM the host\nbacks now, and with huge pages, the "
+		 "guest's console output that\nwaits for thpvm's stdout or "
+		 "was dropped because stdout was not read,\nand for a VM "
+		 "with --rng, what its rng served.\n"
 		 "\n"
 		 "  NAME, -n, --name NAME\n"
 		 "                 the VM called NAME\n"
@@ -145,11 +153,12 @@ const struct command cmd_stat = {
 		 "                 with or without it)\n"
 		 "  --json         print the VM's stat reply: name, pid, "
 		 "state, vcpus, ram,\n"
-		 "                 backing, resident, huge, huge_percent "
-		 "(sizes in bytes),\n"
-		 "                 and with --rng rng_bytes, rng_requests, "
-		 "rng_bytes_per_sec;\n"
-		 "                 with -a, an array of them\n"
+		 "                 backing, resident, huge, huge_percent, "
+		 "console_pending,\n"
+		 "                 console_dropped (sizes in bytes), and "
+		 "with --rng rng_bytes,\n"
+		 "                 rng_requests, rng_bytes_per_sec; with -a, "
+		 "an array of them\n"
 		 "  -h, --help     print this help\n",
 	.main = stat_main,
 };

@@ -66,6 +66,7 @@ static int handle_stat(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
 	struct vm *vm = vm_of(opaque);
+	struct console_out_stats con;
 	struct guest_ram_usage u;
 	int err;
 
@@ -79,6 +80,9 @@ static int handle_stat(void *opaque, const struct json_value *request,
 	json_field_uint(reply, "huge", u.huge);
 	json_field_double(reply, "huge_percent",
 			  u.size ? 100.0 * (double)u.huge / (double)u.size : 0);
+	console_out_stats(&vm->console_out, &con);
+	json_field_uint(reply, "console_pending", con.pending);
+	json_field_uint(reply, "console_dropped", con.dropped);
 	write_rng(opaque, reply);
 	return 0;
 }

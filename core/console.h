@@ -1,7 +1,7 @@
 /* The guest's console as the front end (cli/) sees it, whatever device
  * the arch made it: the bytes typed go in, and the front end asks how
  * many more fit before it reads them. Output goes from the device
- * straight to its host fd. */
+ * through the VM's console_out (core/console_out.h) to stdout. */
 #ifndef THPVM_CORE_CONSOLE_H
 #define THPVM_CORE_CONSOLE_H
 

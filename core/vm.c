@@ -17,6 +17,10 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
+/* How long the guest's last output may wait at exit for a reader that
+ * does not read (console_out_close). */
+#define CONSOLE_DRAIN_MS 500
+
 static int kvm_open(void)
 {
 	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
@@ -162,6 +166,10 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	if (vm->exit_eventfd < 0)
 		return -errno;
 	err = vm_map_ram(vm);
+	if (err)
+		return err;
+	err = console_out_init(&vm->console_out, STDOUT_FILENO,
+			       CONSOLE_OUT_SIZE);
 	if (err)
 		return err;
 	err = arch_vm_init(vm);
@@ -311,6 +319,8 @@ void vm_destroy(struct vm *vm)
 	vm->nr_vcpus = 0;
 	vm->devices = NULL;
 	arch_vm_destroy(vm);
+	/* After the vCPUs and the UART: the last of the guest's output. */
+	console_out_close(&vm->console_out, CONSOLE_DRAIN_MS);
 	io_bus_free(&vm->pio);
 	io_bus_free(&vm->mmio);
 	pci_bus_free(&vm->pci);

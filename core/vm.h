@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "core/console.h"
+#include "core/console_out.h"
 #include "core/device.h"
 #include "core/guest_ram.h"
 #include "core/io_bus.h"
@@ -76,6 +77,7 @@ struct vm {
 	int exit_eventfd;		/* written once when the VM must end */
 
 	struct vm_console console;	/* set by the arch */
+	struct console_out console_out;	/* to stdout; for the arch's UART */
 	struct arch_vm *arch;		/* the arch's own state */
 };
 

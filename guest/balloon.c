@@ -53,6 +53,10 @@
 #define REPORT_CHAIN			32
 #define REPORT_MAX			512
 #define OOM_PAGES			256	/* VIRTIO_BALLOON_OOM_NR_PAGES */
+/* balloon_flood: each chain is a 64 KiB array (16384 pfns, 8192 cont
+ * pairs) over the same 2 MiB of pages. */
+#define FLOOD_ORDER			4
+#define FLOOD_AREA_ORDER		9
 
 struct balloon_stat {
 	uint16_t tag;
@@ -435,14 +439,67 @@ static void move_done(void)
 		usemem_reuse();
 }
 
+/* A hostile driver for the device's pass budget: the inflate queue is
+ * kept full of chains that give up the same 2 MiB again and again, each
+ * put back as soon as the device has used it, for ever. The device
+ * refuses all but the first time as already ballooned, yet looks at
+ * every element; the host's control socket must keep answering. */
+static void __attribute__((noreturn)) balloon_flood(void)
+{
+	uint64_t area = buddy_alloc(FLOOD_AREA_ORDER);
+	uint32_t *list = (uint32_t *)buddy_alloc(FLOOD_ORDER);
+	unsigned esize = bl.cont ? 8 : 4;
+	unsigned n = (4096u << FLOOD_ORDER) / esize, chains = 0;
+	struct vq_buf b = { (uint64_t)list, n * esize, false };
+	void *token;
+	uint32_t len;
+	int rc;
+
+	if (!area || !list) {
+		report(false, "balloon-flood", "reason=no-free-ram");
+		for (;;)
+			wait_irq();
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t pfn = (area >> PAGE_SHIFT) +
+			       i % (1u << FLOOD_AREA_ORDER);
+
+		if (bl.cont) {
+			list[2 * i] = pfn;
+			list[2 * i + 1] = 1u << PAGE_SHIFT;
+		} else {
+			list[i] = pfn;
+		}
+	}
+	/* Polled: the loop below never sleeps. */
+	vq_disarm(bl.inflate);
+	while (vq_add(bl.inflate, &b, 1, 0, list) >= 0)
+		chains++;
+	vq_kick(bl.inflate);
+	print("tg: balloon flooding chains=%u elements=%u mode=%s\n", chains,
+	      n, bl.cont ? "cont" : "std");
+	for (;;) {
+		while ((rc = vq_get_used(bl.inflate, &token, &len)) == 1)
+			vq_add(bl.inflate, &b, 1, 0, list);
+		if (rc < 0)
+			break;
+		vq_kick(bl.inflate);
+	}
+	report(false, "balloon-flood", "reason=bad-used-id");
+	for (;;)
+		wait_irq();
+}
+
 /* Moves toward the target a buffer at a time, reports free memory once
  * it is reached if pages came back since the last report, and otherwise
  * sleeps in `sti; hlt`, the only place interrupts are taken on PVM
- * hosts. */
+ * hosts. With balloon_flood, floods the device instead. */
 void balloon_serve(void)
 {
 	unsigned cfg = virtio_config_irqs(&bl.vd) - 1;
 
+	if (params.balloon_flood)
+		balloon_flood();
 	while (!bl.broken) {
 		uint32_t done = 0;
 

@@ -161,6 +161,8 @@ static bool parse_one(const char *tok, size_t len)
 			params.netbench = true;
 		else if (is_key(tok, klen, "balloon"))
 			params.balloon = true;
+		else if (is_key(tok, klen, "balloon_flood"))
+			params.balloon_flood = true;
 		else if (is_key(tok, klen, "rng"))
 			params.rng = true;
 		else if (is_key(tok, klen, "punch_holes"))

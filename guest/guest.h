@@ -46,6 +46,7 @@ struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status, echo;
 	bool pci, blk, blkbench, blk_evil, net, netbench, balloon, rng;
+	bool balloon_flood;
 	bool punch_holes;
 	uint64_t usemem, reuse;	/* bytes, 0: not asked for */
 	uint64_t ecam;		/* 0: the arch's other way (x86: mechanism #1) */

@@ -3,9 +3,7 @@
  * early consoles. Transmission is instant: THR is always empty. */
 #include "hw/serial8250.h"
 
-#include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lib/util.h"
 
@@ -49,12 +47,12 @@
 #define MSR_RI 0x40
 #define MSR_DCD 0x80
 
-void serial8250_init(struct serial8250 *uart, int out_fd,
+void serial8250_init(struct serial8250 *uart, struct console_out *out,
 		     serial8250_irq_fn set_irq, void *irq_opaque)
 {
 	memset(uart, 0, sizeof(*uart));
 	pthread_mutex_init(&uart->lock, NULL);
-	uart->out_fd = out_fd;
+	uart->out = out;
 	uart->set_irq = set_irq;
 	uart->irq_opaque = irq_opaque;
 	/* A terminal is connected and ready. */
@@ -116,11 +114,10 @@ static void transmit_locked(struct serial8250 *uart, uint8_t byte)
 {
 	if (uart->mcr & MCR_LOOP) {
 		rx_push_locked(uart, byte);
-	} else {
-		/* A console that cannot be written (closed pipe) drops the
-		 * byte; the guest must not stall on the host's stdout. */
-		while (write(uart->out_fd, &byte, 1) < 0 && errno == EINTR)
-			;
+	} else if (uart->out) {
+		/* Never waits on the host's stdout (console_out.h), so the
+		 * lock is never held across a write that could block. */
+		console_out_put(uart->out, &byte, 1);
 	}
 	uart->thr_empty_pending = true;
 }

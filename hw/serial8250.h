@@ -1,6 +1,7 @@
-/* An 8250/16550A UART: the guest's console. Output goes to a host fd,
- * input comes from serial8250_receive(); the interrupt is a level on one
- * guest interrupt line. */
+/* An 8250/16550A UART: the guest's console. Output goes to a console
+ * output buffer (core/console_out.h), input comes from
+ * serial8250_receive(); the interrupt is a level on one guest interrupt
+ * line. */
 #ifndef THPVM_SERIAL8250_H
 #define THPVM_SERIAL8250_H
 
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/console.h"
+#include "core/console_out.h"
 
 #define SERIAL8250_REGS 8
 #define SERIAL8250_RX_SIZE 1024
@@ -19,7 +21,7 @@ typedef void (*serial8250_irq_fn)(void *opaque, int level);
 
 struct serial8250 {
 	pthread_mutex_t lock;
-	int out_fd;
+	struct console_out *out;	/* NULL: output is discarded */
 	serial8250_irq_fn set_irq;
 	void *irq_opaque;
 	int irq_level;
@@ -31,7 +33,7 @@ struct serial8250 {
 	size_t rx_head, rx_len;
 };
 
-void serial8250_init(struct serial8250 *uart, int out_fd,
+void serial8250_init(struct serial8250 *uart, struct console_out *out,
 		     serial8250_irq_fn set_irq, void *irq_opaque);
 void serial8250_destroy(struct serial8250 *uart);
 /* Register access; offset 0..7 from the UART's base. */

@@ -111,6 +111,21 @@ MUTATIONS = {
         "\t\treturn discard_hugetlbfs(ram, ext, nr, calls);",
         "\t\treturn discard_each(ram, ext, nr, calls);",
         "unit-balloon-release", []),
+    "console-writer-not-cancellable": (
+        "core/console_out.c",
+        "\t\tpthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);",
+        "\t\tpthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);",
+        "unit-console-out", []),
+    "console-overrun-not-dropped": (
+        "core/console_out.c",
+        "\ttake = co->broken ? 0 : MIN(len, co->size - co->len);",
+        "\ttake = co->broken ? 0 : MIN(len, co->size);",
+        "unit-console-out", []),
+    "balloon-pass-unbounded": (
+        "virtio/balloon.c",
+        "\tuint64_t budget = BALLOON_PASS_BUDGET;",
+        "\tuint64_t budget = UINT64_MAX;",
+        "unit-virtio-balloon", []),
     "rng-budget-never-spent": (
         "virtio/rng.c",
         "\tr->budget -= MIN(r->budget, MAX(done, RNG_MIN_CHARGE));",

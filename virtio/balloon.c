@@ -1,6 +1,12 @@
 /* virtio-balloon device (see balloon.h). All queue work and every
  * guest-memory access happen on the device thread under vdev->lock, as
- * for virtio-net, so a reset forgets everything at once. */
+ * for virtio-net, so a reset forgets everything at once; a pass over a
+ * queue does at most BALLOON_PASS_BUDGET of work before it lets the lock
+ * go. The host side (control/balloon_control.c) never waits for
+ * vdev->lock: it reads what the device last published, and its target
+ * goes into the configuration at once if the lock is free, else through
+ * ops->deferred after the pass; a guest that keeps its queues fed cannot
+ * stall it. Lock order: vdev->lock, then host_lock. */
 #include "virtio/balloon.h"
 
 #include <errno.h>
@@ -77,52 +83,101 @@ static bool element_range(const uint8_t *e, bool cont,
 	return IS_ALIGNED(size, BALLOON_PAGE_SIZE);
 }
 
-/* An array of pfns (or cont pairs) in the chain's readable part. */
-static void handle_pages(struct virtio_balloon *b, const struct virtq_chain *c,
-			 bool inflate, bool cont)
+/* Whether r lies wholly inside one RAM region: only such a range can be
+ * cut at the budget and stay what the guest asked for. */
+static bool range_in_ram(const struct guest_ram *ram,
+			 const struct balloon_range *r)
 {
+	return r->nr_pages &&
+	       guest_ram_contig(ram, r->pfn << BALLOON_PAGE_SHIFT) >=
+		       r->nr_pages << BALLOON_PAGE_SHIFT;
+}
+
+/* Charges r to the pass budget: its pages, or 1 for a range the release
+ * logic refuses without looking at its pages. A range in RAM larger than
+ * what is left is cut there, and *rest gets the other part. */
+static void charge(const struct guest_ram *ram, struct balloon_range *r,
+		   uint64_t *budget, struct balloon_range *rest)
+{
+	if (!range_in_ram(ram, r)) {
+		(*budget)--;
+	} else if (r->nr_pages > *budget) {
+		*rest = (struct balloon_range){ r->pfn + *budget,
+						r->nr_pages - *budget };
+		r->nr_pages = *budget;
+		*budget = 0;
+	} else {
+		*budget -= r->nr_pages;
+	}
+}
+
+static void update(struct virtio_balloon *b, unsigned n, bool inflate)
+{
+	if (inflate)
+		balloon_inflate(&b->release, b->scratch, n);
+	else
+		balloon_deflate(&b->release, b->scratch, n);
+}
+
+/* The elements of an inflate or deflate array (pfns, or cont pairs) in
+ * the chain's readable part, from where the last pass stopped, until the
+ * pass budget (*budget) runs out. Returns whether the chain is done. */
+static bool handle_pages(struct virtio_balloon *b, struct balloon_work *w,
+			 bool inflate, bool cont, uint64_t *budget)
+{
+	const struct virtq_chain *c = &w->chain;
+	const struct guest_ram *ram = b->vdev.ram;
 	unsigned esize = cont ? CONT_SIZE : PFN_SIZE;
+	uint64_t end = MIN(c->out_bytes, MAX_ARRAY_BYTES), got, over = 0;
 	uint8_t buf[BATCH * CONT_SIZE];
-	uint64_t off = 0, got;
-	/* Work is per page, and elements may repeat the same gigabytes: no
-	 * chain gets to cover more pages than guest RAM has (a real driver
-	 * never does), so one chain costs at most one pass over RAM while
-	 * vdev->lock is held. */
-	uint64_t budget = b->vdev.ram->total >> BALLOON_PAGE_SHIFT;
-	uint64_t left = MIN(c->out_bytes, MAX_ARRAY_BYTES) / esize, over = 0;
 	unsigned i, n, bad = 0;
 
-	if (c->out_bytes > MAX_ARRAY_BYTES)
-		pr_warn_ratelimited("%s: %s buffer of %llu bytes: only the "
-				    "first %u are used", BALLOON_NAME,
-				    inflate ? "inflate" : "deflate",
-				    (unsigned long long)c->out_bytes,
-				    MAX_ARRAY_BYTES);
-	else if (c->out_bytes % esize)
-		pr_warn_ratelimited("%s: %s buffer of %llu bytes, not whole "
-				    "%u-byte elements: the rest is ignored",
-				    BALLOON_NAME, inflate ? "inflate" :
-				    "deflate", (unsigned long long)c->out_bytes,
-				    esize);
-	while (off < MAX_ARRAY_BYTES &&
-	       (got = virtq_chain_read(c, off, buf, BATCH * esize)) >= esize) {
+	end -= end % esize;
+	if (!w->off && !w->rest.nr_pages) {
+		if (c->out_bytes > MAX_ARRAY_BYTES)
+			pr_warn_ratelimited("%s: %s buffer of %llu bytes: "
+					    "only the first %u are used",
+					    BALLOON_NAME, inflate ? "inflate" :
+					    "deflate",
+					    (unsigned long long)c->out_bytes,
+					    MAX_ARRAY_BYTES);
+		else if (c->out_bytes % esize)
+			pr_warn_ratelimited("%s: %s buffer of %llu bytes, not "
+					    "whole %u-byte elements: the rest "
+					    "is ignored", BALLOON_NAME,
+					    inflate ? "inflate" : "deflate",
+					    (unsigned long long)c->out_bytes,
+					    esize);
+	}
+	if (w->rest.nr_pages && *budget) {
+		b->scratch[0] = w->rest;
+		w->rest.nr_pages = 0;
+		charge(ram, &b->scratch[0], budget, &w->rest);
+		update(b, 1, inflate);
+	}
+	while (*budget && !w->rest.nr_pages && w->off < end &&
+	       (got = virtq_chain_read(c, w->off, buf,
+				       MIN(BATCH * esize, end - w->off))) >=
+		       esize) {
 		got -= got % esize;
-		off += got;
-		for (i = n = 0; i < got / esize && !over; i++, left--) {
-			if (!element_range(buf + i * esize, cont,
-					   &b->scratch[n]))
+		for (i = n = 0; i < got / esize && *budget; i++) {
+			struct balloon_range *r = &b->scratch[n];
+
+			if (!element_range(buf + i * esize, cont, r)) {
 				bad++;
-			else if (b->scratch[n].nr_pages > budget)
-				over = left;	/* this one and the rest */
-			else
-				budget -= b->scratch[n++].nr_pages;
+				(*budget)--;
+			} else if (r->nr_pages > w->pages_left) {
+				/* This one and the rest. */
+				over = (end - w->off) / esize - i;
+				break;
+			} else {
+				w->pages_left -= r->nr_pages;
+				charge(ram, r, budget, &w->rest);
+				n++;
+			}
 		}
-		if (inflate)
-			balloon_inflate(&b->release, b->scratch, n);
-		else
-			balloon_deflate(&b->release, b->scratch, n);
-		if (over)
-			break;
+		w->off = over ? end : w->off + i * esize;
+		update(b, n, inflate);
 	}
 	if (over) {
 		b->release.stats.ignored += over;
@@ -138,13 +193,19 @@ static void handle_pages(struct virtio_balloon *b, const struct virtq_chain *c,
 				    "size is not a multiple of 4 KiB",
 				    BALLOON_NAME, bad);
 	}
+	/* A short read (a chain shorter than it said) ends it too. */
+	return !w->rest.nr_pages && (w->off >= end || *budget);
 }
 
 /* Each buffer of a reporting chain is a free range. With page poisoning
  * the guest expects free pages to keep the poison value, and a released
- * page comes back as zeros: a nonzero poison value keeps them. */
-static void handle_report(struct virtio_balloon *b, const struct virtq_chain *c)
+ * page comes back as zeros: a nonzero poison value keeps them. A chain
+ * is reported whole (at most a queue's worth of ranges), and its pages
+ * count against the pass budget. */
+static void handle_report(struct virtio_balloon *b, const struct virtq_chain *c,
+			  uint64_t *budget)
 {
+	uint64_t pages = 0;
 	unsigned i, n = 0;
 
 	if (has(b, VIRTIO_BALLOON_F_PAGE_POISON) &&
@@ -160,8 +221,10 @@ static void handle_report(struct virtio_balloon *b, const struct virtq_chain *c)
 			continue;
 		b->scratch[n].pfn = start >> BALLOON_PAGE_SHIFT;
 		b->scratch[n++].nr_pages = (end - start) >> BALLOON_PAGE_SHIFT;
+		pages += (end - start) >> BALLOON_PAGE_SHIFT;
 	}
 	balloon_report(&b->release, b->scratch, n);
+	*budget -= MIN(*budget, pages);
 }
 
 static void record_stats(struct virtio_balloon *b, const struct virtq_chain *c)
@@ -205,11 +268,14 @@ static int stats_queue(const struct virtio_balloon *b)
 	return -1;
 }
 
-/* One chain; false when it is kept (the stats buffer). */
+/* One chain, as far as the pass budget goes: false when it is left for
+ * the queue's next pass. One done with goes back to the driver, but for
+ * the stats buffer, which is kept. */
 static bool handle_chain(struct virtio_balloon *b, unsigned q,
-			 const struct virtq_chain *c)
+			 struct balloon_work *w, uint64_t *budget)
 {
 	enum balloon_vq_role role = b->roles[q];
+	const struct virtq_chain *c = &w->chain;
 
 	if (role == BVQ_STATS) {
 		/* A second buffer while one is held: the older goes back
@@ -218,41 +284,98 @@ static bool handle_chain(struct virtio_balloon *b, unsigned q,
 		record_stats(b, c);
 		b->stats_head = c->head;
 		b->stats_held = true;
-		return false;
+		return true;
 	}
 	if (role == BVQ_REPORTING)
-		handle_report(b, c);
-	else
-		handle_pages(b, c, role == BVQ_INFLATE ||
-				   role == BVQ_INFLATE_CONT,
-			     role == BVQ_INFLATE_CONT ||
-				     role == BVQ_DEFLATE_CONT);
+		handle_report(b, c, budget);
+	else if (!handle_pages(b, w, role == BVQ_INFLATE ||
+				      role == BVQ_INFLATE_CONT,
+			       role == BVQ_INFLATE_CONT ||
+				       role == BVQ_DEFLATE_CONT, budget))
+		return false;
+	virtq_push(&b->vdev.queues[q].vq, c->head, 0);
 	return true;
 }
 
+/* With vdev->lock held, or before the device thread runs: what the host
+ * side sees from now on. */
+static void publish_info(struct virtio_balloon *b)
+{
+	const struct balloon_release_stats *s = &b->release.stats;
+	struct virtio_balloon_info *i = &b->shown;
+
+	pthread_mutex_lock(&b->host_lock);
+	i->actual = (uint64_t)get_le32(&b->config.actual)
+		    << BALLOON_PAGE_SHIFT;
+	i->ballooned = s->ballooned_pages << BALLOON_PAGE_SHIFT;
+	i->held = s->held_pages << BALLOON_PAGE_SHIFT;
+	i->partial_blocks = s->partial_blocks;
+	i->released = s->released_bytes;
+	i->release_calls = s->release_calls;
+	i->release_errors = s->release_errors;
+	i->ignored = s->ignored;
+	i->driver_ok = b->vdev.status & VIRTIO_CONFIG_S_DRIVER_OK;
+	i->features = i->driver_ok ? b->vdev.features : 0;
+	i->policy = b->release.policy;
+	memcpy(i->stats, b->stats, sizeof(i->stats));
+	i->stats_mask = b->stats_mask;
+	b->shown_stats_time = b->stats_time;
+	pthread_mutex_unlock(&b->host_lock);
+}
+
+/* A chain just taken: from its start. Work is per page, and elements
+ * may repeat the same gigabytes: no chain gets to cover more pages than
+ * guest RAM has (a real driver never does). */
+static void work_start(struct balloon_work *w, const struct guest_ram *ram)
+{
+	w->held = true;
+	w->off = 0;
+	w->pages_left = ram->total >> BALLOON_PAGE_SHIFT;
+	w->rest.nr_pages = 0;
+}
+
+/* A pass over queue q: chains until it is empty or the budget is spent;
+ * then the rest waits for the next pass, which the queue's own
+ * notification brings after the device thread's other events (a
+ * target from the host, the other queues), as virtio-net does. */
 static void process(struct virtio_balloon *b, unsigned q)
 {
 	struct virtio_device *vdev = &b->vdev;
 	struct virtq *vq = &vdev->queues[q].vq;
+	struct balloon_work *w = &b->work[q];
+	uint64_t budget = BALLOON_PASS_BUDGET;
 	uint16_t used = vq->used_idx;
-	struct virtq_chain chain;
 	int got;
 
 	do {
 		virtq_disable_notify(vq);
 		while (virtio_queue_ready(vdev, q)) {
-			got = virtq_pop(vq, &chain);
-			if (got < 0)
-				virtio_device_error(vdev, "queue %u: %s", q,
-						    vq->error);
-			if (got <= 0)
-				break;
-			if (handle_chain(b, q, &chain))
-				virtq_push(vq, chain.head, 0);
+			if (!budget) {
+				virtio_queue_kick(vdev, q);
+				goto out;
+			}
+			if (!w->held) {
+				got = virtq_pop(vq, &w->chain);
+				if (got < 0)
+					virtio_device_error(vdev, "queue %u: "
+							    "%s", q,
+							    vq->error);
+				if (got <= 0)
+					break;
+				work_start(w, vdev->ram);
+				budget--;
+			}
+			if (!handle_chain(b, q, w, &budget)) {
+				virtio_queue_kick(vdev, q);
+				goto out;
+			}
+			w->held = false;
 		}
 	} while (virtio_queue_ready(vdev, q) && virtq_enable_notify(vq));
+out:
 	if (vq->used_idx != used)
 		virtio_queue_interrupt(vdev, q);
+	publish_info(b);
 }
 
 static void balloon_queue_notify(struct virtio_device *vdev, unsigned q)
@@ -305,11 +428,13 @@ static void balloon_start(struct virtio_device *vdev)
 	assign_roles(b, vdev->features);
 	if (has(b, VIRTIO_BALLOON_F_STATS_VQ))
 		timer_set(b, b->opts.stats_interval);
+	publish_info(b);
 }
 
 static void balloon_reset(struct virtio_device *vdev)
 {
 	struct virtio_balloon *b = to_balloon(vdev);
+	unsigned q;
 
 	timer_set(b, 0);
 	balloon_release_reset(&b->release);
@@ -319,6 +444,12 @@ static void balloon_reset(struct virtio_device *vdev)
 	put_le32(&b->config.actual, 0);
 	put_le32(&b->config.poison_val, 0);
 	assign_roles(b, 0);
+	/* A chain taken is the driver's again, or gone. */
+	for (q = 0; q < BALLOON_NR_QUEUES; q++) {
+		b->work[q].held = false;
+		b->work[q].rest.nr_pages = 0;
+	}
+	publish_info(b);
 }
 
 /* The driver may write actual and poison_val; num_pages and the hint
@@ -330,6 +461,30 @@ static void balloon_config_write(struct virtio_device *vdev, uint32_t offset,
 
 	put_le32(&b->config.num_pages, b->target_pages);
 	put_le32(&b->config.free_page_hint_cmd_id, 0);
+	publish_info(b);
+}
+
+/* With vdev->lock held: the target the host side set, into num_pages. */
+static void apply_target(struct virtio_balloon *b)
+{
+	uint32_t target;
+
+	pthread_mutex_lock(&b->host_lock);
+	target = b->host_target;
+	pthread_mutex_unlock(&b->host_lock);
+	if (target == b->target_pages)
+		return;
+	b->target_pages = target;
+	put_le32(&b->config.num_pages, target);
+	virtio_config_changed(&b->vdev);
+}
+
+/* A target the host side could not apply: the device lock was taken. */
+static void balloon_deferred(struct virtio_device *vdev)
+{
+	pthread_mutex_lock(&vdev->lock);
+	apply_target(to_balloon(vdev));
+	pthread_mutex_unlock(&vdev->lock);
 }
 
 static const struct virtio_device_ops balloon_ops = {
@@ -338,6 +493,7 @@ static const struct virtio_device_ops balloon_ops = {
 	.start = balloon_start,
 	.config_write = balloon_config_write,
 	.watch_event = balloon_watch_event,
+	.deferred = balloon_deferred,
 };
 
 int virtio_balloon_create(struct virtio_balloon *b,
@@ -352,6 +508,7 @@ int virtio_balloon_create(struct virtio_balloon *b,
 	int err;
 
 	memset(b, 0, sizeof(*b));
+	pthread_mutex_init(&b->host_lock, NULL);
 	b->timer_fd = -1;
 	b->opts = *opts;
 	if (opts->stats_interval)
@@ -389,8 +546,10 @@ int virtio_balloon_create(struct virtio_balloon *b,
 		pr_err("%s: cannot set up the device: %s", BALLOON_NAME,
 		       strerror(-err));
 		virtio_balloon_destroy(b);
+		return err;
 	}
-	return err;
+	publish_info(b);
+	return 0;
 }
 
 void virtio_balloon_destroy(struct virtio_balloon *b)
@@ -402,47 +561,34 @@ void virtio_balloon_destroy(struct virtio_balloon *b)
 	b->timer_fd = -1;
 	free(b->scratch);
 	b->scratch = NULL;
+	pthread_mutex_destroy(&b->host_lock);
 }
 
 int virtio_balloon_set_target(struct virtio_balloon *b, uint64_t bytes)
 {
-	struct virtio_device *vdev = &b->vdev;
-
-	if (bytes > vdev->ram->total)
+	if (bytes > b->vdev.ram->total)
 		return -ERANGE;
-	pthread_mutex_lock(&vdev->lock);
-	b->target_pages = bytes >> BALLOON_PAGE_SHIFT;
-	put_le32(&b->config.num_pages, b->target_pages);
-	virtio_config_changed(vdev);
-	pthread_mutex_unlock(&vdev->lock);
+	pthread_mutex_lock(&b->host_lock);
+	b->host_target = bytes >> BALLOON_PAGE_SHIFT;
+	pthread_mutex_unlock(&b->host_lock);
+	/* Free (no pass running; always while the VM is paused): now.
+	 * Else the device thread applies it once its pass is over. */
+	if (pthread_mutex_trylock(&b->vdev.lock))
+		return virtio_device_defer(&b->vdev);
+	apply_target(b);
+	pthread_mutex_unlock(&b->vdev.lock);
 	return 0;
 }
 
 void virtio_balloon_info(struct virtio_balloon *b,
 			 struct virtio_balloon_info *info)
 {
-	struct virtio_device *vdev = &b->vdev;
-	const struct balloon_release_stats *s = &b->release.stats;
-
-	memset(info, 0, sizeof(*info));
-	pthread_mutex_lock(&vdev->lock);
-	info->ram = vdev->ram->total;
-	info->target = (uint64_t)b->target_pages << BALLOON_PAGE_SHIFT;
-	info->actual = (uint64_t)get_le32(&b->config.actual)
-		       << BALLOON_PAGE_SHIFT;
-	info->ballooned = s->ballooned_pages << BALLOON_PAGE_SHIFT;
-	info->held = s->held_pages << BALLOON_PAGE_SHIFT;
-	info->partial_blocks = s->partial_blocks;
-	info->released = s->released_bytes;
-	info->release_calls = s->release_calls;
-	info->release_errors = s->release_errors;
-	info->ignored = s->ignored;
-	info->features = vdev->features;
-	info->driver_ok = vdev->status & VIRTIO_CONFIG_S_DRIVER_OK;
-	info->policy = b->release.policy;
-	memcpy(info->stats, b->stats, sizeof(info->stats));
-	info->stats_mask = b->stats_mask;
-	info->stats_age = b->stats_mask ?
-				  time_ms_since(&b->stats_time) / 1e3 : -1;
-	pthread_mutex_unlock(&vdev->lock);
+	pthread_mutex_lock(&b->host_lock);
+	*info = b->shown;
+	info->target = (uint64_t)b->host_target << BALLOON_PAGE_SHIFT;
+	info->stats_age = info->stats_mask ?
+				  time_ms_since(&b->shown_stats_time) / 1e3 :
+				  -1;
+	pthread_mutex_unlock(&b->host_lock);
+	info->ram = b->vdev.ram->total;
 }

@@ -49,23 +49,20 @@ enum balloon_vq_role {
 	BVQ_NONE,
 };
 
-struct virtio_balloon {
-	struct virtio_device vdev;
-	struct virtio_balloon_config config;
-	struct balloon_config opts;
-	struct balloon_release release;	/* under vdev.lock */
-	enum balloon_vq_role roles[BALLOON_NR_QUEUES];
-	uint32_t target_pages;		/* num_pages as the host set it */
-	int timer_fd;			/* stats requests; -1 without */
-	struct balloon_range *scratch;	/* one batch of ranges */
+/* Work a pass over one queue may do, in pages handed to the release
+ * logic (each chain and each element counts at least one): the device
+ * lets its lock go at least this often, and what is left waits for the
+ * queue's next pass, after the device thread's other events. */
+#define BALLOON_PASS_BUDGET (1u << 16)
 
-	/* The stats buffer the driver posted, held until the next request,
-	 * and the last statistics it carried. */
-	uint16_t stats_head;
-	bool stats_held;
-	uint64_t stats[VIRTIO_BALLOON_S_NR];
-	uint32_t stats_mask;		/* which tags were present */
-	struct timespec stats_time;	/* CLOCK_MONOTONIC */
+/* An inflate or deflate chain being worked through: a pass that runs
+ * out of budget keeps it here, and the queue's next pass goes on. */
+struct balloon_work {
+	bool held;
+	struct virtq_chain chain;
+	uint64_t off;			/* array bytes looked at */
+	uint64_t pages_left;		/* what the chain may still cover */
+	struct balloon_range rest;	/* of an element cut at the budget */
 };
 
 struct virtio_balloon_info {
@@ -87,6 +84,36 @@ struct virtio_balloon_info {
 	double stats_age;		/* seconds; negative: none yet */
 };
 
+struct virtio_balloon {
+	struct virtio_device vdev;
+	struct virtio_balloon_config config;
+	struct balloon_config opts;
+	struct balloon_release release;	/* under vdev.lock */
+	enum balloon_vq_role roles[BALLOON_NR_QUEUES];
+	uint32_t target_pages;		/* num_pages as the device has it */
+	int timer_fd;			/* stats requests; -1 without */
+	struct balloon_range *scratch;	/* one batch of ranges */
+	struct balloon_work work[BALLOON_NR_QUEUES];
+
+	/* The stats buffer the driver posted, held until the next request,
+	 * and the last statistics it carried. */
+	uint16_t stats_head;
+	bool stats_held;
+	uint64_t stats[VIRTIO_BALLOON_S_NR];
+	uint32_t stats_mask;		/* which tags were present */
+	struct timespec stats_time;	/* CLOCK_MONOTONIC */
+
+	/* The host side (the control socket) uses these under host_lock and
+	 * never waits for vdev.lock, so that it never waits for queue work:
+	 * the target it asked for, which goes into num_pages as soon as the
+	 * device lock is free, and what the device showed at the end of its
+	 * last pass or change of state (no ram, target or stats_age). */
+	pthread_mutex_t host_lock;
+	uint32_t host_target;		/* pages */
+	struct virtio_balloon_info shown;
+	struct timespec shown_stats_time;
+};
+
 /* release NULL: the real release calls (tests pass a recorder). */
 int virtio_balloon_create(struct virtio_balloon *b,
 			  const struct balloon_config *opts,
@@ -95,8 +122,10 @@ int virtio_balloon_create(struct virtio_balloon *b,
 void virtio_balloon_destroy(struct virtio_balloon *b);
 
 /* The host wants the balloon to hold bytes (rounded down to pages):
- * num_pages changes and the driver gets a configuration interrupt.
- * -ERANGE beyond guest RAM. */
+ * num_pages changes and the driver gets a configuration interrupt, at
+ * once or, while a pass of queue work holds the device, from the device
+ * thread after it. -ERANGE beyond guest RAM. Neither call waits for
+ * queue work. */
 int virtio_balloon_set_target(struct virtio_balloon *b, uint64_t bytes);
 void virtio_balloon_info(struct virtio_balloon *b,
 			 struct virtio_balloon_info *info);

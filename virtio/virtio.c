@@ -23,7 +23,8 @@
 
 #define STOP_TOKEN VIRTIO_MAX_QUEUES
 #define WATCH_TOKEN (VIRTIO_MAX_QUEUES + 1)
-#define NR_TOKENS (VIRTIO_MAX_QUEUES + 2)
+#define DEFER_TOKEN (VIRTIO_MAX_QUEUES + 2)
+#define NR_TOKENS (VIRTIO_MAX_QUEUES + 3)
 
 int virtio_device_init(struct virtio_device *vdev, const char *name,
 		       uint16_t device_id, uint64_t host_features,
@@ -32,10 +33,12 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 		       const struct virtio_device_ops *ops, void *opaque,
 		       const struct guest_ram *ram)
 {
+	struct epoll_event defer = { .events = EPOLLIN,
+				     .data.u32 = DEFER_TOKEN };
 	unsigned q;
 
 	memset(vdev, 0, sizeof(*vdev));
-	vdev->epoll_fd = vdev->stop_fd = -1;
+	vdev->epoll_fd = vdev->stop_fd = vdev->defer_fd = -1;
 	for (q = 0; q < VIRTIO_MAX_QUEUES; q++)
 		vdev->queues[q].kick_fd = -1;
 	if (nr_queues > VIRTIO_MAX_QUEUES)
@@ -57,7 +60,8 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 
 	vdev->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	vdev->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (vdev->epoll_fd < 0 || vdev->stop_fd < 0)
+	vdev->defer_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vdev->epoll_fd < 0 || vdev->stop_fd < 0 || vdev->defer_fd < 0)
 		return -errno;
 	for (q = 0; q <= nr_queues; q++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = q };
@@ -78,7 +82,8 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 		if (epoll_ctl(vdev->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
 			return -errno;
 	}
-	return 0;
+	return epoll_ctl(vdev->epoll_fd, EPOLL_CTL_ADD, vdev->defer_fd,
+			 &defer) < 0 ? -errno : 0;
 }
 
 /* Before handling an event: waits while the VM is paused, then marks the
@@ -182,6 +187,14 @@ static void *device_thread(void *arg)
 				handler_exit(vdev);
 				continue;
 			}
+			if (q == DEFER_TOKEN) {
+				if (read(vdev->defer_fd, &count,
+					 sizeof(count)) > 0 &&
+				    vdev->ops->deferred)
+					vdev->ops->deferred(vdev);
+				handler_exit(vdev);
+				continue;
+			}
 			if (read(vdev->queues[q].kick_fd, &count,
 				 sizeof(count)) < 0) {
 				handler_exit(vdev);
@@ -213,6 +226,16 @@ int virtio_device_start(struct virtio_device *vdev)
 			strncmp(vdev->name, "virtio-", 7) ? vdev->name :
 							    vdev->name + 7);
 	return 0;
+}
+
+int virtio_device_defer(struct virtio_device *vdev)
+{
+	int err = eventfd_signal(vdev->defer_fd);
+
+	if (err)
+		pr_warn_ratelimited("%s: cannot reach its thread: %s",
+				    vdev->name, strerror(-err));
+	return err;
 }
 
 int virtio_device_watch(struct virtio_device *vdev, int fd, uint32_t events)
@@ -300,9 +323,11 @@ void virtio_device_destroy(struct virtio_device *vdev)
 	}
 	if (vdev->stop_fd >= 0)
 		close(vdev->stop_fd);
+	if (vdev->defer_fd >= 0)
+		close(vdev->defer_fd);
 	if (vdev->epoll_fd >= 0)
 		close(vdev->epoll_fd);
-	vdev->stop_fd = vdev->epoll_fd = -1;
+	vdev->stop_fd = vdev->defer_fd = vdev->epoll_fd = -1;
 }
 
 uint32_t virtio_get_device_features(struct virtio_device *vdev, unsigned sel)

@@ -45,6 +45,9 @@ struct virtio_device_ops {
 	/* Optional: the VM is pausing (lock held, the device thread idle):
 	 * return once no request the device took is still running. */
 	void (*quiesce)(struct virtio_device *vdev);
+	/* Optional: work the host side asked for with virtio_device_defer
+	 * (device thread, without the lock). */
+	void (*deferred)(struct virtio_device *vdev);
 };
 
 struct virtio_queue {
@@ -88,6 +91,7 @@ struct virtio_device {
 	bool thread_started;
 	int epoll_fd;
 	int stop_fd;
+	int defer_fd;		/* eventfd: virtio_device_defer */
 	uint32_t watch_events;	/* see virtio_device_watch */
 	struct log_ratelimit error_rl;
 	/* Pause: the device thread handles nothing while paused, and busy
@@ -124,6 +128,12 @@ void virtio_registry_pause(void *vdev);
 void virtio_registry_resume(void *vdev);
 /* Stops the thread, resets the device, closes the eventfds. */
 void virtio_device_destroy(struct virtio_device *vdev);
+/* From any thread, without vdev->lock: has the device thread call
+ * ops->deferred once it is done with what it is handling (at most one
+ * budgeted pass of queue work; after resume, while the VM is paused), so
+ * that the caller (the control socket) never waits for queue work. Calls
+ * made before it runs are one call. */
+int virtio_device_defer(struct virtio_device *vdev);
 /* With vdev->lock held: the device thread also waits for events (EPOLLIN,
  * EPOLLOUT) on fd and passes them to ops->watch_event; 0 stops watching.
  * One fd per device, which stays open until virtio_device_destroy. */

@@ -108,7 +108,7 @@ static int add_uart(struct vm *vm)
 
 	if (err)
 		return err;
-	serial8250_init(&a->uart, STDOUT_FILENO, uart_set_irq, vm);
+	serial8250_init(&a->uart, &vm->console_out, uart_set_irq, vm);
 	vm->console = (struct vm_console){ &serial8250_console_ops,
 					   &a->uart };
 	return io_bus_register(&vm->mmio, ARM64_UART_ADDR, SERIAL8250_REGS,

@@ -105,7 +105,7 @@ static int register_devices(struct vm *vm)
 
 	if (err)
 		return err;
-	serial8250_init(&a->serial, STDOUT_FILENO, serial_set_irq, vm);
+	serial8250_init(&a->serial, &vm->console_out, serial_set_irq, vm);
 	vm->console = (struct vm_console){ &serial8250_console_ops,
 					   &a->serial };
 	cmos_rtc_init(&a->rtc);

@@ -14,9 +14,10 @@ import harness  # noqa: E402
 SUMMARIZE = os.path.join(HERE, "..", "..", ".ci", "summarize.py")
 
 
-def summarize(tests, *args):
+def summarize(tests, *args, whole=False):
     """(exit status, last line) for a log holding tests: (name, meson's
-    result, stdout)."""
+    result, stdout); with whole, all it printed instead of its last
+    line."""
     with tempfile.NamedTemporaryFile("w", suffix=".json") as log:
         for name, result, out in tests:
             log.write(json.dumps({"name": name, "result": result,
@@ -24,7 +25,7 @@ def summarize(tests, *args):
         log.flush()
         p = subprocess.run([sys.executable, SUMMARIZE, *args, log.name],
                            capture_output=True, text=True)
-    return p.returncode, p.stdout.splitlines()[-1]
+    return p.returncode, p.stdout if whole else p.stdout.splitlines()[-1]
 
 
 def test_counts():
@@ -47,6 +48,31 @@ def test_plan_required_and_kept():
 def test_crash_without_not_ok():
     assert summarize([("t", "ERROR", "1..2\nok 1 - a\nok 2 - b\n")]) == \
         (1, "2 passed, 1 failed, 0 skipped")
+
+
+def test_failure_excerpt():
+    """A failed test's telling lines and its end come before the closing
+    line (CI's record keeps only the end of the run); a passing test's
+    output does not."""
+    boot = "".join(f"# [ {i}.0] kernel line {i}\n" for i in range(200))
+    out = ("1..2\nok 1 - a\nnot ok 2 - b\n# AssertionError: thpvm still "
+           "running after 300 s, killed\n# threads of process 7:\n"
+           "#   8 vcpu0 state=S wchan=kvm_vcpu_block\n" + boot +
+           "# the last line\n")
+    rc, printed = summarize([("t", "FAIL", out),
+                             ("u", "OK", "1..1\nok 1 - quiet\n")],
+                            whole=True)
+    lines = printed.splitlines()
+    assert rc == 1 and lines[-1] == "2 passed, 1 failed, 0 skipped", printed
+    assert lines[0] == "--- t (FAIL):", printed
+    assert lines[1:5] == ["not ok 2 - b",
+                          "# AssertionError: thpvm still running after "
+                          "300 s, killed",
+                          "# threads of process 7:",
+                          "#   8 vcpu0 state=S wchan=kvm_vcpu_block"], printed
+    assert lines[-2] == "# the last line", printed
+    assert "kernel line 150" not in printed, printed
+    assert "quiet" not in printed, printed
 
 
 def test_skip_cap():

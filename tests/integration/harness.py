@@ -19,6 +19,7 @@ import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "bench"))
+from host import threads_report  # noqa: E402
 from linux_guest import host_unfit_reason  # noqa: E402
 
 THPVM = os.environ.get("THPVM", "thpvm")
@@ -123,18 +124,26 @@ def run(args, timeout=120, stdin=subprocess.DEVNULL, env=None):
 def run_cmd(cmd, timeout=120, stdin=subprocess.DEVNULL, env=None):
     """Runs cmd to its end. One that outlives timeout is killed and fails
     the test with what it had printed, so a hang shows where it stopped."""
-    try:
-        p = subprocess.run(cmd, stdin=stdin, capture_output=True,
-                           timeout=timeout, env=env)
-    except subprocess.TimeoutExpired as e:
-        raise AssertionError(
-            f"{cmd[0]} still running after {timeout} s, killed\n"
-            f"{Result(None, _text(e.stdout), _text(e.stderr))}") from None
-    return Result(p.returncode, _text(p.stdout), _text(p.stderr))
+    with subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=env) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            report = threads_report(p.pid)
+            p.kill()
+            out, err = p.communicate()
+            raise AssertionError(
+                f"{cmd[0]} still running after {timeout} s, killed\n"
+                f"{report}\n{Result(None, _text(out), _text(err))}") \
+                from None
+    return Result(p.returncode, _text(out), _text(err))
 
 
 def _text(data):
-    return (data or b"").decode(errors="replace")
+    """Decoded as text=True would: universal newlines (the serial
+    console's \r\n ends a line with \n)."""
+    text = (data or b"").decode(errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def run_guest(params="", args=(), timeout=120):
@@ -167,10 +176,11 @@ def start(args, **kw):
 
 
 def start_cmd(cmd, **kw):
-    """start() for any command line (thpvm under a wrapper, QEMU)."""
+    """start() for any command line (thpvm under a wrapper, QEMU). A
+    stdout given replaces the pipe wait_for_line() reads."""
     kw.setdefault("stdin", subprocess.DEVNULL)
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         bufsize=0, **kw)
+    kw.setdefault("stdout", subprocess.PIPE)
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, bufsize=0, **kw)
     p.out_buf = b""
     _procs.append(p)
     return p

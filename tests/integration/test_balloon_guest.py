@@ -13,7 +13,9 @@ pages compact guest memory (migrating the workload's pages, whose data
 must survive) and keep the host's huge pages, where 4 KiB pages split
 them; and a guest out of memory takes pages back from the balloon when
 DEFLATE_ON_OOM is negotiated."""
+import json
 import re
+import time
 
 import harness
 from harness import run, start, wait_for_line
@@ -284,6 +286,52 @@ def test_no_deflate_on_oom():
     assert "tg: FAIL usemem phase=reuse" in line, line
     assert "reason=out-of-memory" in line, line
     assert st["actual"] == st["target"] == 144 * MIB, st
+
+
+def answers(args, within=10):
+    """A control command's --json reply; it must come within `within`
+    seconds (a client stuck behind the device is killed and fails)."""
+    r = run(args + ["--json"], timeout=within)
+    assert r.rc == 0, r
+    return json.loads(r.out)
+
+
+def test_control_answers_while_the_guest_floods():
+    """A guest that keeps its inflate queue full (balloon_flood: every
+    chain put back as soon as the device used it): the device does a
+    budget's worth per pass and lets its lock go, and the control socket
+    never waits for it: `thpvm balloon`, a new target, stat and list
+    answer at once all the while, and the VM stops. (Before, the device
+    drained the queue for ever under its lock: `thpvm balloon` hung, every
+    client behind it, and `thpvm stop` too.)"""
+    harness.require_kvm()
+    name = "flood"
+    p = start(["run", "--name", name, "--balloon", "-m", "256M", "-p",
+               "serve balloon balloon_flood skip=smp,lapic,pit"])
+    wait_for_line(p, r"^tg: balloon flooding chains=\d+ ", timeout=120)
+    # The device works all the while: the same 2 MiB, refused again and
+    # again as already ballooned, and the replies show its progress.
+    deadline = time.monotonic() + 30
+    while True:
+        st0 = answers(["balloon", name])
+        if st0["ignored"] > 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    time.sleep(1)
+    st1 = answers(["balloon", name])
+    assert st0["ballooned"] == st1["ballooned"] == 2 * MIB, (st0, st1)
+    assert st1["ignored"] > st0["ignored"] > 0, (st0, st1)
+    st = answers(["balloon", name, "--set", "200M"])
+    assert st["target"] == RAM - 200 * MIB, st
+    st = answers(["stat", name])
+    assert st["state"] == "running", st
+    vms = answers(["list"])
+    assert [v["name"] for v in vms] == [name], vms
+    st = answers(["balloon", name])
+    assert st["ignored"] > st1["ignored"], (st1, st)
+    assert p.poll() is None, harness.read_stderr(p)
+    rc = harness.stop_and_wait(p, name, timeout=10)
+    assert rc == 0, (rc, harness.read_stderr(p)[-3000:])
 
 
 if __name__ == "__main__":

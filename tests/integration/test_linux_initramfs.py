@@ -618,7 +618,7 @@ def test_boot_hackbench():
     version, image = build_image()
     args = boot_args(version, image, "1G", PARAMS)
     capable, why = harness.capable_kvm_host()
-    r = run(args, timeout=900)
+    r = run(args, timeout=300)
     assert re.search(r"\] Linux version \d", r.out), r
     assert (f"] Command line: {harness.LINUX_DEFAULT_PARAMS} {PARAMS}\n"
             in r.out), r
@@ -665,7 +665,7 @@ def test_boot_shell():
     p = harness.start(boot_args(version, image, "512M", ""),
                       stdin=subprocess.PIPE)
     harness.wait_for_line(p, rf"thpvm-guest: init ready kernel={version}",
-                          timeout=600)
+                          timeout=300)
     # Typed again until it runs: input that arrives before the shell
     # opens the console is flushed with the UART's FIFO.
     deadline = time.monotonic() + 300

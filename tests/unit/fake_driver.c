@@ -14,7 +14,12 @@ static unsigned isr_clears;
 
 bool fake_driver_map_ram(void)
 {
-	const struct ram_range r[] = { { 0, RAM_SIZE } };
+	return fake_driver_map_ram_size(RAM_SIZE);
+}
+
+bool fake_driver_map_ram_size(uint64_t size)
+{
+	const struct ram_range r[] = { { 0, size } };
 
 	memset(irqs, 0, sizeof(irqs));
 	isr_clears = 0;

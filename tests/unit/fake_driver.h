@@ -25,6 +25,9 @@ extern struct guest_ram ram;
 
 /* Maps RAM_SIZE of guest RAM at 0 and clears the interrupt counts. */
 bool fake_driver_map_ram(void);
+/* The same with size bytes (a multiple of 2 MiB, at least RAM_SIZE):
+ * for a test that needs more pages than RAM_SIZE has. */
+bool fake_driver_map_ram_size(uint64_t size);
 uint8_t *gpa(uint64_t a);
 
 /* vdev->notify and vdev->isr_cleared for the device under test. */

@@ -7,8 +7,10 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_ring.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/guest_ram.h"
 #include "fake_driver.h"
@@ -210,7 +212,8 @@ static void test_features_and_config(void)
 					 num_pages)), 0);
 	irq = irq_count(CONFIG_VECTOR);
 	CHECK_EQ(virtio_balloon_set_target(&bln, 6 * MiB + 100), 0);
-	CHECK_EQ(irq_count(CONFIG_VECTOR), irq + 1);
+	/* The device thread puts it into num_pages. */
+	CHECK(WAIT_FOR(irq_count(CONFIG_VECTOR) == irq + 1));
 	/* A wired interrupt is lowered once the ISR reads back empty (PCI)
 	 * or the driver acknowledges its bits (MMIO). */
 	CHECK_EQ(virtio_read_isr(&bln.vdev), VIRTIO_ISR_CONFIG);
@@ -228,6 +231,7 @@ static void test_features_and_config(void)
 	virtio_config_access(&bln.vdev, 0, (uint8_t *)&c, sizeof(c), false);
 	CHECK_EQ(get_le32(&c.actual), 300);
 	CHECK_EQ(virtio_balloon_set_target(&bln, 7 * MiB), 0);
+	CHECK(WAIT_FOR(irq_count(CONFIG_VECTOR) == irq + 2));
 	virtio_ack_isr(&bln.vdev, VIRTIO_ISR_QUEUE);
 	CHECK_EQ(isr_clear_count(), 1);
 	virtio_ack_isr(&bln.vdev, VIRTIO_ISR_CONFIG);
@@ -588,6 +592,140 @@ static void test_reset(void)
 	teardown();
 }
 
+/* A device with more RAM than RAM_SIZE and no device thread: the test
+ * runs each pass itself, as the thread would on a notification. */
+static bool setup_passes(uint64_t ram_size, uint64_t features)
+{
+	nr_runs = 0;
+	if (!fake_driver_map_ram_size(ram_size)) {
+		CHECK(!"guest_ram_map");
+		return false;
+	}
+	if (virtio_balloon_create(&bln, &all_on, &ram, record, NULL)) {
+		CHECK(!"virtio_balloon_create");
+		guest_ram_unmap(&ram);
+		return false;
+	}
+	bln.vdev.notify = count_irq;
+	bln.vdev.isr_cleared = count_isr_cleared;
+	balloon_driver_start(features);
+	return true;
+}
+
+/* Whether queue q's notification is pending (and takes it). */
+static bool kicked(unsigned q)
+{
+	uint64_t n;
+
+	return read(bln.vdev.queues[q].kick_fd, &n, sizeof(n)) == sizeof(n);
+}
+
+static void pass(unsigned q)
+{
+	bln.vdev.ops->queue_notify(&bln.vdev, q);
+}
+
+/* A guest that keeps a queue fed gets a budget's worth of work per
+ * pass, and the rest waits for a later pass, which the device asks for
+ * with the queue's own notification (so the thread's other events come
+ * first). Here one inflate chain of more pfns than a budget. */
+static void test_pass_budget_pfns(void)
+{
+	const uint64_t n = BALLOON_PASS_BUDGET + 1000, area = 64 * MiB;
+	uint64_t k;
+
+	if (!setup_passes(512 * MiB, BASE))
+		return;
+	for (k = 0; k < n; k++)
+		put_le32(gpa(area + 4 * k), 0x8000 + k);
+	set_desc(0, 0, area, 4 * n, 0, 0);
+	publish(0, 0);
+	kicked(0);
+	pass(0);
+	/* The chain itself counts one. */
+	CHECK_EQ(info().ballooned, (BALLOON_PASS_BUDGET - 1) * PAGE);
+	CHECK_EQ(used_idx(0), 0);
+	CHECK(kicked(0));
+	pass(0);
+	CHECK_EQ(info().ballooned, n * PAGE);
+	CHECK_EQ(used_idx(0), 1);
+	CHECK(!kicked(0));
+	CHECK_EQ(info().ignored, 0);
+	CHECK(!needs_reset());
+	teardown();
+}
+
+/* A continuous range larger than a budget is cut where the budget ends
+ * and goes on in the next pass; the chains after it wait their turn. */
+static void test_pass_budget_cont(void)
+{
+	const unsigned qi = 4;
+	const uint64_t pages = 2 * BALLOON_PASS_BUDGET;
+	const uint32_t big[] = { 0x10000, pages * PAGE };
+	const uint32_t small[] = { 0x1000, 4 * PAGE };
+
+	if (!setup_passes(1024 * MiB, ALL))
+		return;
+	send_cont(qi, 0, big, 1);
+	send_cont(qi, 1, small, 1);
+	kicked(qi);
+	pass(qi);
+	CHECK_EQ(info().ballooned, (BALLOON_PASS_BUDGET - 1) * PAGE);
+	CHECK_EQ(used_idx(qi), 0);
+	CHECK(kicked(qi));
+	pass(qi);
+	CHECK_EQ(info().ballooned, (2 * BALLOON_PASS_BUDGET - 1) * PAGE);
+	CHECK_EQ(used_idx(qi), 0);
+	CHECK(kicked(qi));
+	pass(qi);
+	CHECK_EQ(info().ballooned, (pages + 4) * PAGE);
+	CHECK_EQ(used_idx(qi), 2);
+	CHECK(!kicked(qi));
+	/* One range, released as one run however it was cut. */
+	CHECK_EQ(info().released, (pages + 4) * PAGE);
+	CHECK_EQ(info().ignored, 0);
+	teardown();
+}
+
+struct host_call {
+	bool done;
+	uint64_t target;
+};
+
+static void *host_side(void *arg)
+{
+	struct host_call *h = arg;
+
+	CHECK_EQ(virtio_balloon_set_target(&bln, 3 * MiB), 0);
+	h->target = info().target;
+	__atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The control socket's calls answer while the device is inside queue
+ * work (here: its lock held, as a long pass holds it); the target then
+ * reaches the driver from the device thread. */
+static void test_host_side_never_waits(void)
+{
+	struct host_call h = { false, 0 };
+	unsigned irq;
+	pthread_t t;
+
+	if (!setup(BASE))
+		return;
+	irq = irq_count(CONFIG_VECTOR);
+	pthread_mutex_lock(&bln.vdev.lock);
+	CHECK_EQ(pthread_create(&t, NULL, host_side, &h), 0);
+	CHECK(WAIT_FOR(__atomic_load_n(&h.done, __ATOMIC_ACQUIRE)));
+	CHECK_EQ(irq_count(CONFIG_VECTOR), irq);
+	pthread_mutex_unlock(&bln.vdev.lock);
+	pthread_join(t, NULL);
+	CHECK_EQ(h.target, 3 * MiB);
+	CHECK(WAIT_FOR(irq_count(CONFIG_VECTOR) == irq + 1));
+	CHECK_EQ(config_read32(0), 3 * MiB / PAGE);
+	teardown();
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -602,6 +740,9 @@ int main(void)
 		UNIT_TEST(test_oversized_buffer),
 		UNIT_TEST(test_repeated_ranges_bounded),
 		UNIT_TEST(test_reset),
+		UNIT_TEST(test_pass_budget_pfns),
+		UNIT_TEST(test_pass_budget_cont),
+		UNIT_TEST(test_host_side_never_waits),
 	};
 
 	return UNIT_RUN(tests);

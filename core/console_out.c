@@ -1,0 +1,209 @@
+/* Console output through a bounded buffer and a writer thread (see
+ * console_out.h).
+ *
+ * Why a thread doing blocking writes rather than O_NONBLOCK writes from
+ * the main loop: O_NONBLOCK is a flag of the open file description, which
+ * thpvm's stdout shares with the shell that started it and with whatever
+ * else writes to the same terminal or pipe. Setting it would make their
+ * writes fail with EAGAIN while thpvm runs (and for good if thpvm is
+ * killed before it could put the flag back). Reopening the terminal
+ * through /proc/self/fd would give a description of our own, but not for
+ * a socket, and not with the same offset for a file. A thread that may
+ * block in write() leaves the fd exactly as it was given, for every kind
+ * of fd; at exit it is cancelled (write() is a cancellation point) if the
+ * reader still does not read. */
+#include "core/console_out.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "lib/thread_name.h"
+#include "lib/util.h"
+
+/* However fast a trickling reader still makes progress, exit waits no
+ * longer than this for it. */
+#define DRAIN_MAX_MS 5000
+
+static void *writer_thread(void *arg)
+{
+	struct console_out *co = arg;
+
+	/* Cancellation only inside write(), where no lock is held. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	pthread_mutex_lock(&co->lock);
+	for (;;) {
+		const uint8_t *p;
+		size_t n;
+		ssize_t got;
+		int err;
+
+		while (!co->len && !co->stop)
+			pthread_cond_wait(&co->changed, &co->lock);
+		if (!co->len)
+			break;
+		/* The bytes from head on stay put while the lock is let go:
+		 * producers only add after them, and drop when full. */
+		p = co->buf + co->head;
+		n = MIN(co->len, co->size - co->head);
+		pthread_mutex_unlock(&co->lock);
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		got = write(co->fd, p, n);
+		err = errno;
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		pthread_mutex_lock(&co->lock);
+		if (got < 0 && (err == EINTR || err == EAGAIN))
+			continue;
+		if (got < 0) {
+			/* EPIPE, EIO...: the reader is gone for good. */
+			co->broken = true;
+			co->dropped += co->len;
+			co->head = co->len = 0;
+		} else {
+			co->head = (co->head + got) % co->size;
+			co->len -= got;
+			co->written += got;
+		}
+		pthread_cond_broadcast(&co->changed);
+	}
+	pthread_mutex_unlock(&co->lock);
+	return NULL;
+}
+
+int console_out_init(struct console_out *co, int fd, size_t size)
+{
+	pthread_condattr_t attr;
+	sigset_t all, old;
+	int err;
+
+	memset(co, 0, sizeof(*co));
+	co->fd = fd;
+	co->size = size;
+	co->buf = malloc(size);
+	if (!co->buf)
+		return -ENOMEM;
+	pthread_mutex_init(&co->lock, NULL);
+	/* The drain at close times its waits on the monotonic clock. */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&co->changed, &attr);
+	pthread_condattr_destroy(&attr);
+	/* Signals belong to the main thread and the vCPUs. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&co->thread, NULL, writer_thread, co);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pr_err("cannot start the console output thread: %s",
+		       strerror(-err));
+		pthread_cond_destroy(&co->changed);
+		pthread_mutex_destroy(&co->lock);
+		free(co->buf);
+		co->buf = NULL;
+		return err;
+	}
+	co->started = true;
+	thread_name_set(co->thread, "console");
+	return 0;
+}
+
+void console_out_put(struct console_out *co, const uint8_t *data,
+		     size_t len)
+{
+	size_t take, tail, first;
+	bool was_empty;
+
+	pthread_mutex_lock(&co->lock);
+	was_empty = !co->len;
+	take = co->broken ? 0 : MIN(len, co->size - co->len);
+	tail = (co->head + co->len) % co->size;
+	first = MIN(take, co->size - tail);
+	memcpy(co->buf + tail, data, first);
+	memcpy(co->buf, data + first, take - first);
+	co->len += take;
+	co->dropped += len - take;
+	/* The writer waits only while the buffer is empty. */
+	if (was_empty && take)
+		pthread_cond_broadcast(&co->changed);
+	pthread_mutex_unlock(&co->lock);
+}
+
+void console_out_stats(struct console_out *co, struct console_out_stats *s)
+{
+	pthread_mutex_lock(&co->lock);
+	s->written = co->written;
+	s->pending = co->len;
+	s->dropped = co->dropped;
+	pthread_mutex_unlock(&co->lock);
+}
+
+static void deadline_in(struct timespec *t, unsigned ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t->tv_nsec >= 1000000000) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000;
+	}
+}
+
+/* With co->lock held: waits while the writer makes progress. */
+static void drain_locked(struct console_out *co, unsigned drain_ms)
+{
+	struct timespec idle, last;
+	uint64_t seen = co->written;
+
+	deadline_in(&last, DRAIN_MAX_MS);
+	deadline_in(&idle, drain_ms);
+	while (co->len) {
+		struct timespec *until =
+			idle.tv_sec < last.tv_sec ||
+			(idle.tv_sec == last.tv_sec &&
+			 idle.tv_nsec < last.tv_nsec) ? &idle : &last;
+
+		if (pthread_cond_timedwait(&co->changed, &co->lock, until) ==
+		    ETIMEDOUT)
+			break;
+		if (co->written != seen) {
+			seen = co->written;
+			deadline_in(&idle, drain_ms);
+		}
+	}
+}
+
+void console_out_close(struct console_out *co, unsigned drain_ms)
+{
+	uint64_t lost;
+	bool broken;
+
+	if (!co->started)
+		return;
+	pthread_mutex_lock(&co->lock);
+	co->stop = true;
+	pthread_cond_broadcast(&co->changed);
+	drain_locked(co, drain_ms);
+	/* What the writer still holds is lost with it. */
+	lost = co->dropped + co->len;
+	broken = co->broken;
+	pthread_mutex_unlock(&co->lock);
+	/* Only a writer stuck in write() gets here with bytes left; one
+	 * that emptied the buffer has left its loop, and cancelling a
+	 * thread that ended is harmless until it is joined. */
+	pthread_cancel(co->thread);
+	pthread_join(co->thread, NULL);
+	co->started = false;
+	if (lost)
+		pr_warn("console: %llu bytes of guest output were dropped: %s",
+			(unsigned long long)lost,
+			broken ? "stdout could not be written" :
+				 "stdout was not read fast enough");
+	pthread_cond_destroy(&co->changed);
+	pthread_mutex_destroy(&co->lock);
+	free(co->buf);
+	co->buf = NULL;
+}
