@@ -1,4 +1,5 @@
-/* thpvm stat NAME: a VM's state and how its RAM is backed on the host. */
+/* thpvm stat NAME: a VM's state, how its RAM is backed on the host, and
+ * what its rng served. */
 #include <stdio.h>
 
 #include "cli/cmd_util.h"
@@ -10,8 +11,9 @@
 static int stat_print(const char *name, const struct json_value *reply)
 {
 	uint64_t pid, vcpus, ram, resident, huge, pending, dropped;
+	uint64_t rng_bytes, rng_requests, rng_rate;
 	const char *state, *backing, *vm_name;
-	char ram_s[32], resident_s[32], huge_s[32];
+	char ram_s[32], resident_s[32], huge_s[32], rng_s[32];
 	double percent;
 
 	state = json_get_string(reply, "state");
@@ -43,6 +45,14 @@ static int stat_print(const char *name, const struct json_value *reply)
 		printf("Console output: %llu bytes waiting for stdout, %llu "
 		       "dropped\n", (unsigned long long)pending,
 		       (unsigned long long)dropped);
+	/* Only a VM with an rng has these. */
+	if (json_get_u64(reply, "rng_bytes", &rng_bytes) &&
+	    json_get_u64(reply, "rng_requests", &rng_requests) &&
+	    json_get_u64(reply, "rng_bytes_per_sec", &rng_rate))
+		printf("RNG: %llu bytes in %llu requests (at most %s a "
+		       "second)\n", (unsigned long long)rng_bytes,
+		       (unsigned long long)rng_requests,
+		       size_format(rng_rate, rng_s, sizeof(rng_s)));
 	return 0;
 }
 
@@ -57,7 +67,7 @@ static int stat_take(void *ctx, int opt, const char *arg)
 {
 	struct stat_ctx *st = ctx;
 
-	/* lkvm's -m/--memory: the memory figures, all thpvm shows. */
+	/* lkvm's -m/--memory: the memory figures, which thpvm always shows. */
 	if (opt == 'm')
 		return 0;
 	return vm_select_take(&st->sel, &cmd_stat, opt, arg);
@@ -127,9 +137,10 @@ const struct command cmd_stat = {
 	.usage = "usage: thpvm stat [-m] [--json] NAME|-n NAME|-p PID|-a\n"
 		 "\n"
 		 "Shows the state of the VM, its size, how much of its "
-		 "RAM the host\nbacks now, and with huge pages, and the "
+		 "RAM the host\nbacks now, and with huge pages, the "
 		 "guest's console output that\nwaits for thpvm's stdout or "
-		 "was dropped because stdout was not read.\n"
+		 "was dropped because stdout was not read,\nand for a VM "
+		 "with --rng, what its rng served.\n"
 		 "\n"
 		 "  NAME, -n, --name NAME\n"
 		 "                 the VM called NAME\n"
@@ -138,13 +149,15 @@ const struct command cmd_stat = {
 		 "  -a, --all      every running VM, one after the other "
 		 "(none is fine)\n"
 		 "  -m, --memory   the memory figures (lkvm's spelling; "
-		 "they are all\n"
-		 "                 thpvm shows, with or without it)\n"
+		 "thpvm shows them\n"
+		 "                 with or without it)\n"
 		 "  --json         print the VM's stat reply: name, pid, "
 		 "state, vcpus, ram,\n"
 		 "                 backing, resident, huge, huge_percent, "
 		 "console_pending,\n"
-		 "                 console_dropped (sizes in bytes); with -a, "
+		 "                 console_dropped (sizes in bytes), and "
+		 "with --rng rng_bytes,\n"
+		 "                 rng_requests, rng_bytes_per_sec; with -a, "
 		 "an array of them\n"
 		 "  -h, --help     print this help\n",
 	.main = stat_main,

@@ -63,6 +63,11 @@ const char run_usage[] =
 "                         pages at once, or only whole host huge pages;\n"
 "                         default eager), transport=pci|mmio; see\n"
 "                         docs/balloon.md\n"
+"      --rng[=OPTIONS]    a virtio-rng device fed from the host's getrandom();\n"
+"                         OPTIONS, comma-separated: bytes_per_sec=N (at\n"
+"                         most N bytes a second, N a number of bytes or a\n"
+"                         size such as 64K, from 1 to 64M; default 1M),\n"
+"                         transport=pci|mmio\n"
 "      --virtio-transport pci|mmio\n"
 "                         the transport of virtio devices that do not\n"
 "                         name one (default pci); an MMIO device is\n"
@@ -94,7 +99,7 @@ const char run_usage[] =
 "                         drop; the serial console stays)\n"
 "      --console serial   the console thpvm has (virtio: not yet)\n"
 "      --loglevel LEVEL   error, warning, info or debug (-v); --debug: debug\n"
-"      --rng              refused: virtio-rng is not implemented yet\n"
+"      --rng              a virtio-rng device (see above)\n"
 "Other lkvm options (--9p, --vnc, --sandbox, -f/--firmware, ...) are\n"
 "refused by name.\n"
 "\n"
@@ -138,7 +143,7 @@ static const struct option long_options[] = {
 	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
 	{ "nodefaults", no_argument, NULL, OPT_NODEFAULTS },
 	{ "console", required_argument, NULL, OPT_CONSOLE },
-	{ "rng", no_argument, NULL, OPT_RNG },
+	{ "rng", optional_argument, NULL, OPT_RNG },
 	{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
@@ -505,6 +510,52 @@ static int parse_balloon(const char *arg, struct machine_config *cfg)
 	return 0;
 }
 
+/* --rng's keys: the rate and the transport. */
+static int parse_rng_key(void *ctx, const char *arg, const char *key,
+			 const char *val)
+{
+	struct machine_config *cfg = ctx;
+	unsigned long n;
+	uint64_t size;
+
+	if (!strcmp(key, "bytes_per_sec")) {
+		/* A bare number is bytes here (a size's default is MiB). */
+		if (!uint_parse(val, RNG_MAX_BYTES_PER_SEC, &n))
+			size = n;
+		else if (size_parse(val, &size))
+			size = 0;
+		if (!size || size > RNG_MAX_BYTES_PER_SEC) {
+			pr_err("--rng=%s: bytes_per_sec: expected bytes from 1 "
+			       "to %llu (or a size such as 64K, up to 64M)", arg,
+			       RNG_MAX_BYTES_PER_SEC);
+			return -EINVAL;
+		}
+		cfg->rng_bytes_per_sec = size;
+		return 0;
+	}
+	if (!strcmp(key, "transport")) {
+		if (transport_parse(val, &cfg->rng_transport))
+			return 0;
+		pr_err("--rng=%s: transport must be pci or mmio", arg);
+		return -EINVAL;
+	}
+	pr_err("--rng=%s: unknown key \"%s\" (expected bytes_per_sec or "
+	       "transport)", arg, key);
+	return -EINVAL;
+}
+
+/* [bytes_per_sec=N][,transport=pci|mmio]; arg NULL: defaults. */
+static int parse_rng(const char *arg, struct machine_config *cfg)
+{
+	if (cfg->rng) {
+		pr_err("--rng: given twice (one rng per VM)");
+		return -EINVAL;
+	}
+	cfg->rng = true;
+	cfg->rng_bytes_per_sec = RNG_DEFAULT_BYTES_PER_SEC;
+	return arg ? parse_key_list("--rng", arg, parse_rng_key, cfg) : 0;
+}
+
 /* lkvm's --console: serial is thpvm's console. */
 static int parse_console(const char *arg)
 {
@@ -617,8 +668,7 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 	case OPT_CONSOLE:
 		return parse_console(arg);
 	case OPT_RNG:
-		pr_err("--rng: virtio-rng is not implemented in thpvm yet");
-		return -EINVAL;
+		return parse_rng(arg, cfg);
 	case OPT_LOGLEVEL:
 		return parse_loglevel(arg);
 	case 'v':

@@ -48,6 +48,20 @@ static int handle_info(void *opaque, const struct json_value *request,
 	return 0;
 }
 
+/* The rng's figures, where the VM has one. */
+static void write_rng(struct machine *m, struct json_writer *reply)
+{
+	struct virtio_rng *rng = machine_rng(m);
+	struct virtio_rng_info ri;
+
+	if (!rng)
+		return;
+	virtio_rng_info(rng, &ri);
+	json_field_uint(reply, "rng_bytes", ri.served);
+	json_field_uint(reply, "rng_requests", ri.requests);
+	json_field_uint(reply, "rng_bytes_per_sec", ri.bytes_per_sec);
+}
+
 static int handle_stat(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
@@ -69,6 +83,7 @@ static int handle_stat(void *opaque, const struct json_value *request,
 	console_out_stats(&vm->console_out, &con);
 	json_field_uint(reply, "console_pending", con.pending);
 	json_field_uint(reply, "console_dropped", con.dropped);
+	write_rng(opaque, reply);
 	return 0;
 }
 

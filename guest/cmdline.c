@@ -163,6 +163,8 @@ static bool parse_one(const char *tok, size_t len)
 			params.balloon = true;
 		else if (is_key(tok, klen, "balloon_flood"))
 			params.balloon_flood = true;
+		else if (is_key(tok, klen, "rng"))
+			params.rng = true;
 		else if (is_key(tok, klen, "punch_holes"))
 			params.punch_holes = true;
 		return true;

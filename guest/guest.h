@@ -45,7 +45,7 @@ struct mmio_param {
 struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status, echo;
-	bool pci, blk, blkbench, blk_evil, net, netbench, balloon;
+	bool pci, blk, blkbench, blk_evil, net, netbench, balloon, rng;
 	bool balloon_flood;
 	bool punch_holes;
 	uint64_t usemem, reuse;	/* bytes, 0: not asked for */
@@ -123,6 +123,7 @@ void check_initrd(void);
 void run_touch_rand(void);
 void run_blk(void);
 void run_net(void);
+void run_rng(void);
 bool run_balloon(void);
 void __attribute__((noreturn)) balloon_serve(void);
 uint32_t balloon_deflate_on_oom(void);

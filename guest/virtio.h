@@ -166,6 +166,7 @@ struct virtio_dev {
 	unsigned nvq;
 	struct virtq vq[VIRTIO_MAX_QUEUES];
 	bool may_poll;		/* set by the driver: MSI-X not required */
+	bool config_optional;	/* set by the driver: no device config */
 	bool polled;		/* no MSI-X: virtio_idle() reads the ISR */
 	bool wired;		/* one IOAPIC line (virtio-mmio) */
 };

@@ -107,7 +107,8 @@ static bool msix_setup(struct virtio_dev *d, const char **why)
  * each type, as the spec asks), maps their BARs and enables MSI-X for
  * the device's slot. A device without MSI-X is driven by polling its
  * ISR status if the driver set may_poll (QEMU 7.2's virtio-balloon-pci
- * has no MSI-X; the guest takes no INTx). */
+ * has no MSI-X; the guest takes no INTx). A device type without a
+ * configuration space (virtio-rng) may lack that structure. */
 bool virtio_pci_probe(struct virtio_dev *d, const char **why)
 {
 	const struct pci_func *f = d->cand->pci;
@@ -141,7 +142,7 @@ bool virtio_pci_probe(struct virtio_dev *d, const char **why)
 		*why = "no-notify-cfg";
 	else if (!addr[CAP_ISR] || !len[CAP_ISR])
 		*why = "no-isr-cfg";
-	else if (!addr[CAP_DEVICE])
+	else if (!addr[CAP_DEVICE] && !d->config_optional)
 		*why = "no-device-cfg";
 	else
 		*why = 0;

@@ -126,6 +126,21 @@ MUTATIONS = {
         "\tuint64_t budget = BALLOON_PASS_BUDGET;",
         "\tuint64_t budget = UINT64_MAX;",
         "unit-virtio-balloon", []),
+    "rng-budget-never-spent": (
+        "virtio/rng.c",
+        "\tr->budget -= MIN(r->budget, MAX(done, RNG_MIN_CHARGE));",
+        "\tr->budget -= 0;",
+        "unit-virtio-rng", []),
+    "rng-waits-busy": (
+        "virtio/rng.c",
+        "\t\t\t\twait_for_period(r);",
+        "\t\t\t\tvirtio_queue_kick(vdev, REQ_QUEUE);",
+        "unit-virtio-rng", []),
+    "rng-writes-readable-buffer": (
+        "virtio/rng.c",
+        "\tif (c->nr_out) {",
+        "\tif (0) {",
+        "unit-virtio-rng", []),
 }
 
 NEEDS_ROOT = {"hugetlbfs-madvise-not-punch"}

@@ -1,5 +1,5 @@
 /* The machine: the VM, then its virtio devices in a fixed order (disks as
- * given with -d, then the network device, then the balloon), each on PCI
+ * given with -d, then the network device, the balloon, the rng), each on PCI
  * or MMIO, so that guests find them in the same places on every boot. */
 #include "vmm/machine.h"
 
@@ -16,8 +16,9 @@
 
 #define PCI_CLASS_STORAGE_OTHER 0x018000
 #define PCI_CLASS_NETWORK_ETHERNET 0x020000
-/* As QEMU's virtio-balloon-pci (its PCI_CLASS_OTHERS, 0xff, is a
- * 16-bit class and subclass): base class 0x00, subclass 0xff. */
+/* As QEMU's virtio-balloon-pci and virtio-rng-pci (its PCI_CLASS_OTHERS,
+ * 0xff, is a 16-bit class and subclass): base class 0x00, subclass
+ * 0xff. */
 #define PCI_CLASS_OTHERS 0x00ff00
 
 /* A device's transport and how far its set-up got, which is what
@@ -47,11 +48,17 @@ struct balloon_device {
 	struct device_slot slot;
 };
 
+struct rng_device {
+	struct virtio_rng rng;
+	struct device_slot slot;
+};
+
 struct machine_devices {
 	struct blk_device *blks;
 	unsigned nr_blks;
 	struct net_device *net;
 	struct balloon_device *balloon;
+	struct rng_device *rng;
 };
 
 /* Puts a device just created on its transport and starts it; class_code
@@ -142,6 +149,22 @@ static int add_balloon(struct machine *m)
 			   &d->balloon.vdev, PCI_CLASS_OTHERS);
 }
 
+static int add_rng(struct machine *m)
+{
+	struct rng_device *d;
+	int err;
+
+	d = m->devices->rng = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	err = virtio_rng_create(&d->rng, m->cfg->rng_bytes_per_sec,
+				&m->vm.ram);
+	if (err)
+		return err;
+	return device_plug(m, &d->slot, m->cfg->rng_transport, &d->rng.vdev,
+			   PCI_CLASS_OTHERS);
+}
+
 static int devices_create(struct machine *m)
 {
 	const struct machine_config *cfg = m->cfg;
@@ -161,6 +184,8 @@ static int devices_create(struct machine *m)
 		err = add_net(m);
 	if (!err && cfg->balloon)
 		err = add_balloon(m);
+	if (!err && cfg->rng)
+		err = add_rng(m);
 	return err;
 }
 
@@ -188,6 +213,12 @@ static void devices_destroy(struct machine *m)
 			virtio_balloon_destroy(&devs->balloon->balloon);
 		device_unplug(&devs->balloon->slot);
 	}
+	if (devs->rng) {
+		if (devs->rng->slot.created)
+			virtio_rng_destroy(&devs->rng->rng);
+		device_unplug(&devs->rng->slot);
+	}
+	free(devs->rng);
 	free(devs->balloon);
 	free(devs->net);
 	free(devs->blks);
@@ -217,4 +248,12 @@ struct virtio_balloon *machine_balloon(struct machine *m)
 
 	return devs && devs->balloon && devs->balloon->slot.on_bus ?
 		       &devs->balloon->balloon : NULL;
+}
+
+struct virtio_rng *machine_rng(struct machine *m)
+{
+	struct machine_devices *devs = m->devices;
+
+	return devs && devs->rng && devs->rng->slot.on_bus ?
+		       &devs->rng->rng : NULL;
 }

@@ -10,6 +10,7 @@
 
 #include "core/vm.h"
 #include "virtio/balloon.h"
+#include "virtio/rng.h"
 
 #define MACHINE_MAX_DISKS 16
 #define DISK_PATH_MAX 4096
@@ -53,6 +54,9 @@ struct machine_config {
 	bool balloon;			/* a virtio-balloon with ... */
 	struct balloon_config balloon_opts;	/* ... these options */
 	enum virtio_transport balloon_transport;
+	bool rng;			/* a virtio-rng serving at most ... */
+	uint64_t rng_bytes_per_sec;	/* ... this many bytes a second */
+	enum virtio_transport rng_transport;
 	/* For devices that name none (DEFAULT here: PCI). */
 	enum virtio_transport virtio_transport;
 };
@@ -66,7 +70,7 @@ struct machine {
 };
 
 /* The VM, then its devices: disks as given, then the network device,
- * then the balloon, each on its transport, so that guests find them in the
+ * then the balloon, then the rng, each on its transport, so that guests find them in the
  * same places (PCI slots, MMIO addresses) on every boot. On failure,
  * machine_destroy undoes what was made. */
 int machine_create(struct machine *m, const struct machine_config *cfg);
@@ -74,5 +78,7 @@ int machine_create(struct machine *m, const struct machine_config *cfg);
 void machine_destroy(struct machine *m);
 /* The balloon, or NULL when the VM has none. */
 struct virtio_balloon *machine_balloon(struct machine *m);
+/* The rng, or NULL when the VM has none. */
+struct virtio_rng *machine_rng(struct machine *m);
 
 #endif

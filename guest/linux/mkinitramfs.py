@@ -41,7 +41,7 @@ MODULES = [
     ("virtio_pci_legacy_dev", True), ("virtio_pci_modern_dev", True),
     ("virtio_pci", False), ("virtio_mmio", True),
     ("virtio_blk", False), ("virtio_net", False),
-    ("virtio_balloon", False),
+    ("virtio_balloon", False), ("virtio_rng", False),
 ]
 MODULE_EXT = re.compile(r"\.ko(\.xz|\.gz|\.zst)?$")
 

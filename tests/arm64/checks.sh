@@ -198,10 +198,11 @@ rc=$?
 
 # The test guest's virtio-blk driver against thpvm's, on virtio-mmio
 # (SPIs through the GIC): a writable and a read-only disk, then
-# malformed requests against the first.
+# malformed requests against the first; and its virtio-rng check.
 cp tg0.img tgp0.img	# for virtio-pci, still all pattern A
 timeout 300 ./thpvm run -m 256 -d tg0.img,mmio -d tg1.img,ro,mmio \
-	-p "blk blk_evil skip=vtimer,ptimer" >tgblk.out 2>&1
+	--rng=transport=mmio -p "blk blk_evil rng skip=vtimer,ptimer" \
+	>tgblk.out 2>&1
 rc=$?
 [ $rc = 0 ] && grep -q "^tg: ok blk0-irq " tgblk.out &&
 	grep -q "^tg: ok blk1-ro " tgblk.out &&
@@ -210,15 +211,19 @@ rc=$?
 	    "status $rc: $(grep -E 'FAIL|done' tgblk.out | head -n 3)"
 expect "test guest: malformed virtio-blk requests, the device survives" \
 	tgblk.out "^tg: ok evil-survived "
-# The same disks on virtio-pci, MSI-X through the ITS.
-timeout 300 ./thpvm run -m 256 -c 2 -d tgp0.img -d tg1.img,ro \
-	-p "cpus=2 blk skip=vtimer,ptimer" >tgpci.out 2>&1
+expect "test guest: virtio-rng on virtio-mmio, its SPI through the GIC" \
+	tgblk.out "^tg: ok rng mmio=.* bytes=4096 .* irq=gic "
+# The same disks on virtio-pci, MSI-X through the ITS, and the rng.
+timeout 300 ./thpvm run -m 256 -c 2 -d tgp0.img -d tg1.img,ro --rng \
+	-p "cpus=2 blk rng skip=vtimer,ptimer" >tgpci.out 2>&1
 rc=$?
 [ $rc = 0 ] && grep -q "^tg: ok blk0-msix vectors=0x2000,0x2001 " tgpci.out &&
 	grep -q "^tg: ok blk1-ro " tgpci.out &&
 	ok "test guest: virtio-blk on virtio-pci, MSI-X through the ITS" ||
 	bad "test guest: virtio-blk on virtio-pci, MSI-X through the ITS" \
 	    "status $rc: $(grep -E 'FAIL|its|done' tgpci.out | head -n 3)"
+expect "test guest: virtio-rng on virtio-pci, MSI-X through the ITS" \
+	tgpci.out "^tg: ok rng bdf=.* bytes=4096 .* irq=msix "
 
 # The test guest's balloon driver (continuous pages) on virtio-mmio:
 # half its RAM taken and given back by the host, through the control

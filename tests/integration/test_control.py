@@ -211,7 +211,8 @@ def test_threads_are_named():
     harness.require_kvm()
     with tempfile.NamedTemporaryFile(prefix="thpvm-disk-") as disk:
         disk.truncate(1 << 20)
-        p = serve("named", ["-c", "2", "-d", disk.name, "--balloon"])
+        p = serve("named", ["-c", "2", "-d", disk.name, "--balloon",
+                            "--rng"])
         task = f"/proc/{p.pid}/task"
         names = []
         for tid in os.listdir(task):
@@ -220,7 +221,7 @@ def test_threads_are_named():
         harness.stop_and_wait(p, "named")
     assert names.count("thpvm") == 1, names
     for want in ("vcpu0", "vcpu1", "control", "blk0", "blk0-io",
-                 "balloon0"):
+                 "balloon0", "rng0"):
         assert want in names, (want, names)
 
 

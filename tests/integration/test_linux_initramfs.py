@@ -46,7 +46,7 @@ APPLETS = ["sh", "mount", "mkdir", "cat", "insmod", "uname", "setsid",
            "ping"]
 RUN_SCRIPTS = ["hackbench", "balloon-frag", "virtio-io"]
 MODULES = ["virtio_ring", "virtio", "virtio_pci", "virtio_blk", "virtio_net",
-           "virtio_balloon"]
+           "virtio_balloon", "virtio_rng"]
 
 
 def usemem_path():
@@ -221,7 +221,9 @@ def modules_dep(version):
     with open(f"/lib/modules/{version}/modules.dep") as f:
         for line in f:
             mod, rest = line.split(":", 1)
-            name = lambda p: re.sub(r"\.ko(\..*)?$", "", os.path.basename(p))
+            # virtio-rng.ko is module virtio_rng, as modprobe names it.
+            name = lambda p: re.sub(r"\.ko(\..*)?$", "",
+                                    os.path.basename(p)).replace("-", "_")
             deps[name(mod)] = [name(d) for d in rest.split()]
     return deps
 
@@ -681,13 +683,15 @@ def test_boot_shell():
     assert p.wait(timeout=120) == 0, harness.read_stderr(p)
 
 
-def check_virtio_io(extra_params=""):
-    """Linux's virtio-blk and virtio-net drivers doing I/O on thpvm's
-    devices (thpvm.run=virtio-io): the whole of a 4 MiB disk read back
-    (md5), its first MiB written over its second with O_DIRECT and a
-    flush, a read-only disk refusing a write, and pings to the host end
-    of a tap answered. Returns the guest's virtio interrupt lines (chip,
-    kind, name)."""
+def check_virtio_io(extra_params="", with_rng=False):
+    """Linux's virtio-blk, virtio-net and virtio-rng drivers doing I/O on
+    thpvm's devices (thpvm.run=virtio-io): the whole of a 4 MiB disk read
+    back (md5), its first MiB written over its second with O_DIRECT and a
+    flush, a read-only disk refusing a write, pings to the host end of a
+    tap answered, and with_rng, --rng's device the kernel's current
+    hw_random source with /dev/hwrng reading random bytes from it
+    (without, no source at all). Returns the guest's virtio interrupt
+    lines (chip, kind, name)."""
     harness.require_kvm()
     require_capable("/init")
     why = netns.usable()
@@ -712,7 +716,8 @@ def check_virtio_io(extra_params=""):
                 ns.prefix() + [harness.THPVM] +
                 boot_args(version, image, "512M", params) +
                 ["-d", disk_path, "-d", f"{ro_path},ro",
-                 "-n", f"mode=tap,tapif={netns.TAP}"],
+                 "-n", f"mode=tap,tapif={netns.TAP}"] +
+                (["--rng"] if with_rng else []),
                 timeout=300)
         out = r.out.replace("\r", "")
         assert "thpvm-guest: virtio-io FAIL" not in out, r
@@ -720,6 +725,13 @@ def check_virtio_io(extra_params=""):
                 f"md5={hashlib.md5(disk).hexdigest()}\n") in out, r
         for line in ("vda copied", "vdb write refused", "ping ok"):
             assert f"thpvm-guest: virtio-io {line}\n" in out, r
+        if with_rng:
+            m = re.search(r"^thpvm-guest: virtio-io rng "
+                          r"current=virtio_rng\.0 bytes=4096 values=(\d+)$",
+                          out, re.M)
+            assert m and int(m[1]) >= 64, r
+        else:
+            assert "thpvm-guest: virtio-io rng current=none\n" in out, r
         assert "thpvm-guest: run virtio-io end rc=0" in out, r
         assert r.rc == 0, r
         mib = 1 << 20
@@ -732,10 +744,13 @@ def check_virtio_io(extra_params=""):
 
 
 def test_boot_virtio_io():
-    """virtio-io with MSI-X, as Linux drives it by default."""
-    irqs = check_virtio_io()
+    """virtio-io with MSI-X, as Linux drives it by default, and a
+    virtio-rng device."""
+    irqs = check_virtio_io(with_rng=True)
     assert irqs and all(chip.startswith("PCI-MSI") for chip, _, _ in irqs), \
         irqs
+    # virtio_rng's one queue, "input", has its own vector.
+    assert any(name.endswith("-input") for _, _, name in irqs), irqs
 
 
 def test_boot_virtio_io_intx():

@@ -133,6 +133,11 @@ def test_run():
                  **kernel), timeout=120)
     harness.assert_guest_passed(r)
     assert r.tg["cmdline"] == "ram=256M cpus=1", r
+    # kvmtool.1: --rng, the virtio random number generator (the test
+    # guest's rng key reads it).
+    r = run(lkvm("lkvm run --rng -k <kernel-image> -p rng", **kernel),
+            timeout=120)
+    harness.assert_guest_passed(r, ("rng",))
     r = run(lkvm("lkvm run --loglevel debug -k <kernel-image> -p exit",
                  **kernel))
     assert r.rc == 0 and "thpvm: debug: kernel command line: " in r.err, r
@@ -144,7 +149,6 @@ def test_run_options_thpvm_lacks():
     for option, message in (
             ("--console virtio", "virtio-console is not implemented in "
              "thpvm yet"),
-            ("--rng", "virtio-rng is not implemented in thpvm yet"),
             ("--9p /tmp,share", "lkvm's --9p is not supported by thpvm"),
             ("--vnc", "lkvm's --vnc is not supported"),
             ("--sdl", "lkvm's --sdl is not supported"),

@@ -321,6 +321,32 @@ def test_qemu_virtio_balloon():
     balloon_run("", ["-device", "virtio-balloon-pci"], "polled")
 
 
+def rng_run(kernel, params, args, base=BASE_CHECKS):
+    """The rng check against QEMU's device fed by its default backend
+    (the host's getrandom()); returns the check's fields."""
+    r = qemu(kernel, 1, params + "rng", args, ("rng",), base)
+    ok = r.tg["ok"]["rng"]
+    assert ok["bytes"] == "4096" and int(ok["values"]) >= 64, r
+    return ok
+
+
+def test_qemu_virtio_rng():
+    """The rng check against QEMU's virtio-rng-pci, modern only (no
+    device configuration structure: the type has none)."""
+    ok = rng_run(harness.GUEST_BZIMAGE, "",
+                 ["-device", "virtio-rng-pci,disable-legacy=on"])
+    assert "bdf" in ok and ok["irq"] == "msix", ok
+
+
+def test_qemu_microvm_virtio_rng():
+    """The rng check over virtio-rng-device, its interrupt on the wired
+    line."""
+    ok = rng_run(harness.GUEST_BZIMAGE, MICROVM_PARAMS,
+                 MICROVM + ["-device", "virtio-rng-device"],
+                 MICROVM_CHECKS)
+    assert ok["irq"] == "ioapic" and "mmio" in ok, ok
+
+
 def test_qemu_microvm_virtio_blk():
     """The virtio-blk checks and blkbench (whose ring-3 loop writes
     QueueNotify) on microvm's virtio-mmio, through the PVH entry, ring

@@ -7,7 +7,8 @@ directory and environment carried; its own errors), then, inside it:
 test_linux_initramfs.py's boots (thpvm boots Debian's kernel with the
 guest kit's initramfs, /init loads the virtio modules, hackbench runs,
 the exit port ends the VM; a command typed into the console's shell;
-Linux's virtio-blk and virtio-net drivers doing I/O on thpvm's devices)
+Linux's virtio-blk, virtio-net and virtio-rng drivers doing I/O on
+thpvm's devices, /dev/hwrng reading from --rng's device)
 and bench/linux_balloon.py with Linux's virtio_balloon and with
 cont_balloon.ko against thpvm's balloon. Emulated, so only behaviour
 and counts are checked, never times."""

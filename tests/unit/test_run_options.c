@@ -31,6 +31,7 @@ static void test_defaults(void)
 	CHECK(!strncmp(cfg.machine.vm.name, "guest-", 6));
 	CHECK_EQ(cfg.machine.net.mode, NET_NONE);
 	CHECK(!cfg.machine.balloon);
+	CHECK(!cfg.machine.rng);
 }
 
 static void test_all_options(void)
@@ -266,6 +267,49 @@ static void test_balloon_rejects(void)
 	CHECK_EQ(PARSE(&cfg, "--balloon", "stats=1"), RUN_PARSE_ERROR);
 }
 
+/* --rng as lkvm writes it, or with a rate (bytes, or a size) and a
+ * transport. */
+static void test_rng(void)
+{
+	struct run_options cfg;
+	const struct machine_config *m = &cfg.machine;
+
+	CHECK_EQ(PARSE(&cfg, "--rng"), RUN_PARSE_OK);
+	CHECK(m->rng);
+	CHECK_EQ(m->rng_bytes_per_sec, RNG_DEFAULT_BYTES_PER_SEC);
+	CHECK_EQ(m->rng_transport, VIRTIO_TRANSPORT_DEFAULT);
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=4096,transport=mmio"),
+		 RUN_PARSE_OK);
+	CHECK_EQ(m->rng_bytes_per_sec, 4096);
+	CHECK_EQ(m->rng_transport, VIRTIO_TRANSPORT_MMIO);
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=64K"), RUN_PARSE_OK);
+	CHECK_EQ(m->rng_bytes_per_sec, 64 << 10);
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=1"), RUN_PARSE_OK);
+	CHECK_EQ(m->rng_bytes_per_sec, 1);
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=64M,transport=pci"),
+		 RUN_PARSE_OK);
+	CHECK_EQ(m->rng_bytes_per_sec, RNG_MAX_BYTES_PER_SEC);
+	CHECK_EQ(m->rng_transport, VIRTIO_TRANSPORT_PCI);
+}
+
+static void test_rng_rejects(void)
+{
+	struct run_options cfg;
+
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=0"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=67108865"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=65M"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=fast"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=-1"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng=transport=usb"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng=rate=1K"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng="), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--rng", "--rng"), RUN_PARSE_ERROR);
+	/* An optional argument only attaches with '='. */
+	CHECK_EQ(PARSE(&cfg, "--rng", "bytes_per_sec=1K"), RUN_PARSE_ERROR);
+}
+
 /* PCI unless said otherwise: for all devices, or one by one. */
 static void test_transports(void)
 {
@@ -323,7 +367,6 @@ static void test_lkvm_spellings(void)
 	CHECK_EQ(PARSE(&cfg, "--console", "virtio"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--console", "hv"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--console", "tty"), RUN_PARSE_ERROR);
-	CHECK_EQ(PARSE(&cfg, "--rng"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--9p", "/srv,share"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--vnc"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-f", "fw.bin"), RUN_PARSE_ERROR);
@@ -414,6 +457,8 @@ int main(void)
 		UNIT_TEST(test_network_rejects),
 		UNIT_TEST(test_balloon),
 		UNIT_TEST(test_balloon_rejects),
+		UNIT_TEST(test_rng),
+		UNIT_TEST(test_rng_rejects),
 		UNIT_TEST(test_transports),
 		UNIT_TEST(test_lkvm_spellings),
 		UNIT_TEST(test_lkvm_option_find),

@@ -100,7 +100,8 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 	parse_params(boot.cmdline);
 	dt_report();
 	virtio = params.blk || params.blkbench || params.blk_evil ||
-		 params.net || params.netbench || params.balloon;
+		 params.net || params.netbench || params.balloon ||
+		 params.rng;
 	check_memory();
 
 	mm_init();
@@ -132,6 +133,8 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 		run_blk();
 	if (params.net || params.netbench)
 		run_net();
+	if (params.rng)
+		run_rng();
 	run_touch_rand();
 	if (params.balloon || params.usemem)
 		buddy_init();

@@ -95,7 +95,8 @@ void c_entry(int entry, uint64_t ptr)
 	print("tg: cmdline=%s\n", boot.cmdline);
 	parse_params(boot.cmdline);
 	virtio = params.blk || params.blkbench || params.blk_evil ||
-		 params.net || params.netbench || params.balloon;
+		 params.net || params.netbench || params.balloon ||
+		 params.rng;
 	check_e820();
 
 	mm_init();
@@ -124,6 +125,8 @@ void c_entry(int entry, uint64_t ptr)
 		run_blk();
 	if (params.net || params.netbench)
 		run_net();
+	if (params.rng)
+		run_rng();
 	run_touch_rand();
 	/* After touch, which overwrites all free RAM. */
 	if (params.balloon || params.usemem)
