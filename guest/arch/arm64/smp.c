@@ -20,15 +20,19 @@ extern char secondary_entry[];
 void secondary_main(void);
 
 static struct cpu_start starts[MAX_CPUS];
+/* A secondary claims a slot, fills it, and only then counts itself up:
+ * the boot CPU reads a slot after it sees the count. */
+static unsigned slots_claimed;
 static volatile unsigned cpus_up;
 static volatile uint64_t up_mpidr[MAX_CPUS];
 
 void secondary_main(void)
 {
-	unsigned slot = __atomic_fetch_add(&cpus_up, 1, __ATOMIC_SEQ_CST);
+	unsigned slot = __atomic_fetch_add(&slots_claimed, 1, __ATOMIC_SEQ_CST);
 
 	if (slot < MAX_CPUS)
 		up_mpidr[slot] = sysreg_read(mpidr_el1) & MPIDR_AFF_MASK;
+	__atomic_fetch_add(&cpus_up, 1, __ATOMIC_RELEASE);
 	for (;;)
 		asm volatile("wfi");
 }
@@ -57,6 +61,7 @@ void check_smp(void)
 	uint64_t deadline;
 
 	up_mpidr[0] = self;
+	slots_claimed = 1;
 	cpus_up = 1;
 	for (unsigned i = 0; i < plat.ncpus; i++) {
 		int64_t rc;
@@ -73,7 +78,8 @@ void check_smp(void)
 			started++;
 	}
 	deadline = clock_deadline(WAIT_MS);
-	while (cpus_up < 1 + started && clock_now() < deadline)
+	while (__atomic_load_n(&cpus_up, __ATOMIC_ACQUIRE) < 1 + started &&
+	       clock_now() < deadline)
 		cpu_relax();
 
 	up = MIN(cpus_up, MAX_CPUS);
