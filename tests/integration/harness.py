@@ -27,6 +27,9 @@ THPVM = os.environ.get("THPVM", "thpvm")
 LINUX_DEFAULT_PARAMS = "console=ttyS0 earlyprintk=serial reboot=k panic=-1"
 GUEST_BZIMAGE = os.environ.get("TESTGUEST_BZIMAGE")
 GUEST_ELF = os.environ.get("TESTGUEST_ELF")
+# A bzImage whose real-mode setup code lies past its header
+# (setup_past_header.S).
+SETUP_PAST_HEADER_BZIMAGE = os.environ.get("SETUP_PAST_HEADER_BZIMAGE")
 
 
 class Skip(Exception):

@@ -51,6 +51,20 @@ def test_entry_16_2cpus():
     boot("16", 2)
 
 
+def test_entry_16_leaves_setup_code_alone():
+    """Through the real-mode entry thpvm writes only the setup header into
+    the setup segment: the rest is the image's own code, here from 0x26c
+    to 0x400, over where a zero page keeps e820_table (0x2d0). That code
+    gets the memory map from the BIOS (int 0x15, e820) and prints it and
+    the command line the header points at."""
+    harness.require_kvm()
+    r = run(["run", "--boot", "16", "-m", "128M", "-p", "x=1", "-k",
+             harness.SETUP_PAST_HEADER_BZIMAGE], timeout=60)
+    assert r.rc == 0, r
+    assert (f"setup16: e820 entries={len(expected_e820(128))} "
+            f"cmdline={harness.LINUX_DEFAULT_PARAMS} x=1\n") in r.out, r
+
+
 def test_entry_pvh_1cpu():
     boot("pvh", 1)
 
