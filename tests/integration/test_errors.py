@@ -87,6 +87,16 @@ def test_initrd_missing():
               "initrd /nonexistent/initrd")
 
 
+def test_empty_images():
+    """An empty kernel or initrd gets its own message, not a complaint
+    about the image format or about where 0 bytes fit."""
+    with tempfile.NamedTemporaryFile() as f:
+        one_error(run(["run", "-k", f.name]),
+                  f"kernel {f.name}: the file is empty")
+        one_error(run(["run", "-i", f.name]),
+                  f"initrd {f.name}: the file is empty")
+
+
 def test_sizes():
     one_error(run(["run", "-m", "12Q"]), "not a size", rc=2)
     one_error(run(["run", "-m", "1M"]), "from 16 MiB to 1 TiB", rc=2)
