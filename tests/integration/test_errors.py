@@ -47,10 +47,10 @@ def test_not_a_kernel():
         assert r.rc == 1 and "thpvm: error:" in r.err, r
 
 
-def pvh_elf(load_addr):
+def pvh_elf(load_addr, note=None):
     """A minimal ELF64 kernel: one PT_LOAD of 16 bytes at load_addr and a
-    PVH entry note pointing at it."""
-    note = struct.pack("<III4sI", 4, 4, 18, b"Xen\0", load_addr)
+    PVH entry note pointing at it (or the note given)."""
+    note = note or struct.pack("<III4sI", 4, 4, 18, b"Xen\0", load_addr)
     phoff, nph = 64, 2
     data_off = phoff + nph * 56
     note_off = data_off + 16
@@ -80,6 +80,22 @@ def test_kernel_below_1mib_refused():
             assert p.poll() is None and time.monotonic() < deadline
             time.sleep(0.1)
         assert harness.stop_and_wait(p, "low") == 0
+
+
+def test_malformed_pvh_note_one_error():
+    """A PVH note that overruns its segment, or whose entry is neither 4
+    nor 8 bytes: one error that says what is wrong with it."""
+    harness.require_kvm()
+    bad = ((struct.pack("<III4sI", 4, 40, 18, b"Xen\0", 0x200000),
+            "ELF: looking for note Xen/18: note at offset 0x0 of PT_NOTE "
+            "segment 1 (name 4 bytes, desc 40 bytes) overruns it"),
+           (struct.pack("<III4sH2x", 4, 2, 18, b"Xen\0", 0x2000),
+            "malformed PVH entry note: 2 bytes, not 4 or 8"))
+    for note, text in bad:
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(pvh_elf(0x200000, note))
+            f.flush()
+            one_error(run(["run", "-k", f.name]), text)
 
 
 def test_initrd_missing():
