@@ -74,6 +74,30 @@ def test_entry_pvh_2cpus():
     boot("pvh", 2)
 
 
+def test_unusable_payload_falls_back_in_one_line():
+    """A bzImage whose payload thpvm cannot boot through PVH (not an ELF,
+    or in a format it cannot unpack) boots through its own entry in auto
+    mode, after one line that says so; --boot pvh refuses it in one
+    error."""
+    harness.require_kvm()
+    cases = ((b"not a kernel, not compressed" * 4,
+              "its uncompressed or unknown payload is not an ELF64 kernel"),
+             (b"BZh91AY&SY" + bytes(64),
+              "thpvm cannot unpack its bzip2 payload"))
+    with tempfile.TemporaryDirectory(prefix="thpvm-payload-") as tmp:
+        kernel = os.path.join(tmp, "bzImage")
+        for payload, why in cases:
+            harness.bzimage_with_payload(kernel, payload)
+            r = run(["run", "-k", kernel, "--nodefaults", "-p", "cpus=1"])
+            assert_guest_passed(r)
+            assert r.tg["boot"]["entry"] == "64", r
+            assert r.err == (f"thpvm: {kernel}: {why}; booting it through "
+                             "its 64-bit entry, with its own "
+                             "decompressor\n"), r
+            harness.one_error(run(["run", "-k", kernel, "--boot", "pvh"]),
+                              f"{kernel}: cannot boot through PVH: {why}")
+
+
 def test_default_is_bundled_guest_64bit():
     harness.require_kvm()
     r = run(["run"])

@@ -9,7 +9,9 @@ import struct
 import subprocess
 import tempfile
 import termios
+import threading
 import time
+import zlib
 
 import harness
 from harness import run, start, wait_for_line
@@ -96,6 +98,39 @@ def test_malformed_pvh_note_one_error():
             f.write(pvh_elf(0x200000, note))
             f.flush()
             one_error(run(["run", "-k", f.name]), text)
+
+
+def test_payload_unpacking_bounded():
+    """A payload that unpacks to more than the image's init_size (the room
+    its own decompressor has) is refused once it passes that, however
+    large guest RAM is: thpvm's memory stays far below what the payload
+    would unpack to (512 MiB)."""
+    harness.require_kvm()
+    gz = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    chunk = bytes(1 << 20)
+    payload = b"".join([gz.compress(chunk) for _ in range(512)] +
+                       [gz.flush()])
+    with tempfile.TemporaryDirectory(prefix="thpvm-bomb-") as tmp:
+        kernel = os.path.join(tmp, "bzImage")
+        harness.bzimage_with_payload(kernel, payload, init_size=4 << 20)
+        with open(os.path.join(tmp, "out"), "w+") as out, \
+                open(os.path.join(tmp, "err"), "w+") as err:
+            p = subprocess.Popen([harness.THPVM, "run", "-m", "1G", "-k",
+                                  kernel], stdin=subprocess.DEVNULL,
+                                 stdout=out, stderr=err)
+            timer = threading.Timer(120, p.kill)
+            timer.start()
+            # wait4 for the child's own peak memory.
+            _, status, usage = os.wait4(p.pid, 0)
+            timer.cancel()
+            out.seek(0)
+            err.seek(0)
+            r = harness.Result(os.waitstatus_to_exitcode(status),
+                               out.read(), err.read())
+    one_error(r, f"{kernel}: its gzip payload unpacks to more than "
+                 f"{4 << 20} bytes, its init_size")
+    print(f"# peak RSS {usage.ru_maxrss >> 10} MiB")
+    assert usage.ru_maxrss < 128 << 10, (usage.ru_maxrss, r)
 
 
 def test_initrd_missing():
