@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,20 +72,25 @@ const char *compression_name(enum compression c)
 	return compression_names[c];
 }
 
-/* The output buffer. It may hold max + 1 bytes: a decoder that fills it
- * exactly to max can then still tell "done" from "more to come", and one
- * byte more than max means -EFBIG. */
+/* The output: a malloc'd buffer that grows, or the caller's, fixed. A
+ * decoder that fills it exactly to max must still be able to tell "done"
+ * from "more to come", so it may write one byte more: the grown buffer
+ * holds max + 1 bytes, a fixed one lends its spare byte (outbuf_room).
+ * More than max bytes out means -EFBIG. */
 struct outbuf {
 	uint8_t *buf;
 	size_t len, cap;
 	size_t max, limit;
+	bool fixed;
+	uint8_t spare;
 };
 
 static int outbuf_init(struct outbuf *ob, size_t max_out, size_t hint)
 {
-	ob->max = max_out;
-	ob->limit = max_out < SIZE_MAX ? max_out + 1 : SIZE_MAX;
-	ob->len = 0;
+	*ob = (struct outbuf){
+		.max = max_out,
+		.limit = max_out < SIZE_MAX ? max_out + 1 : SIZE_MAX,
+	};
 	/* The hint (Linux's appended size word) only sizes the first
 	 * allocation, which stays within the limit whatever it says. */
 	ob->cap = MIN(MAX(hint + 1, OUTBUF_MIN), ob->limit);
@@ -92,15 +98,24 @@ static int outbuf_init(struct outbuf *ob, size_t max_out, size_t hint)
 	return ob->buf ? 0 : -ENOMEM;
 }
 
+static void outbuf_init_fixed(struct outbuf *ob, uint8_t *dst, size_t size)
+{
+	*ob = (struct outbuf){
+		.buf = dst, .cap = size, .max = size, .limit = size,
+		.fixed = true,
+	};
+}
+
 /* Makes at least min_free bytes free (fewer where the limit is nearer),
- * doubling the buffer so that the total copying stays linear. */
+ * doubling the buffer so that the total copying stays linear. A fixed
+ * buffer has what it has. */
 static int outbuf_grow(struct outbuf *ob, size_t min_free)
 {
 	size_t want = MIN(min_free, ob->limit - ob->len);
 	size_t cap;
 	uint8_t *buf;
 
-	if (ob->cap - ob->len >= want)
+	if (ob->fixed || ob->cap - ob->len >= want)
 		return 0;
 	cap = ob->cap > ob->limit / 2 ? ob->limit : ob->cap * 2;
 	cap = MAX(cap, ob->len + want);
@@ -119,6 +134,19 @@ static int outbuf_next(struct outbuf *ob)
 	if (ob->len > ob->max)
 		return -EFBIG;
 	return outbuf_grow(ob, 1);
+}
+
+/* Where the next step writes and how much (*n): the buffer's free part,
+ * or, once a fixed buffer is full, its spare byte (after outbuf_next,
+ * nothing else is possible). */
+static uint8_t *outbuf_room(struct outbuf *ob, size_t *n)
+{
+	if (ob->len < ob->cap) {
+		*n = ob->cap - ob->len;
+		return ob->buf + ob->len;
+	}
+	*n = 1;
+	return &ob->spare;
 }
 
 static int gzip_decode(const uint8_t *in, size_t in_len, struct outbuf *ob)
@@ -144,8 +172,8 @@ static int gzip_decode(const uint8_t *in, size_t in_len, struct outbuf *ob)
 			zs.avail_in = MIN(unfed, UINT_MAX);
 			unfed -= zs.avail_in;
 		}
-		avail = MIN(ob->cap - ob->len, UINT_MAX);
-		zs.next_out = ob->buf + ob->len;
+		zs.next_out = outbuf_room(ob, &avail);
+		avail = MIN(avail, UINT_MAX);
 		zs.avail_out = avail;
 		ret = inflate(&zs, Z_NO_FLUSH);
 		ob->len += avail - zs.avail_out;
@@ -182,15 +210,17 @@ static int lzma_run(lzma_stream *strm, const char *name, const uint8_t *in,
 	strm->next_in = in;
 	strm->avail_in = in_len;
 	for (;;) {
+		size_t avail;
+
 		err = outbuf_next(ob);
 		if (err)
 			return err;
-		strm->next_out = ob->buf + ob->len;
-		strm->avail_out = ob->cap - ob->len;
+		strm->next_out = outbuf_room(ob, &avail);
+		strm->avail_out = avail;
 		/* LZMA_FINISH: all input is there, so running out of it is
 		 * reported (LZMA_BUF_ERROR) rather than waited for. */
 		ret = lzma_code(strm, LZMA_FINISH);
-		ob->len = ob->cap - strm->avail_out;
+		ob->len += avail - strm->avail_out;
 		switch (ret) {
 		case LZMA_OK:
 			continue;
@@ -256,15 +286,15 @@ static int zstd_decode(const uint8_t *in, size_t in_len, struct outbuf *ob)
 	if (!dctx)
 		return -ENOMEM;
 	for (;;) {
-		ZSTD_outBuffer dst;
+		ZSTD_outBuffer dst = { 0 };
 		size_t ret;
 
 		err = outbuf_next(ob);
 		if (err)
 			break;
-		dst = (ZSTD_outBuffer){ ob->buf, ob->cap, ob->len };
+		dst.dst = outbuf_room(ob, &dst.size);
 		ret = ZSTD_decompressStream(dctx, &dst, &src);
-		ob->len = dst.pos;
+		ob->len += dst.pos;
 		if (ZSTD_isError(ret)) {
 			if (ZSTD_getErrorCode(ret) ==
 			    ZSTD_error_memory_allocation) {
@@ -346,90 +376,106 @@ static int lz4_decode(const uint8_t *in, size_t in_len, struct outbuf *ob)
 	return 0;
 }
 
-static int buffer_copy(const uint8_t *in, size_t in_len, size_t max_out,
-		       uint8_t **out, size_t *out_len)
+/* Runs the decoder for c, which can_unpack, into ob. */
+static int decode(enum compression c, const uint8_t *in, size_t in_len,
+		  struct outbuf *ob)
 {
-	uint8_t *buf;
-
-	if (in_len > max_out)
-		return -EFBIG;
-	buf = malloc(in_len ? in_len : 1);
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, in, in_len);
-	*out = buf;
-	*out_len = in_len;
-	return 0;
-}
-
-int decompress(enum compression c, const uint8_t *in, size_t in_len,
-	       size_t max_out, uint8_t **out, size_t *out_len)
-{
-	const char *name = compression_name(c);
-	struct outbuf ob;
-	uint8_t *shrunk;
 	int err;
 
 	switch (c) {
+	case COMPRESSION_GZIP:
+		err = gzip_decode(in, in_len, ob);
+		break;
+	case COMPRESSION_XZ:
+		err = xz_decode(in, in_len, ob);
+		break;
+	case COMPRESSION_LZMA:
+		err = lzma_decode(in, in_len, ob);
+		break;
+	case COMPRESSION_ZSTD:
+		err = zstd_decode(in, in_len, ob);
+		break;
+	default:
+		err = lz4_decode(in, in_len, ob);
+		break;
+	}
+	/* A stream may end right after filling the spare byte past max. */
+	if (!err && ob->len > ob->max)
+		err = -EFBIG;
+	if (err == -ENOMEM)
+		pr_err("%s: out of memory while decompressing",
+		       compression_name(c));
+	return err;
+}
+
+bool compression_can_unpack(enum compression c)
+{
+	switch (c) {
 	case COMPRESSION_NONE:
-		err = buffer_copy(in, in_len, max_out, out, out_len);
-		if (err)
-			goto fail;
-		return 0;
-	case COMPRESSION_BZIP2:
-	case COMPRESSION_LZO:
-		pr_err("%s-compressed data is not supported", name);
-		return -ENOTSUP;
 	case COMPRESSION_GZIP:
 	case COMPRESSION_XZ:
 	case COMPRESSION_LZMA:
 	case COMPRESSION_ZSTD:
 	case COMPRESSION_LZ4:
-		break;
+		return true;
 	default:
-		pr_err("unknown compression format %d", (int)c);
-		return -EINVAL;
+		return false;
 	}
+}
 
+int decompress(enum compression c, const uint8_t *in, size_t in_len,
+	       size_t max_out, uint8_t **out, size_t *out_len)
+{
+	struct outbuf ob;
+	uint8_t *shrunk;
+	int err;
+
+	if (!compression_can_unpack(c))
+		return -ENOTSUP;
+	if (c == COMPRESSION_NONE) {
+		if (in_len > max_out)
+			return -EFBIG;
+		*out = malloc(in_len ? in_len : 1);
+		if (!*out)
+			return -ENOMEM;
+		memcpy(*out, in, in_len);
+		*out_len = in_len;
+		return 0;
+	}
 	err = outbuf_init(&ob, max_out, in_len >= 4 ?
 				  get_le32(in + in_len - 4) : 0);
 	if (err)
-		goto fail;
-	switch (c) {
-	case COMPRESSION_GZIP:
-		err = gzip_decode(in, in_len, &ob);
-		break;
-	case COMPRESSION_XZ:
-		err = xz_decode(in, in_len, &ob);
-		break;
-	case COMPRESSION_LZMA:
-		err = lzma_decode(in, in_len, &ob);
-		break;
-	case COMPRESSION_ZSTD:
-		err = zstd_decode(in, in_len, &ob);
-		break;
-	default:
-		err = lz4_decode(in, in_len, &ob);
-		break;
-	}
-	/* A stream may end right after filling the spare byte past max. */
-	if (!err && ob.len > max_out)
-		err = -EFBIG;
+		return err;
+	err = decode(c, in, in_len, &ob);
 	if (err) {
 		free(ob.buf);
-		goto fail;
+		return err;
 	}
 	/* Give back what the geometric growth over-allocated. */
 	shrunk = realloc(ob.buf, ob.len ? ob.len : 1);
 	*out = shrunk ? shrunk : ob.buf;
 	*out_len = ob.len;
 	return 0;
+}
 
-fail:
-	if (err == -EFBIG)
-		pr_err("%s: data exceeds %zu bytes once decompressed", name,
-		       max_out);
-	else if (err == -ENOMEM)
-		pr_err("%s: out of memory while decompressing", name);
+int decompress_into(enum compression c, const uint8_t *in, size_t in_len,
+		    uint8_t *dst, size_t dst_size, size_t *out_len)
+{
+	struct outbuf ob;
+	int err;
+
+	if (!compression_can_unpack(c))
+		return -ENOTSUP;
+	if (c == COMPRESSION_NONE) {
+		if (in_len > dst_size)
+			return -EFBIG;
+		memcpy(dst, in, in_len);
+		*out_len = in_len;
+		return 0;
+	}
+	outbuf_init_fixed(&ob, dst, dst_size);
+	err = decode(c, in, in_len, &ob);
+	if (!err)
+		*out_len = ob.len;
 	return err;
 }

@@ -3,6 +3,7 @@
 #ifndef THPVM_DECOMPRESS_H
 #define THPVM_DECOMPRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,13 +25,23 @@ enum compression compression_detect(const uint8_t *data, size_t len);
 /* "gzip", "xz", ...; "none" for COMPRESSION_NONE. */
 const char *compression_name(enum compression c);
 
+/* Whether decompress can unpack c: every format but bzip2 and lzo. */
+bool compression_can_unpack(enum compression c);
+
 /* Decompresses one stream into a malloc'd buffer (*out, *out_len; the
  * caller frees it). Bytes after the end of the stream (such as the size
  * word Linux appends) are ignored. COMPRESSION_NONE copies the input.
- * Returns 0, -EFBIG if the output would exceed max_out bytes, -EINVAL for
- * corrupt or truncated input, -ENOTSUP for bzip2 and lzo, -ENOMEM; on
- * failure one pr_err line says why. */
+ * Returns 0; -EINVAL for corrupt or truncated input and -ENOMEM, each
+ * after one pr_err line that says why; or, left for the caller to say
+ * in its own terms, -EFBIG if the output would exceed max_out bytes and
+ * -ENOTSUP for a format it cannot unpack (compression_can_unpack). */
 int decompress(enum compression c, const uint8_t *in, size_t in_len,
 	       size_t max_out, uint8_t **out, size_t *out_len);
+
+/* decompress, straight into dst (such as guest RAM, which saves a copy
+ * of the output and bounds it by where it goes): at most dst_size bytes,
+ * else -EFBIG. On an error dst holds whatever was decoded. */
+int decompress_into(enum compression c, const uint8_t *in, size_t in_len,
+		    uint8_t *dst, size_t dst_size, size_t *out_len);
 
 #endif

@@ -68,10 +68,18 @@ static int read_image(const char *what, const char *path, size_t max,
 	if (err == -EFBIG)
 		pr_err("%s %s: larger than guest RAM", what, path);
 	else if (err == -EINVAL)
-		pr_err("%s %s: not a regular file", what, path);
+		pr_err("%s %s: not a regular file or a block device", what,
+		       path);
 	else if (err)
 		pr_err("%s %s: %s", what, path, strerror(-err));
-	return err;
+	if (err)
+		return err;
+	if (!*size) {
+		/* *data is freed with the other images. */
+		pr_err("%s %s: the file is empty", what, path);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int load_images(const struct machine_config *cfg, struct images *img,

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -84,10 +86,23 @@ int uint_parse(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
+/* A regular file's size, or a block device's: its st_size is 0. */
+static int file_size(int fd, const struct stat *st, uint64_t *size)
+{
+	if (S_ISREG(st->st_mode)) {
+		*size = st->st_size;
+		return 0;
+	}
+	if (!S_ISBLK(st->st_mode))
+		return -EINVAL;
+	return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
+}
+
 int file_read_all(const char *path, size_t max_size, uint8_t **data,
 		  size_t *size)
 {
 	struct stat st;
+	uint64_t len;
 	uint8_t *buf;
 	size_t done = 0;
 	int fd, err;
@@ -99,21 +114,20 @@ int file_read_all(const char *path, size_t max_size, uint8_t **data,
 		err = -errno;
 		goto out_close;
 	}
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		err = -EINVAL;
+	err = file_size(fd, &st, &len);
+	if (err)
 		goto out_close;
-	}
-	if ((uint64_t)st.st_size > max_size) {
+	if (len > max_size) {
 		err = -EFBIG;
 		goto out_close;
 	}
-	buf = malloc(st.st_size ? st.st_size : 1);
+	buf = malloc(len ? len : 1);
 	if (!buf) {
 		err = -ENOMEM;
 		goto out_close;
 	}
-	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + done, st.st_size - done);
+	while (done < len) {
+		ssize_t n = read(fd, buf + done, len - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;

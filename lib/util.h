@@ -30,8 +30,9 @@ const char *size_format(uint64_t bytes, char *buf, size_t len);
 /* Parses a decimal unsigned integer that must fill the whole string. */
 int uint_parse(const char *s, unsigned long max, unsigned long *out);
 
-/* Reads a whole file into a malloc'd buffer. Returns 0 or -errno; a file
- * larger than max_size gives -EFBIG. */
+/* Reads a whole regular file or block device into a malloc'd buffer.
+ * Returns 0 or -errno; one larger than max_size gives -EFBIG, anything
+ * else (a directory, a pipe) -EINVAL. */
 int file_read_all(const char *path, size_t max_size, uint8_t **data,
 		  size_t *size);
 

@@ -8,7 +8,7 @@ fails. TAP, one subtest per mutation.
 Usage: mutations.py [--build-args ARGS] [NAME...]
 Run by meson (the 'slow' suite) or by hand from the tree: python3
 tests/mutations.py. NAMEs pick mutations; root runs the ones that need
-it (hugetlbfs)."""
+it (hugetlbfs, loop devices)."""
 import argparse
 import os
 import shutil
@@ -141,9 +141,36 @@ MUTATIONS = {
         "\tif (c->nr_out) {",
         "\tif (0) {",
         "unit-virtio-rng", []),
+    "empty-image-accepted": (
+        "cli/cmd_run.c",
+        "\tif (!*size) {",
+        "\tif (0 && !*size) {",
+        "integration-errors", ["test_empty_images"]),
+    "block-device-size-from-stat": (
+        "lib/util.c",
+        "\treturn ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;",
+        "\treturn *size = st->st_size, 0;",
+        "unit-util", []),
+    "unpack-past-init-size": (
+        "arch/x86/boot.c",
+        "\tif (img->version >= 0x020a && img->init_size < limit) {",
+        "\tif (0) {",
+        "integration-errors", ["test_payload_unpacking_bounded"]),
+    "fixed-buffer-without-spare-byte": (
+        "boot/decompress.c",
+        "\t\t.buf = dst, .cap = size, .max = size, .limit = size,",
+        "\t\t.buf = dst, .cap = size, .max = size ? size - 1 : 0, .limit = size,",
+        "unit-decompress", []),
 }
 
-NEEDS_ROOT = {"hugetlbfs-madvise-not-punch"}
+# What a mutation's test needs to run at all (else it skips, and so would
+# the mutation): a description and a check.
+NEEDS = {
+    "hugetlbfs-madvise-not-punch": ("root", lambda: os.geteuid() == 0),
+    "block-device-size-from-stat": (
+        "root and loop devices",
+        lambda: os.geteuid() == 0 and os.path.exists("/dev/loop-control")),
+}
 
 
 def sh(cmd, cwd, timeout=900):
@@ -211,8 +238,9 @@ def main():
                     print(f"# {line}")
                 sys.exit(1)
         for i, name in enumerate(names, 1):
-            if name in NEEDS_ROOT and os.geteuid() != 0:
-                print(f"ok {i} - {name} # SKIP needs root", flush=True)
+            if name in NEEDS and not NEEDS[name][1]():
+                print(f"ok {i} - {name} # SKIP needs {NEEDS[name][0]}",
+                      flush=True)
                 continue
             why = mutate(tree, build, name)
             if why:

@@ -1,8 +1,8 @@
 /* arch_boot_load for arm64 (Documentation/arch/arm64/booting.rst): the
- * Image (unpacked on the host when compressed, as Debian ships it) at
- * text_offset from the start of RAM, the device tree in the last 2 MiB
- * of RAM, the initrd just below it, and the boot vCPU at the Image's
- * first instruction with x0 = the device tree. */
+ * Image (unpacked on the host when compressed, as Debian ships it,
+ * straight into guest RAM) at text_offset from the start of RAM, the
+ * device tree in the last 2 MiB of RAM, the initrd just below it, and the
+ * boot vCPU at the Image's first instruction with x0 = the device tree. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -31,23 +31,27 @@ struct layout {
 	uint64_t fdt;
 };
 
+/* Where the device tree goes: the last 2 MiB block that holds it whole. */
+static uint64_t fdt_addr(const struct ram_range *r)
+{
+	return ALIGN_DOWN(r->gpa + r->size - ARM64_FDT_MAX, ARM64_FDT_ALIGN);
+}
+
 /* Where each piece goes, or -ENOSPC after saying what does not fit. */
 static int place(const struct vm *vm, const struct boot_source *src,
 		 const struct arm64_image *img, struct layout *l)
 {
 	struct ram_range r;
-	uint64_t end;
 	bool fits;
 
 	if (!guest_ram_range(&vm->ram, 0, &r))
 		return -EINVAL;
-	end = r.gpa + r.size;
 	/* image_size is the kernel's to say: first bounded by RAM, so that
 	 * nothing below wraps. */
 	fits = img->image_size <= r.size;
 	l->kernel = r.gpa + img->text_offset;
 	l->kernel_end = l->kernel + (fits ? img->image_size : 0);
-	l->fdt = ALIGN_DOWN(end - ARM64_FDT_MAX, ARM64_FDT_ALIGN);
+	l->fdt = fdt_addr(&r);
 	l->initrd = ALIGN_DOWN(l->fdt - MIN(l->fdt, src->initrd_size), 4096);
 	fits = fits && l->kernel_end <= l->fdt &&
 	       src->initrd_size <= l->fdt &&
@@ -64,6 +68,8 @@ static int place(const struct vm *vm, const struct boot_source *src,
 	return 0;
 }
 
+/* data may lie in guest RAM already, overlapping where it goes (an Image
+ * unpacked at the start of RAM, moved up by its text_offset). */
 static int copy_in(struct vm *vm, uint64_t gpa, const void *data,
 		   size_t len)
 {
@@ -71,7 +77,7 @@ static int copy_in(struct vm *vm, uint64_t gpa, const void *data,
 
 	if (!dst)
 		return -EFAULT;
-	memcpy(dst, data, len);
+	memmove(dst, data, len);
 	return 0;
 }
 
@@ -93,23 +99,44 @@ static int dump_fdt(const char *path, const void *fdt, size_t size)
 	return 0;
 }
 
-/* The Image itself: src's bytes, or what they unpack to. */
-static int unpack(const struct vm *vm, const struct boot_source *src,
-		  uint8_t **buf, const uint8_t **data, size_t *len)
+/* The Image: src's bytes or, when compressed, what they unpack to,
+ * straight into guest RAM from its start up to the device tree. That is
+ * where the kernel runs (load moves it up by text_offset), so it costs
+ * no copy on the host, and it bounds the output whatever the data
+ * claims. */
+static int unpack(struct vm *vm, const struct boot_source *src,
+		  const uint8_t **data, size_t *len)
 {
 	enum compression c = compression_detect(src->kernel, src->kernel_size);
+	struct ram_range r;
+	uint64_t room;
+	uint8_t *dst;
+	int err;
 
-	*buf = NULL;
 	*data = src->kernel;
 	*len = src->kernel_size;
 	if (c == COMPRESSION_NONE)
 		return 0;
+	if (!guest_ram_range(&vm->ram, 0, &r))
+		return -EINVAL;
+	room = fdt_addr(&r) - r.gpa;
+	dst = guest_ram_ptr(&vm->ram, r.gpa, room);
+	if (!dst)
+		return -EINVAL;
 	pr_debug("%s: %s-compressed, unpacking", src->kernel_name,
 		 compression_name(c));
-	if (decompress(c, src->kernel, src->kernel_size, vm->ram.total, buf,
-		       len))
+	err = decompress_into(c, src->kernel, src->kernel_size, dst, room,
+			      len);
+	if (err == -ENOTSUP)
+		pr_err("%s: thpvm cannot unpack %s-compressed kernels",
+		       src->kernel_name, compression_name(c));
+	else if (err == -EFBIG)
+		pr_err("%s: unpacks to more than the %llu MiB of RAM below the "
+		       "device tree (try a larger -m)", src->kernel_name,
+		       (unsigned long long)(room >> 20));
+	if (err)
 		return -EINVAL;
-	*data = *buf;
+	*data = dst;
 	return 0;
 }
 
@@ -159,14 +186,9 @@ int arch_boot_load(struct vm *vm, const struct boot_source *src)
 {
 	const uint8_t *kernel;
 	size_t kernel_size;
-	uint8_t *buf;
-	int err;
 
 	/* The device tree's bootargs: the command line as the guest gets it. */
 	pr_debug("kernel command line: %s", src->cmdline);
-	err = unpack(vm, src, &buf, &kernel, &kernel_size);
-	if (!err)
-		err = load(vm, src, kernel, kernel_size);
-	free(buf);
-	return err;
+	return unpack(vm, src, &kernel, &kernel_size) ?:
+	       load(vm, src, kernel, kernel_size);
 }

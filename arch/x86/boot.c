@@ -5,7 +5,8 @@
  * an ELF goes through PVH; a bzImage whose compressed payload we can unpack
  * and that contains a PVH note is unpacked on the host and entered through
  * PVH, which skips the in-guest decompressor; otherwise the 64-bit entry if
- * the image has one, else the real-mode setup entry. */
+ * the image has one, else the real-mode setup entry, after a line that
+ * says why PVH was not possible when the image has a payload. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,57 +146,114 @@ static int write_platform_tables(struct x86_boot *b)
 	return x86_bios_setup(vm, b->e820, b->nr_e820);
 }
 
-/* Unpacks the bzImage payload and boots it through PVH. Returns -ENOENT
- * (quietly) when that is not possible and auto mode may fall back. */
-static int boot_bzimage_pvh(struct x86_boot *b, const struct bzimage *img,
-			    bool required)
+/* The most a bzImage payload may unpack to: what the kernel's own
+ * decompressor has room for, init_size (protocol 2.10 on; Linux's
+ * header.S makes it at least the unpacked vmlinux's size), and never more
+ * than the 1 GiB an x86-64 kernel's image can span (KERNEL_IMAGE_SIZE)
+ * or guest RAM. Beyond that a payload is hostile, not a kernel. */
+#define X86_UNPACKED_MAX (1ULL << 30)
+
+static uint64_t unpack_limit(const struct x86_boot *b,
+			     const struct bzimage *img, const char **what)
 {
-	enum compression c;
+	uint64_t limit = X86_UNPACKED_MAX;
+
+	*what = "the 1 GiB an x86-64 kernel can span";
+	if (img->version >= 0x020a && img->init_size < limit) {
+		limit = img->init_size;
+		*what = "its init_size, the room its own decompressor has";
+	}
+	if (b->vm->ram.total < limit) {
+		limit = b->vm->ram.total;
+		*what = "guest RAM (try a larger -m)";
+	}
+	return limit;
+}
+
+/* Unpacks the bzImage payload into *elf (the caller frees it). Returns 0;
+ * -ENOENT with *why set when the payload is not a kernel to boot through
+ * PVH, for the caller to say so; or another error, already reported
+ * (corrupt or oversized payload). */
+static int unpack_payload(struct x86_boot *b, const struct bzimage *img,
+			  uint8_t **elf, size_t *elf_len, char *why,
+			  size_t why_len)
+{
+	const char *name = b->src->kernel_name, *what;
+	uint64_t limit = unpack_limit(b, img, &what);
 	struct timespec t0;
+	enum compression c;
+	int err;
+
+	if (!img->payload) {
+		snprintf(why, why_len, "it has no compressed payload");
+		return -ENOENT;
+	}
+	c = compression_detect(img->payload, img->payload_size);
+	if (!compression_can_unpack(c)) {
+		snprintf(why, why_len, "thpvm cannot unpack its %s payload",
+			 compression_name(c));
+		return -ENOENT;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = decompress(c, img->payload, img->payload_size, limit, elf,
+			 elf_len);
+	if (err == -EFBIG)
+		pr_err("%s: its %s payload unpacks to more than %llu bytes, "
+		       "%s", name, compression_name(c),
+		       (unsigned long long)limit, what);
+	if (err)
+		return err;
+	pr_debug("unpacked %zu bytes of %s into %zu in %.0f ms",
+		 img->payload_size, compression_name(c), *elf_len,
+		 time_ms_since(&t0));
+	if (!elf_is_elf64(*elf, *elf_len)) {
+		snprintf(why, why_len, "its %s payload is not an ELF64 kernel",
+			 c == COMPRESSION_NONE ? "uncompressed or unknown" :
+						 compression_name(c));
+		free(*elf);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Unpacks the bzImage payload and boots it through PVH. Returns -ENOENT
+ * with *why set when that is not possible and auto mode may fall back to
+ * the image's own entry; any other error is reported. */
+static int boot_bzimage_pvh(struct x86_boot *b, const struct bzimage *img,
+			    char *why, size_t why_len)
+{
 	uint8_t *elf;
 	size_t elf_len;
 	int err;
 
-	if (!img->payload) {
-		if (required)
-			pr_err("%s: no compressed payload to unpack for PVH",
-			       b->src->kernel_name);
-		return required ? -EINVAL : -ENOENT;
-	}
-	c = compression_detect(img->payload, img->payload_size);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	err = decompress(c, img->payload, img->payload_size,
-			 b->vm->ram.total, &elf, &elf_len);
-	if (err) {
-		if (required || err != -ENOTSUP)
-			pr_err("%s: cannot unpack its %s payload: %s",
-			       b->src->kernel_name, compression_name(c),
-			       strerror(-err));
-		return required || err != -ENOTSUP ? err : -ENOENT;
-	}
-	pr_debug("unpacked %zu bytes of %s into %zu in %.0f ms",
-		 img->payload_size, compression_name(c), elf_len,
-		 time_ms_since(&t0));
+	err = unpack_payload(b, img, &elf, &elf_len, why, why_len);
+	if (err)
+		return err;
 	err = x86_boot_pvh(b, elf, elf_len);
 	free(elf);
-	if (err == -ENOENT && required)
-		pr_err("%s: its kernel has no PVH entry note",
-		       b->src->kernel_name);
-	return err == -ENOENT && required ? -EINVAL : err;
+	if (err == -ENOENT)
+		snprintf(why, why_len, "its kernel has no PVH entry note "
+			 "(XEN_ELFNOTE_PHYS32_ENTRY)");
+	return err;
 }
 
 static int boot_bzimage(struct x86_boot *b, const struct bzimage *img)
 {
+	const char *name = b->src->kernel_name;
 	bool has_64 = img->xloadflags & XLF_KERNEL_64;
+	char why[128];
 	int err;
 
 	switch ((enum x86_entry)b->src->entry) {
 	case X86_ENTRY_PVH:
-		return boot_bzimage_pvh(b, img, true);
+		err = boot_bzimage_pvh(b, img, why, sizeof(why));
+		if (err == -ENOENT)
+			pr_err("%s: cannot boot through PVH: %s", name, why);
+		return err == -ENOENT ? -EINVAL : err;
 	case X86_ENTRY_64:
 		if (!has_64) {
 			pr_err("%s: the image has no 64-bit entry "
-			       "(XLF_KERNEL_64)", b->src->kernel_name);
+			       "(XLF_KERNEL_64)", name);
 			return -EINVAL;
 		}
 		return x86_boot_bzimage_64(b, img);
@@ -204,9 +262,14 @@ static int boot_bzimage(struct x86_boot *b, const struct bzimage *img)
 	case X86_ENTRY_AUTO:
 		break;
 	}
-	err = boot_bzimage_pvh(b, img, false);
+	err = boot_bzimage_pvh(b, img, why, sizeof(why));
 	if (err != -ENOENT)
 		return err;
+	/* Without a payload (the test guest) there is nothing to tell. */
+	if (img->payload)
+		pr_info("%s: %s; booting it through its %s entry, with its "
+			"own decompressor", name, why,
+			has_64 ? "64-bit" : "real-mode");
 	return has_64 ? x86_boot_bzimage_64(b, img) :
 			x86_boot_bzimage_16(b, img);
 }

@@ -1,6 +1,6 @@
 /* The Linux boot protocol for bzImages: the zero page (struct boot_params)
- * for the 64-bit entry, and the setup code in low memory for the real-mode
- * entry. */
+ * for the 64-bit entry, and the setup code in low memory, with only its
+ * header filled in, for the real-mode entry. */
 #include <errno.h>
 #include <string.h>
 
@@ -14,21 +14,32 @@
 #define VID_MODE_NORMAL 0xffff
 #define HDR_OFFSET 0x1f1
 
-/* The setup header from the image, with what the loader must fill in. */
-static void fill_setup_header(struct x86_boot *b, const struct bzimage *img,
-			      struct boot_params *bp, uint64_t load_addr)
+/* What the loader fills in of the setup header. In the 16-bit path the
+ * header lies inside the image's own setup code, so these fields are all
+ * it may write there. They all lie below cmdline_size's end, which
+ * bzimage_parse checked is within the header. */
+static void set_loader_fields(struct x86_boot *b, struct setup_header *hdr,
+			      uint64_t load_addr)
 {
-	size_t hdr_len = 0x202 + img->data[0x201] - HDR_OFFSET;
-	struct setup_header *hdr = &bp->hdr;
-	uint64_t initrd_size = b->src->initrd ? b->src->initrd_size : 0;
-
-	memcpy(hdr, img->data + HDR_OFFSET, MIN(hdr_len, sizeof(*hdr)));
 	hdr->type_of_loader = LOADER_TYPE_UNDEFINED;
 	hdr->vid_mode = VID_MODE_NORMAL;
 	hdr->cmd_line_ptr = X86_CMDLINE_ADDR;
 	hdr->code32_start = load_addr;
 	hdr->ramdisk_image = (uint32_t)b->initrd_addr;
-	hdr->ramdisk_size = (uint32_t)initrd_size;
+	hdr->ramdisk_size = b->src->initrd ? (uint32_t)b->src->initrd_size : 0;
+}
+
+/* A zero page for the 64-bit entry: the image's setup header with the
+ * loader's fields, the memory map, and the initrd's upper halves. */
+static void fill_zero_page(struct x86_boot *b, const struct bzimage *img,
+			   struct boot_params *bp, uint64_t load_addr)
+{
+	size_t hdr_len = 0x202 + img->data[0x201] - HDR_OFFSET;
+	uint64_t initrd_size = b->src->initrd ? b->src->initrd_size : 0;
+
+	memset(bp, 0, sizeof(*bp));
+	memcpy(&bp->hdr, img->data + HDR_OFFSET, MIN(hdr_len, sizeof(bp->hdr)));
+	set_loader_fields(b, &bp->hdr, load_addr);
 	bp->ext_ramdisk_image = b->initrd_addr >> 32;
 	bp->ext_ramdisk_size = initrd_size >> 32;
 	memcpy(bp->e820_table, b->e820, b->nr_e820 * sizeof(b->e820[0]));
@@ -64,8 +75,7 @@ int x86_boot_bzimage_64(struct x86_boot *b, const struct bzimage *img)
 	bp = guest_ram_ptr(&b->vm->ram, X86_ZERO_PAGE_ADDR, sizeof(*bp));
 	if (!bp)
 		return -ENOSPC;
-	memset(bp, 0, sizeof(*bp));
-	fill_setup_header(b, img, bp, load_addr);
+	fill_zero_page(b, img, bp, load_addr);
 	pr_debug("%s: booting through the 64-bit entry", b->src->kernel_name);
 	/* startup_64 is 0x200 past the start of the protected-mode code. */
 	return x86_enter_64(b->vm, &b->vm->vcpus[0], load_addr + 0x200,
@@ -75,7 +85,7 @@ int x86_boot_bzimage_64(struct x86_boot *b, const struct bzimage *img)
 int x86_boot_bzimage_16(struct x86_boot *b, const struct bzimage *img)
 {
 	uint64_t load_addr = bzimage_load_address(img);
-	struct boot_params *bp;
+	struct setup_header *hdr;
 	int err;
 
 	/* The setup code, its heap and its stack share one 64 KiB segment. */
@@ -89,13 +99,18 @@ int x86_boot_bzimage_16(struct x86_boot *b, const struct bzimage *img)
 			    img->setup_size);
 	if (err)
 		return err;
-	/* The zero page is the setup code's own segment. */
-	bp = guest_ram_ptr(&b->vm->ram, X86_SETUP_ADDR, sizeof(*bp));
-	if (!bp)
+	/* The header, in place in the setup code just copied. Nothing else
+	 * of a zero page is written here: the rest of the segment is the
+	 * image's code, and setup asks the BIOS (bios.S) for the memory map.
+	 * The initrd lies below 4 GiB (initrd_addr_max is 32-bit), so the
+	 * header's 32-bit fields hold it. */
+	hdr = guest_ram_ptr(&b->vm->ram, X86_SETUP_ADDR + HDR_OFFSET,
+			    sizeof(*hdr));
+	if (!hdr)
 		return -ENOSPC;
-	fill_setup_header(b, img, bp, load_addr);
-	bp->hdr.loadflags |= CAN_USE_HEAP;
-	bp->hdr.heap_end_ptr = X86_SETUP_HEAP_END - 0x200;
+	set_loader_fields(b, hdr, load_addr);
+	hdr->loadflags |= CAN_USE_HEAP;
+	hdr->heap_end_ptr = X86_SETUP_HEAP_END - 0x200;
 	pr_debug("%s: booting through the 16-bit entry", b->src->kernel_name);
 	return x86_enter_16(&b->vm->vcpus[0], X86_SETUP_SEG, X86_SETUP_STACK);
 }

@@ -12,24 +12,32 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-/* The entry note holds a 32-bit address; Linux emits it as a 64-bit word. */
-static int pvh_entry(const uint8_t *elf, size_t len, uint32_t *entry)
+/* The entry note holds a 32-bit address; Linux emits it as a 64-bit word.
+ * Returns -ENOENT, quietly, if there is no note; -EINVAL after one error
+ * line if the notes are malformed. */
+static int pvh_entry(struct x86_boot *b, const uint8_t *elf, size_t len,
+		     uint32_t *entry)
 {
 	const uint8_t *desc;
 	size_t desc_len;
 	uint64_t v;
+	int err;
 
-	if (elf_find_note(elf, len, "Xen", XEN_ELFNOTE_PHYS32_ENTRY, &desc,
-			  &desc_len))
-		return -ENOENT;
-	if (desc_len == 4)
-		v = get_le32(desc);
-	else if (desc_len == 8)
-		v = get_le64(desc);
-	else
+	err = elf_find_note(elf, len, "Xen", XEN_ELFNOTE_PHYS32_ENTRY, &desc,
+			    &desc_len);
+	if (err)
+		return err;
+	if (desc_len != 4 && desc_len != 8) {
+		pr_err("%s: malformed PVH entry note: %zu bytes, not 4 or 8",
+		       b->src->kernel_name, desc_len);
 		return -EINVAL;
-	if (v > UINT32_MAX)
+	}
+	v = desc_len == 4 ? get_le32(desc) : get_le64(desc);
+	if (v > UINT32_MAX) {
+		pr_err("%s: PVH entry note gives 0x%llx, beyond 32 bits",
+		       b->src->kernel_name, (unsigned long long)v);
 		return -EINVAL;
+	}
 	*entry = v;
 	return 0;
 }
@@ -103,9 +111,7 @@ int x86_boot_pvh(struct x86_boot *b, const uint8_t *elf, size_t len)
 	uint32_t entry;
 	int err;
 
-	err = pvh_entry(elf, len, &entry);
-	if (err == -EINVAL)
-		pr_err("%s: malformed PVH entry note", b->src->kernel_name);
+	err = pvh_entry(b, elf, len, &entry);
 	if (err)
 		return err;
 	err = elf_parse(elf, len, &img);

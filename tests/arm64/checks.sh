@@ -66,6 +66,18 @@ for t in unit/test_*; do
 	fi
 done
 
+# A compressed kernel that unpacks to more than guest RAM (bomb.gz: 300
+# MiB of zeros) is unpacked straight into guest RAM and refused, in one
+# line, where it reaches the device tree's block: no host copy of it.
+./thpvm run -k bomb.gz -m 256 >bomb.out 2>&1
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <bomb.out)" = 1 ] &&
+	grep -q "unpacks to more than the 254 MiB of RAM below the device tree" \
+		bomb.out &&
+	ok "a kernel that unpacks past guest RAM: one error" ||
+	bad "a kernel that unpacks past guest RAM: one error" \
+	    "status $rc: $(head -n 3 bomb.out)"
+
 # One vCPU, nothing else: user space, then PSCI SYSTEM_OFF.
 timeout 300 ./thpvm run -k vmlinuz -i guest.cpio -m 256 --json \
 	-p "$params guest.action=poweroff" >boot1.out 2>&1

@@ -3,8 +3,9 @@
 tests run in the emulated arm64 host (tests/arm64_host.py), where thpvm
 boots Debian's arm64 kernel to user space with 1 and 2 vCPUs, virtio
 disks on MMIO and PCI (MSIs through the ITS), power-off and reboot, and
-the bundled arm64 test guest; then on a host with a GICv2 (no ITS: PCI on INTx); the device tree it
-wrote is decompiled here with dtc. The test guest's disks are made with
+the bundled arm64 test guest, and refuses a compressed kernel that
+unpacks past guest RAM; then on a host with a GICv2 (no ITS: PCI on
+INTx); the device tree it wrote is decompiled here with dtc. The test guest's disks are made with
 tests/integration/disk_images.py. Prints TAP: one line per check of
 tests/arm64/checks.sh, then the device tree's.
 
@@ -21,6 +22,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -45,7 +47,7 @@ GUEST_MODULES = [
 ]
 # How many checks checks.sh makes besides the unit tests, on a GICv3 host
 # and on a GICv2 one: the TAP plan is known before the hosts start.
-GICV3_HOST_CHECKS = 37
+GICV3_HOST_CHECKS = 38
 GICV2_HOST_CHECKS = 7
 # What Linux needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
@@ -110,6 +112,16 @@ def dtb_checks(dtb, n):
     return lines
 
 
+def bomb(path, mib):
+    """A gzip file of mib MiB of zeros (a few hundred KiB)."""
+    gz = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    chunk = bytes(1 << 20)
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            f.write(gz.compress(chunk))
+        f.write(gz.flush())
+
+
 def run_host(gic, tmp, files, sysroot, expected):
     """Runs checks.sh in an emulated host with a GICv<gic>; returns its
     checks as TAP result words ("ok NAME", "not ok NAME: WHY", always
@@ -169,10 +181,12 @@ def main():
         # The test guest's disks: pattern A, writable and read-only.
         make_image(os.path.join(tmp, "tg0.img"), 4 * MIB)
         make_image(os.path.join(tmp, "tg1.img"), 2 * MIB)
+        bomb(os.path.join(tmp, "bomb.gz"), 300)
         files = [thpvm, os.path.join(tmp, "guest.cpio"), kit,
                  os.path.join(tmp, "mmio.img"),
                  os.path.join(tmp, "pci.img"),
-                 os.path.join(tmp, "tg0.img"), os.path.join(tmp, "tg1.img")]
+                 os.path.join(tmp, "tg0.img"), os.path.join(tmp, "tg1.img"),
+                 os.path.join(tmp, "bomb.gz")]
         files += [kernel[0] + ":vmlinuz"] if len(kernel) == 1 else []
         results, dtb = run_host(3, tmp, files + [os.path.join(tmp, "unit")],
                                 sysroot, gicv3_checks)

@@ -10,6 +10,7 @@ import os
 import re
 import select
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,9 @@ THPVM = os.environ.get("THPVM", "thpvm")
 LINUX_DEFAULT_PARAMS = "console=ttyS0 earlyprintk=serial reboot=k panic=-1"
 GUEST_BZIMAGE = os.environ.get("TESTGUEST_BZIMAGE")
 GUEST_ELF = os.environ.get("TESTGUEST_ELF")
+# A bzImage whose real-mode setup code lies past its header
+# (setup_past_header.S).
+SETUP_PAST_HEADER_BZIMAGE = os.environ.get("SETUP_PAST_HEADER_BZIMAGE")
 
 
 class Skip(Exception):
@@ -219,6 +223,22 @@ def ctl_json(args):
     r = run(args + ["--json"], timeout=30)
     assert r.rc == 0, r
     return json.loads(r.out)
+
+
+def bzimage_with_payload(path, payload, init_size=None):
+    """The test guest's bzImage, written to path, with payload appended
+    and named as its compressed kernel (payload_offset/length), and
+    init_size replaced when given. The guest does not use the payload;
+    it is loaded into its .bss, which the guest clears."""
+    with open(GUEST_BZIMAGE, "rb") as f:
+        image = bytearray(f.read())
+    setup_size = ((image[0x1f1] or 4) + 1) * 512
+    struct.pack_into("<II", image, 0x248, len(image) - setup_size,
+                     len(payload))
+    if init_size is not None:
+        struct.pack_into("<I", image, 0x260, init_size)
+    with open(path, "wb") as f:
+        f.write(image + payload)
 
 
 def crc32_file(path):

@@ -2,6 +2,7 @@
 """The test guest booted by the real thpvm binary through every entry,
 with 1 and 2 vCPUs, checking the boot data it received."""
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -51,12 +52,50 @@ def test_entry_16_2cpus():
     boot("16", 2)
 
 
+def test_entry_16_leaves_setup_code_alone():
+    """Through the real-mode entry thpvm writes only the setup header into
+    the setup segment: the rest is the image's own code, here from 0x26c
+    to 0x400, over where a zero page keeps e820_table (0x2d0). That code
+    gets the memory map from the BIOS (int 0x15, e820) and prints it and
+    the command line the header points at."""
+    harness.require_kvm()
+    r = run(["run", "--boot", "16", "-m", "128M", "-p", "x=1", "-k",
+             harness.SETUP_PAST_HEADER_BZIMAGE], timeout=60)
+    assert r.rc == 0, r
+    assert (f"setup16: e820 entries={len(expected_e820(128))} "
+            f"cmdline={harness.LINUX_DEFAULT_PARAMS} x=1\n") in r.out, r
+
+
 def test_entry_pvh_1cpu():
     boot("pvh", 1)
 
 
 def test_entry_pvh_2cpus():
     boot("pvh", 2)
+
+
+def test_unusable_payload_falls_back_in_one_line():
+    """A bzImage whose payload thpvm cannot boot through PVH (not an ELF,
+    or in a format it cannot unpack) boots through its own entry in auto
+    mode, after one line that says so; --boot pvh refuses it in one
+    error."""
+    harness.require_kvm()
+    cases = ((b"not a kernel, not compressed" * 4,
+              "its uncompressed or unknown payload is not an ELF64 kernel"),
+             (b"BZh91AY&SY" + bytes(64),
+              "thpvm cannot unpack its bzip2 payload"))
+    with tempfile.TemporaryDirectory(prefix="thpvm-payload-") as tmp:
+        kernel = os.path.join(tmp, "bzImage")
+        for payload, why in cases:
+            harness.bzimage_with_payload(kernel, payload)
+            r = run(["run", "-k", kernel, "--nodefaults", "-p", "cpus=1"])
+            assert_guest_passed(r)
+            assert r.tg["boot"]["entry"] == "64", r
+            assert r.err == (f"thpvm: {kernel}: {why}; booting it through "
+                             "its 64-bit entry, with its own "
+                             "decompressor\n"), r
+            harness.one_error(run(["run", "-k", kernel, "--boot", "pvh"]),
+                              f"{kernel}: cannot boot through PVH: {why}")
 
 
 def test_default_is_bundled_guest_64bit():
@@ -153,6 +192,43 @@ def test_initrd_checksum():
         r = run(["run", "-i", f.name, "-k", harness.GUEST_ELF, "-p",
                  f"initrd_crc32={crc:#x}"])
         assert_guest_passed(r, ["initrd"])
+
+
+def loop_device(path):
+    """path attached read-only to a free loop device (detach it after)."""
+    if os.geteuid() != 0 or not shutil.which("losetup"):
+        harness.skip("needs root and losetup for a block device")
+    p = subprocess.run(["losetup", "--find", "--show", "--read-only", path],
+                       capture_output=True, text=True, timeout=30)
+    if p.returncode != 0:
+        harness.skip(f"losetup: {p.stderr.strip()}")
+    return p.stdout.strip()
+
+
+def test_images_from_block_devices():
+    """-k and -i name block devices, whose st_size is 0: read by their
+    real size (whole sectors: a loop device drops a partial one)."""
+    harness.require_kvm()
+    with tempfile.TemporaryDirectory(prefix="thpvm-blkimg-") as tmp:
+        initrd = os.path.join(tmp, "initrd")
+        with open(initrd, "wb") as f:
+            f.write(os.urandom(3 << 20))
+        crc = harness.crc32_file(initrd)
+        kernel = os.path.join(tmp, "kernel")
+        shutil.copyfile(harness.GUEST_BZIMAGE, kernel)
+        with open(kernel, "ab") as f:
+            f.write(bytes(-os.path.getsize(kernel) % 512))
+        devs = []
+        try:
+            for path in (kernel, initrd):
+                devs.append(loop_device(path))
+            r = run(["run", "-k", devs[0], "-i", devs[1], "--nodefaults",
+                     "-p", f"initrd_crc32={crc:#x}"])
+        finally:
+            for dev in devs:
+                subprocess.run(["losetup", "-d", dev], timeout=30)
+    assert_guest_passed(r, ["initrd"])
+    assert int(r.tg["ok"]["initrd"]["bytes"]) == 3 << 20, r
 
 
 def test_initrd_checksum_mismatch_fails_guest():

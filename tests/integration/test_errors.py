@@ -9,7 +9,9 @@ import struct
 import subprocess
 import tempfile
 import termios
+import threading
 import time
+import zlib
 
 import harness
 from harness import run, start, wait_for_line
@@ -47,10 +49,10 @@ def test_not_a_kernel():
         assert r.rc == 1 and "thpvm: error:" in r.err, r
 
 
-def pvh_elf(load_addr):
+def pvh_elf(load_addr, note=None):
     """A minimal ELF64 kernel: one PT_LOAD of 16 bytes at load_addr and a
-    PVH entry note pointing at it."""
-    note = struct.pack("<III4sI", 4, 4, 18, b"Xen\0", load_addr)
+    PVH entry note pointing at it (or the note given)."""
+    note = note or struct.pack("<III4sI", 4, 4, 18, b"Xen\0", load_addr)
     phoff, nph = 64, 2
     data_off = phoff + nph * 56
     note_off = data_off + 16
@@ -82,9 +84,68 @@ def test_kernel_below_1mib_refused():
         assert harness.stop_and_wait(p, "low") == 0
 
 
+def test_malformed_pvh_note_one_error():
+    """A PVH note that overruns its segment, or whose entry is neither 4
+    nor 8 bytes: one error that says what is wrong with it."""
+    harness.require_kvm()
+    bad = ((struct.pack("<III4sI", 4, 40, 18, b"Xen\0", 0x200000),
+            "ELF: looking for note Xen/18: note at offset 0x0 of PT_NOTE "
+            "segment 1 (name 4 bytes, desc 40 bytes) overruns it"),
+           (struct.pack("<III4sH2x", 4, 2, 18, b"Xen\0", 0x2000),
+            "malformed PVH entry note: 2 bytes, not 4 or 8"))
+    for note, text in bad:
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(pvh_elf(0x200000, note))
+            f.flush()
+            one_error(run(["run", "-k", f.name]), text)
+
+
+def test_payload_unpacking_bounded():
+    """A payload that unpacks to more than the image's init_size (the room
+    its own decompressor has) is refused once it passes that, however
+    large guest RAM is: thpvm's memory stays far below what the payload
+    would unpack to (512 MiB)."""
+    harness.require_kvm()
+    gz = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    chunk = bytes(1 << 20)
+    payload = b"".join([gz.compress(chunk) for _ in range(512)] +
+                       [gz.flush()])
+    with tempfile.TemporaryDirectory(prefix="thpvm-bomb-") as tmp:
+        kernel = os.path.join(tmp, "bzImage")
+        harness.bzimage_with_payload(kernel, payload, init_size=4 << 20)
+        with open(os.path.join(tmp, "out"), "w+") as out, \
+                open(os.path.join(tmp, "err"), "w+") as err:
+            p = subprocess.Popen([harness.THPVM, "run", "-m", "1G", "-k",
+                                  kernel], stdin=subprocess.DEVNULL,
+                                 stdout=out, stderr=err)
+            timer = threading.Timer(120, p.kill)
+            timer.start()
+            # wait4 for the child's own peak memory.
+            _, status, usage = os.wait4(p.pid, 0)
+            timer.cancel()
+            out.seek(0)
+            err.seek(0)
+            r = harness.Result(os.waitstatus_to_exitcode(status),
+                               out.read(), err.read())
+    one_error(r, f"{kernel}: its gzip payload unpacks to more than "
+                 f"{4 << 20} bytes, its init_size")
+    print(f"# peak RSS {usage.ru_maxrss >> 10} MiB")
+    assert usage.ru_maxrss < 128 << 10, (usage.ru_maxrss, r)
+
+
 def test_initrd_missing():
     one_error(run(["run", "-i", "/nonexistent/initrd"]),
               "initrd /nonexistent/initrd")
+
+
+def test_empty_images():
+    """An empty kernel or initrd gets its own message, not a complaint
+    about the image format or about where 0 bytes fit."""
+    with tempfile.NamedTemporaryFile() as f:
+        one_error(run(["run", "-k", f.name]),
+                  f"kernel {f.name}: the file is empty")
+        one_error(run(["run", "-i", f.name]),
+                  f"initrd {f.name}: the file is empty")
 
 
 def test_sizes():

@@ -4,6 +4,7 @@ checks against an implementation we did not write, over virtio-pci (pc,
 q35) and over virtio-mmio (microvm). QEMU's isa-debug-exit exits with
 (status << 1) | 1, so a passing guest gives 1."""
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -200,6 +201,16 @@ def check_evil(r):
 def test_qemu_bzimage_1cpu():
     r = qemu(harness.GUEST_BZIMAGE, 1, "ram=256M cpus=1")
     assert r.tg["boot"]["entry"] == "16", r
+
+
+def test_qemu_setup_past_header():
+    """The image of test_boot.py's test_entry_16_leaves_setup_code_alone,
+    whose setup code lies past its header, boots through QEMU's loader and
+    SeaBIOS's int 0x15 too."""
+    r = run_qemu(harness.SETUP_PAST_HEADER_BZIMAGE, 1, "x=1")
+    assert r.rc == 1, r
+    assert re.search(r"setup16: e820 entries=[1-9] cmdline=x=1\r?\n",
+                     r.out), r
 
 
 def test_qemu_bzimage_2cpus():

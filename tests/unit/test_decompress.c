@@ -8,6 +8,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <glob.h>
 #include <stdlib.h>
 #include <time.h>
@@ -512,6 +513,81 @@ static void test_max_out(void)
 	}
 }
 
+/* Into a fixed buffer (guest RAM): exactly the output's size is enough,
+ * for every format, even though the decoders need to look one byte past
+ * it; one byte less is -EFBIG, with nothing written past the buffer
+ * (each buffer is malloc'd to its size, for ASan to watch). */
+static void test_into_fixed_buffer(void)
+{
+	static const size_t sizes[] = { 0, 1, 300000 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		for (size_t j = 0; j < ARRAY_SIZE(sizes); j++) {
+			struct blob plain, packed;
+			size_t room[] = { sizes[j], sizes[j] + 4096,
+					  sizes[j] ? sizes[j] - 1 : 0,
+					  sizes[j] / 2 };
+
+			format_pack(&formats[i], sizes[j], &plain, &packed);
+			for (size_t k = 0; k < ARRAY_SIZE(room); k++) {
+				uint8_t *dst = malloc(room[k] ? room[k] : 1);
+				bool fits = room[k] >= plain.len;
+				size_t out_len = 12345;
+
+				CHECK_EQ(decompress_into(formats[i].c,
+							 packed.data,
+							 packed.len, dst,
+							 room[k], &out_len),
+					 fits ? 0 : -EFBIG);
+				if (fits) {
+					CHECK_EQ(out_len, plain.len);
+					CHECK(!memcmp(dst, plain.data,
+						      plain.len));
+				}
+				free(dst);
+			}
+			free(plain.data);
+			free(packed.data);
+		}
+	}
+}
+
+/* Damaged input into a fixed buffer: a clean error or output within it. */
+static void test_into_fuzz(void)
+{
+	uint32_t seed = 7;
+
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		struct blob plain, packed;
+
+		format_pack(&formats[i], 20000, &plain, &packed);
+		for (int round = 0; round < 200; round++) {
+			uint8_t *in = malloc(packed.len);
+			size_t room = 16 * KiB + round * 37;
+			uint8_t *dst = malloc(room);
+			size_t len = packed.len, out_len = 0;
+			int err;
+
+			memcpy(in, packed.data, len);
+			for (int k = 0; k < 1 + round % 4; k++) {
+				seed = seed * 1103515245 + 12345;
+				in[(seed >> 8) % len] ^= 1 + (seed >> 24) % 255;
+			}
+			if (round % 3 == 0)
+				len = (seed >> 4) % len + 1;
+			err = decompress_into(formats[i].c, in, len, dst, room,
+					      &out_len);
+			CHECK(err == 0 || err == -EINVAL || err == -EFBIG);
+			if (!err)
+				CHECK(out_len <= room);
+			free(dst);
+			free(in);
+		}
+		free(plain.data);
+		free(packed.data);
+	}
+}
+
 static void test_none_and_unsupported(void)
 {
 	static const uint8_t bzip2[] = { 'B', 'Z', 'h', '9', '1', 'A', 'Y' };
@@ -534,6 +610,27 @@ static void test_none_and_unsupported(void)
 	CHECK_EQ(decompress(COMPRESSION_NONE, lzo, sizeof(lzo),
 			    sizeof(lzo) - 1, &out, &out_len),
 		 -EFBIG);
+	CHECK(!compression_can_unpack(COMPRESSION_BZIP2));
+	CHECK(!compression_can_unpack(COMPRESSION_LZO));
+	CHECK(compression_can_unpack(COMPRESSION_NONE));
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		CHECK(compression_can_unpack(formats[i].c));
+	{
+		uint8_t dst[sizeof(lzo)];
+
+		CHECK_EQ(decompress_into(COMPRESSION_BZIP2, bzip2,
+					 sizeof(bzip2), dst, sizeof(dst),
+					 &out_len),
+			 -ENOTSUP);
+		CHECK_EQ(decompress_into(COMPRESSION_NONE, lzo, sizeof(lzo),
+					 dst, sizeof(dst), &out_len),
+			 0);
+		CHECK_EQ(out_len, sizeof(lzo));
+		CHECK(!memcmp(dst, lzo, sizeof(lzo)));
+		CHECK_EQ(decompress_into(COMPRESSION_NONE, lzo, sizeof(lzo),
+					 dst, sizeof(dst) - 1, &out_len),
+			 -EFBIG);
+	}
 }
 
 static double seconds_since(const struct timespec *start)
@@ -631,6 +728,8 @@ int main(void)
 		UNIT_TEST(test_corrupt),
 		UNIT_TEST(test_fuzz),
 		UNIT_TEST(test_max_out),
+		UNIT_TEST(test_into_fixed_buffer),
+		UNIT_TEST(test_into_fuzz),
 		UNIT_TEST(test_none_and_unsupported),
 		UNIT_TEST(test_debian_kernel),
 	};

@@ -1,6 +1,12 @@
-/* Size and number parsing, iovec slicing, eventfd signalling. */
+/* Size and number parsing, whole-file reads, iovec slicing, eventfd
+ * signalling. */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -120,6 +126,90 @@ static void test_eventfd_signal(void)
 	CHECK_EQ(eventfd_signal(fd), -EBADF);
 }
 
+/* A scratch file of len bytes of a pattern; returns its fd, path in
+ * path (unlink it after). */
+static int pattern_file(char *path, size_t len)
+{
+	int fd;
+
+	strcpy(path, "/tmp/thpvm-test-util-XXXXXX");
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	for (size_t i = 0; fd >= 0 && i < len; i++)
+		CHECK_EQ(write(fd, &(uint8_t){ i * 7 + 1 }, 1), 1);
+	return fd;
+}
+
+static void check_pattern(const uint8_t *data, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (data[i] != (uint8_t)(i * 7 + 1)) {
+			CHECK(!"the file's bytes");
+			return;
+		}
+}
+
+static void test_file_read_all(void)
+{
+	char path[64];
+	uint8_t *data = NULL;
+	size_t size = 1;
+	int fd = pattern_file(path, 5000);
+
+	CHECK_EQ(file_read_all(path, 5000, &data, &size), 0);
+	CHECK_EQ(size, 5000);
+	check_pattern(data, size);
+	free(data);
+	CHECK_EQ(file_read_all(path, 4999, &data, &size), -EFBIG);
+	CHECK_EQ(ftruncate(fd, 0), 0);
+	CHECK_EQ(file_read_all(path, 5000, &data, &size), 0);
+	CHECK_EQ(size, 0);
+	free(data);
+	close(fd);
+	unlink(path);
+	CHECK_EQ(file_read_all("/tmp", 5000, &data, &size), -EINVAL);
+	CHECK_EQ(file_read_all("/nonexistent/x", 5000, &data, &size),
+		 -ENOENT);
+}
+
+/* A block device's st_size is 0: it is read by its real size. */
+static void test_file_read_all_block_device(void)
+{
+	char path[64], dev[32];
+	uint8_t *data = NULL;
+	size_t size = 0;
+	int ctl, loop = -1, fd, nr;
+
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	nr = ctl < 0 ? -1 : ioctl(ctl, LOOP_CTL_GET_FREE);
+	if (nr >= 0) {
+		snprintf(dev, sizeof(dev), "/dev/loop%d", nr);
+		loop = open(dev, O_RDWR | O_CLOEXEC);
+	}
+	if (loop < 0) {
+		if (ctl >= 0)
+			close(ctl);
+		SKIP("no loop device (needs root and /dev/loop-control)");
+		return;
+	}
+	fd = pattern_file(path, 3 * 4096);
+	if (ioctl(loop, LOOP_SET_FD, fd) < 0) {
+		SKIP("LOOP_SET_FD failed");
+	} else {
+		CHECK_EQ(file_read_all(dev, 3 * 4096, &data, &size), 0);
+		CHECK_EQ(size, 3 * 4096);
+		check_pattern(data, size);
+		free(data);
+		CHECK_EQ(file_read_all(dev, 3 * 4096 - 1, &data, &size),
+			 -EFBIG);
+		ioctl(loop, LOOP_CLR_FD, 0);
+	}
+	close(fd);
+	unlink(path);
+	close(loop);
+	close(ctl);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -127,6 +217,8 @@ int main(void)
 		UNIT_TEST(test_size_parse_rejects),
 		UNIT_TEST(test_size_format),
 		UNIT_TEST(test_uint_parse),
+		UNIT_TEST(test_file_read_all),
+		UNIT_TEST(test_file_read_all_block_device),
 		UNIT_TEST(test_iov_slice),
 		UNIT_TEST(test_eventfd_signal),
 	};
