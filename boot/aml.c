@@ -413,8 +413,10 @@ static uint8_t *res_add(struct aml_resources *r, size_t len)
 {
 	uint8_t *p;
 
+	if (r->err)
+		return NULL;
 	/* Room for the end tag stays. */
-	if (r->err || r->len + len + 2 > AML_RESOURCES_MAX) {
+	if (r->len + len + 2 > AML_RESOURCES_MAX) {
 		r->err = -ENOSPC;
 		return NULL;
 	}
@@ -455,7 +457,7 @@ void aml_res_irq(struct aml_resources *r, unsigned irq)
 	uint8_t *p;
 
 	if (irq > 15) {
-		r->err = -EINVAL;
+		r->err = r->err ?: -EINVAL;
 		return;
 	}
 	p = res_add(r, 3);
@@ -498,7 +500,7 @@ void aml_res_bus_numbers(struct aml_resources *r, uint16_t first,
 	uint8_t *p;
 
 	if (last < first) {
-		r->err = -EINVAL;
+		r->err = r->err ?: -EINVAL;
 		return;
 	}
 	p = res_large(r, RES_WORD_ADDRESS, 13);
@@ -520,7 +522,7 @@ void aml_res_memory32_window(struct aml_resources *r, uint32_t base,
 	uint8_t *p;
 
 	if (!size || base + (uint64_t)size - 1 > UINT32_MAX) {
-		r->err = -EINVAL;
+		r->err = r->err ?: -EINVAL;
 		return;
 	}
 	p = res_large(r, RES_DWORD_ADDRESS, 23);

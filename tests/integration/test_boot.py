@@ -10,7 +10,7 @@ from harness import (assert_guest_passed, run, run_guest, start,
                      wait_for_line)
 
 CHECKS = ("e820", "smp", "lapic-timer", "pit-timer")
-LOW_MAP = [(0, 0x9fc00, 1), (0x9fc00, 0xa0000, 2), (0xf0000, 0x100000, 2)]
+LOW_MAP = [(0, 0x9fc00, 1), (0x9fc00, 0xa0000, 2), (0xe0000, 0x100000, 2)]
 
 
 def expected_e820(mib):
