@@ -103,7 +103,7 @@ def test_linux_initramfs_boots():
     capable branches: they must pass, not skip."""
     require_runner()
     tests = ["test_boot_hackbench", "test_boot_shell", "test_boot_virtio_io",
-             "test_boot_virtio_io_intx"]
+             "test_boot_virtio_io_intx", "test_boot_virtio_io_mmio"]
     r = svm_host(sys.executable, "tests/integration/test_linux_initramfs.py",
                  *tests)
     assert r.returncode == 0, shown(r)
