@@ -141,6 +141,21 @@ MUTATIONS = {
         "\tif (c->nr_out) {",
         "\tif (0) {",
         "unit-virtio-rng", []),
+    "acpi-madt-lapic-short": (
+        "arch/x86/acpi.c",
+        "\tfor (i = 0; i < nr_cpus; i++, p += MADT_LAPIC_LEN) {",
+        "\tfor (i = 0; i + 1 < nr_cpus; i++, p += MADT_LAPIC_LEN) {",
+        "unit-x86-acpi", []),
+    "acpi-poweroff-any-sleep-type": (
+        "arch/x86/acpi_pm.c",
+        "\t\t    (v >> SLP_TYP_SHIFT & SLP_TYP_MASK) == X86_ACPI_SLP_TYP_S5)",
+        "\t\t    1)",
+        "unit-x86-acpi", []),
+    "acpi-mmio-on-command-line-too": (
+        "arch/x86/boot.c",
+        "\tcmdline = cmdline_with_mmio(vm, user->cmdline, !user->no_acpi);",
+        "\tcmdline = cmdline_with_mmio(vm, user->cmdline, false);",
+        "integration-boot", ["test_virtio_mmio_announced"]),
 }
 
 NEEDS_ROOT = {"hugetlbfs-madvise-not-punch"}
