@@ -8,7 +8,9 @@ test_linux_initramfs.py's boots (thpvm boots Debian's kernel with the
 guest kit's initramfs, /init loads the virtio modules, hackbench runs,
 the exit port ends the VM; a command typed into the console's shell;
 Linux's virtio-blk, virtio-net and virtio-rng drivers doing I/O on
-thpvm's devices, /dev/hwrng reading from --rng's device)
+thpvm's devices, /dev/hwrng reading from --rng's device, and the disks
+and network on virtio-mmio found through the ACPI tables, ending with an
+ACPI power-off)
 and bench/linux_balloon.py with Linux's virtio_balloon and with
 cont_balloon.ko against thpvm's balloon. Emulated, so only behaviour
 and counts are checked, never times."""
