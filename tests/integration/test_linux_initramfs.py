@@ -801,8 +801,8 @@ def test_boot_virtio_io_mmio():
     (thpvm.exit=poweroff), through the FADT's sleep control register:
     thpvm ends with status 0, as a power-off (reason reset), where the
     exit port would have said "guest"."""
-    irqs, r = check_virtio_io("thpvm.exit=poweroff",
-                              ["--virtio-transport", "mmio", "--json"])
+    irqs, r = check_virtio_io("thpvm.exit=poweroff", extra_args=[
+        "--virtio-transport", "mmio", "--json"])
     assert len(irqs) == 3, irqs
     for chip, kind, _ in irqs:
         assert chip == "IO-APIC" and kind.endswith("-fasteoi"), irqs
