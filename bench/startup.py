@@ -6,7 +6,8 @@ build of it is found (LKVM= or lkvm on PATH), and against
 bench/bare_vm, which only creates a VM and runs one vCPU to its first
 exit (with --irqchip, also the in-kernel interrupt controllers and PIT
 that thpvm and QEMU use; with --split-irqchip, only the in-kernel
-LAPICs). Several runs each, interleaved; medians and ratios.
+LAPICs); thpvm also with --no-acpi (what writing the ACPI tables
+costs). Several runs each, interleaved; medians and ratios.
 
 usage: bench/startup.py [RUNS]   (default 20; needs a build in ./build)"""
 import os
@@ -40,6 +41,8 @@ def main():
         ("bare_vm --irqchip", [bare, "--irqchip"], 0),
         ("bare_vm --split-irqchip", [bare, "--split-irqchip"], 0),
         ("thpvm", [THPVM, "run", "-m", MEM, "-p", "exit"], 0),
+        ("thpvm --no-acpi", [THPVM, "run", "-m", MEM, "--no-acpi", "-p",
+                             "exit"], 0),
     ]
     if QEMU:
         # isa-debug-exit: status 0 from the guest is exit code 1.
@@ -58,6 +61,8 @@ def main():
         print(f"{name:<24} median {med[name] * 1e3:8.2f} ms   "
               f"min {min(ts) * 1e3:8.2f} ms   max {max(ts) * 1e3:8.2f} ms")
     print(f"thpvm / bare_vm: {med['thpvm'] / med['bare_vm (floor)']:.2f}")
+    print(f"thpvm / thpvm --no-acpi: "
+          f"{med['thpvm'] / med['thpvm --no-acpi']:.3f}")
     print(f"thpvm / bare_vm --irqchip: "
           f"{med['thpvm'] / med['bare_vm --irqchip']:.2f}")
     if QEMU:

@@ -91,6 +91,7 @@ static int load_images(const struct machine_config *cfg, struct images *img,
 	src->cmdline = cfg->cmdline;
 	src->entry = cfg->boot_entry;
 	src->dump_dtb = cfg->dump_dtb;
+	src->no_acpi = cfg->no_acpi;
 	if (cfg->kernel_path) {
 		err = read_image("kernel", cfg->kernel_path, cfg->vm.ram_size,
 				 &img->kernel, &img->kernel_size);

@@ -71,8 +71,9 @@ const char run_usage[] =
 "      --virtio-transport pci|mmio\n"
 "                         the transport of virtio devices that do not\n"
 "                         name one (default pci); an MMIO device is\n"
-"                         announced as virtio_mmio.device= on the kernel\n"
-"                         command line (x86) or in the device tree (arm64)\n"
+"                         described in the ACPI tables (x86; with\n"
+"                         --no-acpi, as virtio_mmio.device= on the kernel\n"
+"                         command line) or in the device tree (arm64)\n"
 "      --name NAME        name for the control socket (default guest-PID)\n"
 "      --control-socket PATH\n"
 "                         listen for thpvm stop, stat, ... at PATH instead;\n"
@@ -86,6 +87,9 @@ const char run_usage[] =
 "                         one of the architecture's (a wrong ENTRY lists\n"
 "                         them; see docs/booting.md)\n"
 "      --dump-dtb FILE    also write the guest's device tree to FILE (arm64)\n"
+"      --no-acpi          no ACPI tables (x86): the guest finds its CPUs in\n"
+"                         the MP table and virtio-mmio devices on its\n"
+"                         command line (arm64 guests never get ACPI)\n"
 "      --json             at the end, print {\"name\", \"exit_status\",\n"
 "                         \"reason\"} as one JSON line on stderr; reason is\n"
 "                         guest, reset, stop, signal or failure\n"
@@ -123,6 +127,7 @@ enum {
 	OPT_DEBUG,
 	OPT_CONTROL_SOCKET,
 	OPT_NO_CONTROL,
+	OPT_NO_ACPI,
 };
 
 static const struct option long_options[] = {
@@ -141,6 +146,7 @@ static const struct option long_options[] = {
 	{ "boot", required_argument, NULL, OPT_BOOT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
+	{ "no-acpi", no_argument, NULL, OPT_NO_ACPI },
 	{ "nodefaults", no_argument, NULL, OPT_NODEFAULTS },
 	{ "console", required_argument, NULL, OPT_CONSOLE },
 	{ "rng", optional_argument, NULL, OPT_RNG },
@@ -645,6 +651,9 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 		return 0;
 	case OPT_DUMP_DTB:
 		cfg->dump_dtb = arg;
+		return 0;
+	case OPT_NO_ACPI:
+		cfg->no_acpi = true;
 		return 0;
 	case OPT_VIRTIO_TRANSPORT:
 		if (transport_parse(arg, &cfg->virtio_transport))

@@ -28,6 +28,8 @@ struct boot_source {
 	unsigned entry;			/* in arch_boot_entries */
 	const char *dump_dtb;		/* write the device tree here, where
 					 * the arch makes one; NULL: no */
+	bool no_acpi;			/* no ACPI tables, where the arch
+					 * makes them (x86) */
 };
 
 /* The kernel command line a Linux guest gets when the user gives none

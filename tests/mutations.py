@@ -161,6 +161,21 @@ MUTATIONS = {
         "\t\t.buf = dst, .cap = size, .max = size, .limit = size,",
         "\t\t.buf = dst, .cap = size, .max = size ? size - 1 : 0, .limit = size,",
         "unit-decompress", []),
+    "acpi-madt-lapic-short": (
+        "arch/x86/acpi.c",
+        "\tfor (i = 0; i < nr_cpus; i++, p += MADT_LAPIC_LEN) {",
+        "\tfor (i = 0; i + 1 < nr_cpus; i++, p += MADT_LAPIC_LEN) {",
+        "unit-x86-acpi", []),
+    "acpi-poweroff-any-sleep-type": (
+        "arch/x86/acpi_pm.c",
+        "\t\t    (v >> SLP_TYP_SHIFT & SLP_TYP_MASK) == X86_ACPI_SLP_TYP_S5)",
+        "\t\t    1)",
+        "unit-x86-acpi", []),
+    "acpi-mmio-on-command-line-too": (
+        "arch/x86/boot.c",
+        "\tcmdline = cmdline_with_mmio(vm, user->cmdline, !user->no_acpi);",
+        "\tcmdline = cmdline_with_mmio(vm, user->cmdline, false);",
+        "integration-boot", ["test_virtio_mmio_announced"]),
 }
 
 # What a mutation's test needs to run at all (else it skips, and so would

@@ -47,6 +47,7 @@ struct machine_config {
 	const char *initrd_path;
 	const char *cmdline;
 	const char *dump_dtb;		/* --dump-dtb FILE, or NULL */
+	bool no_acpi;			/* --no-acpi */
 	unsigned boot_entry;		/* in arch_boot_entries */
 	struct disk_config disks[MACHINE_MAX_DISKS];
 	unsigned nr_disks;

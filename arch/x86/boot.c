@@ -1,5 +1,6 @@
 /* arch_boot_load for x86: recognise the image, choose the entry, and write
- * what every entry shares (command line, initrd, MP table, BIOS tables).
+ * what every entry shares (command line, initrd, MP table, ACPI tables,
+ * BIOS tables).
  *
  * Entry choice for --boot=auto (docs/booting.md has the measurements):
  * an ELF goes through PVH; a bzImage whose compressed payload we can unpack
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "arch/x86/acpi.h"
 #include "arch/x86/bios.h"
 #include "arch/x86/boot.h"
 #include "arch/x86/e820.h"
@@ -126,7 +128,29 @@ static unsigned device_irqs(const struct vm *vm, struct mptable_irq *irqs)
 	return n;
 }
 
-/* Tables every entry gets: e820 (also for the BIOS) and the MP table. */
+/* The ACPI tables, unless --no-acpi: b->rsdp says where the guest finds
+ * them. */
+static int write_acpi_tables(struct x86_boot *b)
+{
+	struct vm *vm = b->vm;
+	size_t len = X86_BIOS_ADDR - X86_ACPI_ADDR;
+	uint8_t *buf = guest_ram_ptr(&vm->ram, X86_ACPI_ADDR, len);
+	int n;
+
+	if (b->src->no_acpi)
+		return 0;
+	if (!buf)
+		return -ENOSPC;
+	n = x86_acpi_write(buf, len, X86_ACPI_ADDR, vm->nr_vcpus, vm->devices);
+	if (n < 0)
+		return n;
+	b->rsdp = X86_ACPI_ADDR;
+	pr_debug("ACPI tables: %d bytes at 0x%x", n, X86_ACPI_ADDR);
+	return 0;
+}
+
+/* Tables every entry gets: e820 (also for the BIOS), the MP table (for
+ * guests without ACPI, and with --no-acpi), the ACPI tables. */
 static int write_platform_tables(struct x86_boot *b)
 {
 	struct vm *vm = b->vm;
@@ -143,7 +167,8 @@ static int write_platform_tables(struct x86_boot *b)
 	if (!mpt || mptable_write(mpt, len, X86_MPTABLE_ADDR, vm->nr_vcpus,
 				  irqs, nr_irqs) < 0)
 		return -ENOSPC;
-	return x86_bios_setup(vm, b->e820, b->nr_e820);
+	return write_acpi_tables(b) ?:
+	       x86_bios_setup(vm, b->e820, b->nr_e820);
 }
 
 /* The most a bzImage payload may unpack to: what the kernel's own
@@ -275,22 +300,25 @@ static int boot_bzimage(struct x86_boot *b, const struct bzimage *img)
 }
 
 /* The command line with Linux's virtio_mmio.device=SIZE@BASE:IRQ for
- * each virtio-mmio device: how x86 guests without ACPI find them. NULL
- * when out of memory. */
-static char *cmdline_with_mmio(const struct vm *vm, const char *cmdline)
+ * each virtio-mmio device: how x86 guests without ACPI find them. With
+ * ACPI the DSDT is their one description: a kernel that read both would
+ * register each device twice, and the second would fail to claim its
+ * registers. NULL when out of memory. */
+static char *cmdline_with_mmio(const struct vm *vm, const char *cmdline,
+			       bool acpi)
 {
 	const struct vm_device *d;
 	size_t len = strlen(cmdline) + 1, used;
 	char *s;
 
-	for (d = vm->devices; d; d = d->next)
+	for (d = vm->devices; d && !acpi; d = d->next)
 		if (d->kind == VM_DEVICE_VIRTIO_MMIO)
 			len += MMIO_ENTRY_MAX;
 	s = malloc(len);
 	if (!s)
 		return NULL;
 	used = snprintf(s, len, "%s", cmdline);
-	for (d = vm->devices; d && used < len; d = d->next)
+	for (d = vm->devices; d && !acpi && used < len; d = d->next)
 		if (d->kind == VM_DEVICE_VIRTIO_MMIO)
 			used += snprintf(s + used, len - used,
 					 "%svirtio_mmio.device=0x%llx@0x%llx:%d",
@@ -343,7 +371,7 @@ int arch_boot_load(struct vm *vm, const struct boot_source *user)
 		pr_err("--dump-dtb: x86 guests boot without a device tree");
 		return -EINVAL;
 	}
-	cmdline = cmdline_with_mmio(vm, user->cmdline);
+	cmdline = cmdline_with_mmio(vm, user->cmdline, !user->no_acpi);
 	if (!cmdline)
 		return -ENOMEM;
 	src.cmdline = cmdline;

@@ -25,6 +25,7 @@ struct x86_boot {
 	uint64_t kernel_end;		/* first byte after the kernel */
 	uint64_t initrd_addr;		/* valid when src->initrd */
 	uint64_t cmdline_len;		/* without the NUL */
+	uint64_t rsdp;			/* ACPI's root pointer; 0: none */
 };
 
 /* Copies the initrd to the highest page-aligned place below max_addr (and

@@ -44,6 +44,9 @@ static void fill_zero_page(struct x86_boot *b, const struct bzimage *img,
 	bp->ext_ramdisk_size = initrd_size >> 32;
 	memcpy(bp->e820_table, b->e820, b->nr_e820 * sizeof(b->e820[0]));
 	bp->e820_entries = b->nr_e820;
+	/* Linux scans the BIOS area for it otherwise, as it must after
+	 * the real-mode entry, whose setup code keeps only the header. */
+	bp->acpi_rsdp_addr = b->rsdp;
 }
 
 /* Loads the protected-mode kernel, the command line and the initrd. */

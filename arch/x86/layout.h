@@ -33,9 +33,11 @@
 /* Extended BIOS data area, reserved in the e820 map. */
 #define X86_EBDA_ADDR		0x9fc00
 #define X86_EBDA_SEG		0x9fc0
-/* VGA hole and BIOS, reserved; the BIOS segment holds our 16-bit BIOS,
- * the e820 table it serves, and the MP table. */
+/* VGA hole and BIOS, reserved; the ACPI tables (RSDP first, where a
+ * guest's scan of the BIOS area finds it), then the BIOS segment with our
+ * 16-bit BIOS, the e820 table it serves, and the MP table. */
 #define X86_LOW_HOLE_START	0xa0000
+#define X86_ACPI_ADDR		0xe0000
 #define X86_BIOS_ADDR		0xf0000
 #define X86_BIOS_SEG		0xf000
 #define X86_BIOS_E820_OFFSET	0x0800	/* see bios.S */

@@ -49,12 +49,13 @@ int x86_e820_build(const struct guest_ram *ram, struct boot_e820_entry *map,
 		if (start == 0) {
 			/* Conventional memory, EBDA, then the VGA/BIOS hole
 			 * (not RAM for the guest even though our memslot
-			 * covers it), as on a PC. */
+			 * covers it), as on a PC: the ACPI tables and the
+			 * BIOS segment reserved. */
 			err = e820_add(map, max, &nr, 0, X86_EBDA_ADDR,
 				       E820_TYPE_RAM) ?:
 			      e820_add(map, max, &nr, X86_EBDA_ADDR,
 				       X86_LOW_HOLE_START, E820_TYPE_RESERVED) ?:
-			      e820_add(map, max, &nr, X86_BIOS_ADDR,
+			      e820_add(map, max, &nr, X86_ACPI_ADDR,
 				       X86_BIOS_END, E820_TYPE_RESERVED);
 			start = X86_BIOS_END;
 		}

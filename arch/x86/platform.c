@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "arch/x86/acpi_pm.h"
 #include "arch/x86/arch_vm.h"
 #include "arch/x86/cpuid.h"
 #include "arch/x86/layout.h"
@@ -122,6 +123,8 @@ static int register_devices(struct vm *vm)
 	       io_bus_register(&vm->pio, DEBUG_EXIT_PORT, DEBUG_EXIT_PORTS,
 			       debug_exit_access, vm) ?:
 	       io_bus_register(&vm->pio, POST_PORT, 1, post_port_access, NULL) ?:
+	       io_bus_register(&vm->pio, X86_ACPI_PM_PORT, X86_ACPI_PM_PORTS,
+			       x86_acpi_pm_access, vm) ?:
 	       x86_pci_ports_register(&a->pci_ports, &vm->pio);
 }
 

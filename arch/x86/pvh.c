@@ -87,6 +87,7 @@ static int write_start_info(struct x86_boot *b)
 		.cmdline_paddr = X86_CMDLINE_ADDR,
 		.memmap_paddr = X86_PVH_MEMMAP_ADDR,
 		.memmap_entries = b->nr_e820,
+		.rsdp_paddr = b->rsdp,
 	};
 	for (i = 0; i < b->nr_e820; i++)
 		mm[i] = (struct hvm_memmap_table_entry){

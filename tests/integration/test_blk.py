@@ -66,11 +66,13 @@ def test_blk_direct():
 
 
 def test_blk_over_mmio():
-    """Both disks on virtio-mmio: the guest finds them through the
-    virtio_mmio.device= entries thpvm appends, and every check passes
+    """Both disks on virtio-mmio: the guest finds them in the DSDT
+    (LNRO0005 devices, their windows and lines), and every check passes
     with their interrupts on level-triggered IOAPIC lines, lowered once
     acknowledged (blkN-irq wants no interrupt after that)."""
     r = boot_with_disks("", (",mmio", ",ro,mmio"), mmio_checks(BLK_CHECKS))
+    assert r.tg["ok"]["acpi"]["mmio"] == "2", r
+    assert "virtio_mmio.device" not in r.tg["cmdline"], r
     for i in range(2):
         assert (f"tg: blk dev={i} mmio=0x{0xfe000000 + i * 0x1000:x} "
                 f"gsi={16 + i} ") in r.out, r

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The test guest booted by the real thpvm binary through every entry,
-with 1 and 2 vCPUs, checking the boot data it received."""
+with 1 and 2 vCPUs, checking the boot data it received, the ACPI tables
+among them (and without them, --no-acpi)."""
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -11,7 +14,17 @@ from harness import (assert_guest_passed, run, run_guest, start,
                      wait_for_line)
 
 CHECKS = ("e820", "smp", "lapic-timer", "pit-timer")
-LOW_MAP = [(0, 0x9fc00, 1), (0x9fc00, 0xa0000, 2), (0xf0000, 0x100000, 2)]
+# thpvm's ACPI tables: the RSDP at 0xe0000, handed over by every entry
+# and found by the BIOS-area scan too.
+ACPI_RSDP = "0xe0000"
+# The FADT as the guest reads it: hardware-reduced (bit 20) with a reset
+# register (bit 10), legacy devices, an i8042 and no VGA, no SCI; the
+# registers of arch/x86/acpi_pm.h and \_S5's SLP_TYP.
+ACPI_FADT = {"rev": "6", "len": "276", "flags": "0x100400",
+             "boot_arch": "0x7", "sci": "0", "reset": "io:0x602/1",
+             "sleep_control": "io:0x600", "sleep_status": "io:0x601",
+             "s5": "5"}
+LOW_MAP = [(0, 0x9fc00, 1), (0x9fc00, 0xa0000, 2), (0xe0000, 0x100000, 2)]
 
 
 def expected_e820(mib):
@@ -22,18 +35,53 @@ def expected_e820(mib):
                       (1 << 32, (1 << 32) + size - (3 << 30), 1)]
 
 
-def boot(entry, cpus, mib=128, params=""):
+def acpi_devices(r):
+    """The DSDT's devices as the guest read them: {name: line}."""
+    return {m[1]: m[2] for m in re.finditer(
+        r"^tg: acpi device name=(\S+) hid=(.*?)\r?$", r.out, re.M)}
+
+
+def check_acpi(r, cpus):
+    """thpvm's tables, as the guest checked and read them: the RSDP given
+    and found, checksums and lengths (the guest's "acpi" check), a LAPIC
+    per vCPU, the FADT's registers, and the DSDT's devices: a processor
+    per vCPU and the legacy devices with their ports and IRQs."""
+    ok = r.tg["ok"]["acpi"]
+    assert ok["rsdp"] == ACPI_RSDP and ok["root"] == "XSDT", r
+    assert ok["tables"] == "FACP,APIC" and ok["lapics"] == str(cpus), r
+    assert r.tg["acpi"] == {"rsdp": ACPI_RSDP, "given": ACPI_RSDP,
+                            "scanned": ACPI_RSDP, "rev": "2"}, r
+    assert r.tg["acpi fadt"] == ACPI_FADT, r
+    devices = acpi_devices(r)
+    cpus_found = [n for n in devices if re.fullmatch(r"C[0-9A-F]{3}", n)]
+    assert cpus_found == [f"C{i:03X}" for i in range(cpus)], r
+    assert all(devices[n] == "ACPI0007" for n in cpus_found), r
+    assert devices["COM1"] == "PNP0501 io=0x3f8/8 irq=4", r
+    assert devices["KBD_"] == "PNP0303 io=0x60/1 io=0x64/1 irq=1", r
+    assert devices["RTC_"] == "PNP0B00 io=0x70/2", r
+    assert devices["PCI0"] == "PNP0A08 io=0xcf8/8", r
+    return devices
+
+
+def boot(entry, cpus, mib=128, params="", args=()):
     harness.require_kvm()
     kernel = harness.GUEST_ELF if entry == "pvh" else harness.GUEST_BZIMAGE
-    args = ["-m", f"{mib}M", "-c", str(cpus), "-k", kernel]
+    args = ["-m", f"{mib}M", "-c", str(cpus), "-k", kernel] + list(args)
     if entry != "pvh":
         args += ["--boot", entry]
     r = run_guest(f"ram={mib}M cpus={cpus} {params}".strip(), args)
-    assert_guest_passed(r, CHECKS)
+    assert_guest_passed(r, CHECKS + ("acpi",))
     assert r.tg["boot"]["entry"] == entry, r
     assert r.tg["e820"] == expected_e820(mib), r
     assert r.tg["ok"]["smp"]["cpus"] == str(cpus), r
+    assert r.tg["firmware"]["source"] == "madt", r
+    check_acpi(r, cpus)
     return r
+
+
+def json_end(r):
+    """thpvm run --json's last line on stderr."""
+    return json.loads(r.err.strip().splitlines()[-1])
 
 
 def test_entry_64_1cpu():
@@ -98,6 +146,50 @@ def test_unusable_payload_falls_back_in_one_line():
                               f"{kernel}: cannot boot through PVH: {why}")
 
 
+def test_acpi_4cpus_reset():
+    """Four vCPUs in the MADT and the DSDT; the guest then writes the
+    FADT's reset value to its reset register, which ends thpvm as a
+    reset does: status 0, reason reset."""
+    r = boot("64", 4, params="acpi=yes acpi_exit=reset", args=["--json"])
+    assert "tg: acpi exit how=reset port=0x602 value=0x1" in r.out, r
+    assert "acpi-exit" not in r.tg["fail"], r
+    assert json_end(r)["reason"] == "reset", r
+
+
+def test_acpi_poweroff():
+    """S5 through the FADT's sleep control register, with the SLP_TYP
+    the DSDT's \\_S5 gives and SLP_EN: thpvm ends with status 0, as a
+    power-off (reason reset, as on arm64)."""
+    r = boot("pvh", 1, params="acpi=yes acpi_exit=poweroff",
+             args=["--json"])
+    assert "tg: acpi exit how=poweroff port=0x600 value=0x34" in r.out, r
+    assert json_end(r)["reason"] == "reset", r
+
+
+def test_no_acpi():
+    """--no-acpi: no RSDP anywhere (the guest scans the EBDA and the BIOS
+    area too), the CPUs and the IOAPIC from the MP table, which all
+    checks still pass with; a guest that asks for ACPI's power-off is
+    told there are no tables."""
+    harness.require_kvm()
+    for entry in ("64", "16"):
+        r = run_guest("ram=128M cpus=2 acpi=no", ["-m", "128M", "-c", "2",
+                                                  "--no-acpi", "--boot",
+                                                  entry])
+        assert_guest_passed(r, CHECKS + ("acpi",))
+        assert r.tg["ok"]["acpi"] == {"rsdp": "none"}, r
+        assert r.tg["firmware"]["source"] == "mptable", r
+        assert r.tg["firmware"]["cpus"] == "2", r
+        assert r.tg["e820"] == expected_e820(128), r
+    r = run_guest("acpi_exit=poweroff", ["--no-acpi"])
+    assert r.rc == 1, r
+    assert r.tg["fail"]["acpi-exit"] == {"reason": "no-tables"}, r
+    # And with tables, a guest that expects none fails.
+    r = run_guest("acpi=no")
+    assert r.rc == 1, r
+    assert r.tg["fail"]["acpi"]["reason"] == "unexpected-tables", r
+
+
 def test_default_is_bundled_guest_64bit():
     harness.require_kvm()
     r = run(["run"])
@@ -139,9 +231,12 @@ def test_linux_params_after_defaults():
 
 
 def test_virtio_mmio_announced():
-    """Each virtio-mmio device is announced after the user's command line
-    in Linux's virtio_mmio.device= form: its own page of the platform MMIO
-    window and its own interrupt line; a device kept on PCI is not."""
+    """Each virtio-mmio device is described in the DSDT (LNRO0005): its
+    own page of the platform MMIO window and its own interrupt line,
+    level-triggered and active high; a device kept on PCI is not. The
+    command line has none (test_blk.py's guest drives disks found so).
+    With --no-acpi, they are announced after the user's command line in
+    Linux's virtio_mmio.device= form instead."""
     harness.require_kvm()
     with tempfile.TemporaryDirectory(prefix="thpvm-mmio-") as tmp:
         disks = []
@@ -149,10 +244,21 @@ def test_virtio_mmio_announced():
             disks.append(os.path.join(tmp, name))
             with open(disks[-1], "wb") as f:
                 f.truncate(1 << 20)
-        r = run(["run", "-p", "x=1", "--virtio-transport", "mmio",
-                 "-d", disks[0], "-d", disks[1] + ",pci", "--balloon"])
+        args = ["run", "-p", "x=1", "--virtio-transport",
+                "mmio", "-d", disks[0], "-d", disks[1] + ",pci", "--balloon"]
+        r = run(args)
+        assert_guest_passed(r, ["acpi"])
+        assert r.tg["cmdline"] == "x=1", r
+        devices = acpi_devices(r)
+        assert devices["V000"] == ("LNRO0005 mem=0xfe000000/0x200 gsi=16 "
+                                   "flags=0x1"), r
+        assert devices["V001"] == ("LNRO0005 mem=0xfe001000/0x200 gsi=18 "
+                                   "flags=0x1"), r
+        assert "V002" not in devices and r.tg["ok"]["acpi"]["mmio"] == "2", r
+        r = run(args[:1] + ["--no-acpi"] + args[1:])
     assert_guest_passed(r)
-    assert r.tg["cmdline"] == ("x=1 virtio_mmio.device=0x200@0xfe000000:16 "
+    assert r.tg["cmdline"] == ("x=1 "
+                               "virtio_mmio.device=0x200@0xfe000000:16 "
                                "virtio_mmio.device=0x200@0xfe001000:18"), r
 
 

@@ -15,6 +15,7 @@ work on thpvm's devices (tests/svm_host.py provides such a host here)."""
 import glob
 import gzip
 import hashlib
+import json
 import os
 import random
 import re
@@ -597,6 +598,32 @@ def test_image_init_logic():
     in_image(check)
 
 
+# What a kernel prints when ACPI tables are missing or wrong.
+ACPI_ERRORS = ("ACPI BIOS Error", "ACPI Error", "ACPI Warning",
+               "ACPI Exception", "RSDP was not found")
+
+
+def check_acpi_log(r, booted):
+    """The kernel found thpvm's tables (its first lines list them, before
+    the point where PVM stops it) and none of them made it complain;
+    booted: it got to user space, so the interpreter ran the DSDT too:
+    S5 offered, and COM1, the i8042 and the RTC found through it."""
+    for error in ACPI_ERRORS:
+        assert error not in r.out, r
+    assert "ACPI: RSDP 0x00000000000E0000 000024 (v02 THPVM )" in r.out, r
+    for sig in ("XSDT", "FACP", "DSDT", "APIC"):
+        assert re.search(rf"ACPI: {sig} 0x00000000000E0[0-9A-F]{{3}} ",
+                         r.out), r
+    if booted:
+        for line in ("ACPI: PM: (supports S0 S5)",
+                     "ACPI: PCI Root Bridge [PCI0] (domain 0000 [bus 00])",
+                     "pnp: PnP ACPI: found 3 devices",
+                     "00:00: ttyS0 at I/O 0x3f8",
+                     "i8042: PNP: PS/2 Controller [PNP0303:KBD] at "
+                     "0x60,0x64", "rtc_cmos 00:02: registered as rtc0"):
+            assert line in r.out, (line, r)
+
+
 def boot_args(version, image, mem, params):
     """thpvm's arguments that boot the image on the kernel it was built
     for."""
@@ -629,6 +656,7 @@ def test_boot_hackbench():
     assert end - start == (os.path.getsize(image) + 4095) & ~4095, r
     assert end <= 1 << 30, r
     failure = [l for l in r.err.splitlines() if "emulation failure" in l]
+    check_acpi_log(r, booted=not (failure and not capable))
     if failure and not capable:
         # PVM (why): the kernel stops before it unpacks the initramfs;
         # nothing of /init ran. The boot was checked as far as it went;
@@ -683,15 +711,16 @@ def test_boot_shell():
     assert p.wait(timeout=120) == 0, harness.read_stderr(p)
 
 
-def check_virtio_io(extra_params="", with_rng=False):
+def check_virtio_io(extra_params="", with_rng=False, extra_args=()):
     """Linux's virtio-blk, virtio-net and virtio-rng drivers doing I/O on
     thpvm's devices (thpvm.run=virtio-io): the whole of a 4 MiB disk read
     back (md5), its first MiB written over its second with O_DIRECT and a
     flush, a read-only disk refusing a write, pings to the host end of a
     tap answered, and with_rng, --rng's device the kernel's current
     hw_random source with /dev/hwrng reading random bytes from it
-    (without, no source at all). Returns the guest's virtio interrupt
-    lines (chip, kind, name)."""
+    (without, no source at all); no ACPI complaint on the way. Returns
+    the guest's virtio interrupt lines (chip, kind, name) and the run's
+    result."""
     harness.require_kvm()
     require_capable("/init")
     why = netns.usable()
@@ -717,9 +746,11 @@ def check_virtio_io(extra_params="", with_rng=False):
                 boot_args(version, image, "512M", params) +
                 ["-d", disk_path, "-d", f"{ro_path},ro",
                  "-n", f"mode=tap,tapif={netns.TAP}"] +
-                (["--rng"] if with_rng else []),
+                (["--rng"] if with_rng else []) + list(extra_args),
                 timeout=300)
         out = r.out.replace("\r", "")
+        for error in ACPI_ERRORS:
+            assert error not in out, r
         assert "thpvm-guest: virtio-io FAIL" not in out, r
         assert (f"thpvm-guest: virtio-io vda bytes={len(disk)} "
                 f"md5={hashlib.md5(disk).hexdigest()}\n") in out, r
@@ -740,13 +771,13 @@ def check_virtio_io(extra_params="", with_rng=False):
         with open(ro_path, "rb") as f:
             assert f.read() == ro
     return re.findall(r"^thpvm-guest: virtio-io irq (\S+) (\S+) (\S+)$",
-                      out, re.M)
+                      out, re.M), r
 
 
 def test_boot_virtio_io():
     """virtio-io with MSI-X, as Linux drives it by default, and a
     virtio-rng device."""
-    irqs = check_virtio_io(with_rng=True)
+    irqs, _ = check_virtio_io(with_rng=True)
     assert irqs and all(chip.startswith("PCI-MSI") for chip, _, _ in irqs), \
         irqs
     # virtio_rng's one queue, "input", has its own vector.
@@ -755,12 +786,29 @@ def test_boot_virtio_io():
 
 def test_boot_virtio_io_intx():
     """virtio-io with pci=nomsi: Linux's virtio_pci falls back to the
-    INTA line the MP table describes, shared level-triggered IOAPIC pins;
-    the same I/O must work through it."""
-    irqs = check_virtio_io("pci=nomsi")
+    INTA line the DSDT's _PRT gives for each slot, shared level-triggered
+    IOAPIC pins; the same I/O must work through it."""
+    irqs, _ = check_virtio_io("pci=nomsi")
     assert len(irqs) == 3, irqs    # two disks, one network device
     for chip, kind, _ in irqs:
         assert chip == "IO-APIC" and kind.endswith("-fasteoi"), irqs
+
+
+def test_boot_virtio_io_mmio():
+    """virtio-io with every device on virtio-mmio, which Debian's kernel
+    finds only in the DSDT (LNRO0005; it has no virtio_mmio.device=):
+    their lines level-triggered IOAPIC pins. Then /init powers off alone
+    (thpvm.exit=poweroff), through the FADT's sleep control register:
+    thpvm ends with status 0, as a power-off (reason reset), where the
+    exit port would have said "guest"."""
+    irqs, r = check_virtio_io("thpvm.exit=poweroff", extra_args=[
+        "--virtio-transport", "mmio", "--json"])
+    assert len(irqs) == 3, irqs
+    for chip, kind, _ in irqs:
+        assert chip == "IO-APIC" and kind.endswith("-fasteoi"), irqs
+    end = json.loads(r.err.strip().splitlines()[-1])
+    assert end == {"name": end["name"], "exit_status": 0,
+                   "reason": "reset"}, r
 
 
 if __name__ == "__main__":

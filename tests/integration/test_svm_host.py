@@ -8,7 +8,9 @@ test_linux_initramfs.py's boots (thpvm boots Debian's kernel with the
 guest kit's initramfs, /init loads the virtio modules, hackbench runs,
 the exit port ends the VM; a command typed into the console's shell;
 Linux's virtio-blk, virtio-net and virtio-rng drivers doing I/O on
-thpvm's devices, /dev/hwrng reading from --rng's device)
+thpvm's devices, /dev/hwrng reading from --rng's device, and the disks
+and network on virtio-mmio found through the ACPI tables, ending with an
+ACPI power-off)
 and bench/linux_balloon.py with Linux's virtio_balloon and with
 cont_balloon.ko against thpvm's balloon. Emulated, so only behaviour
 and counts are checked, never times."""
@@ -103,7 +105,7 @@ def test_linux_initramfs_boots():
     capable branches: they must pass, not skip."""
     require_runner()
     tests = ["test_boot_hackbench", "test_boot_shell", "test_boot_virtio_io",
-             "test_boot_virtio_io_intx"]
+             "test_boot_virtio_io_intx", "test_boot_virtio_io_mmio"]
     r = svm_host(sys.executable, "tests/integration/test_linux_initramfs.py",
                  *tests)
     assert r.returncode == 0, shown(r)

@@ -45,7 +45,7 @@ static void test_all_options(void)
 	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-i", "rd", "-p", "a b", "-m", "64M",
 		       "-c", "2", "--name", "vm.1", "--no-thp", "--boot",
 		       (char *)arch_boot_entries[entry], "--json",
-		       "--dump-dtb", "tree.dtb"),
+		       "--dump-dtb", "tree.dtb", "--no-acpi"),
 		 RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.kernel_path, "bz");
 	CHECK_STR(cfg.machine.initrd_path, "rd");
@@ -58,6 +58,9 @@ static void test_all_options(void)
 	CHECK_EQ(cfg.machine.boot_entry, entry);
 	CHECK(cfg.json);
 	CHECK_STR(cfg.machine.dump_dtb, "tree.dtb");
+	CHECK(cfg.machine.no_acpi);
+	CHECK_EQ(PARSE(&cfg, "-k", "bz"), RUN_PARSE_OK);
+	CHECK(!cfg.machine.no_acpi);
 }
 
 /* -p comes after the arch's defaults for a Linux kernel, as in kvmtool;

@@ -188,7 +188,7 @@ static void check_e820(uint64_t ram, const struct boot_e820_entry *expect,
 }
 
 #define LOW_ENTRIES \
-	{ 0, 0x9fc00, 1 }, { 0x9fc00, 0x400, 2 }, { 0xf0000, 0x10000, 2 }
+	{ 0, 0x9fc00, 1 }, { 0x9fc00, 0x400, 2 }, { 0xe0000, 0x20000, 2 }
 
 static void test_e820_small(void)
 {

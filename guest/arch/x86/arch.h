@@ -84,6 +84,11 @@ extern struct mp_info mp;
 uint8_t checksum8(const void *p, unsigned n);
 void mptable_scan(void);
 bool madt_scan(void);
+/* The ACPI tables' check (adds the DSDT's virtio-mmio devices to
+ * params.mmio when the command line has none), and acpi_exit= (returns
+ * when the VM went on). */
+void check_acpi(void);
+void acpi_exit(void);
 
 /* Checks of this platform. */
 void check_smp(void);

@@ -111,6 +111,7 @@ void c_entry(int entry, uint64_t ptr)
 	print("tg: firmware source=%s cpus=%u ioapic=0x%lx irq0_pin=%u\n",
 	      mp.found ? mp.source : "none", mp.ncpus, mp.ioapic_addr,
 	      mp.irq0_pin);
+	check_acpi();
 	if (!skipped(CHK_SMP))
 		check_smp();
 	check_timers();
@@ -138,6 +139,7 @@ void c_entry(int entry, uint64_t ptr)
 		check_echo();
 
 	print("tg: done passed=%u failed=%u\n", checks_passed, checks_failed);
+	acpi_exit();
 	if (params.serve) {
 		print("tg: serving\n");
 		if (ballooning)
