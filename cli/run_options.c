@@ -97,7 +97,12 @@ const char run_usage[] =
 "      --nodefaults       the kernel command line is -p alone, without the\n"
 "                         defaults (thpvm adds no devices of its own to\n"
 "                         drop; the serial console stays)\n"
-"      --console serial   the console thpvm has (virtio: not yet)\n"
+"      --console serial|virtio\n"
+"                         the guest's console: the serial port (default),\n"
+"                         or a virtio-console on the default transport\n"
+"                         (Linux: hvc0, and console=hvc0 instead of\n"
+"                         console=ttyS0 in the defaults; early messages\n"
+"                         still on the serial port)\n"
 "      --loglevel LEVEL   error, warning, info or debug (-v); --debug: debug\n"
 "      --rng              a virtio-rng device (see above)\n"
 "Other lkvm options (--9p, --vnc, --sandbox, -f/--firmware, ...) are\n"
@@ -556,19 +561,19 @@ static int parse_rng(const char *arg, struct machine_config *cfg)
 	return arg ? parse_key_list("--rng", arg, parse_rng_key, cfg) : 0;
 }
 
-/* lkvm's --console: serial is thpvm's console. */
-static int parse_console(const char *arg)
+/* lkvm's --console: the serial port (the default) or a virtio-console;
+ * the last one given counts, as in lkvm. */
+static int parse_console(const char *arg, struct machine_config *cfg)
 {
-	if (!strcmp(arg, "serial"))
+	if (!strcmp(arg, "serial") || !strcmp(arg, "virtio")) {
+		cfg->virtio_console = !strcmp(arg, "virtio");
 		return 0;
-	if (!strcmp(arg, "virtio"))
-		pr_err("--console virtio: virtio-console is not implemented "
-		       "in thpvm yet (the console is the serial port)");
-	else if (!strcmp(arg, "hv"))
-		pr_err("lkvm's --console hv is not supported by thpvm (the "
-		       "console is the serial port)");
+	}
+	if (!strcmp(arg, "hv"))
+		pr_err("lkvm's --console hv is not supported by thpvm (it is "
+		       "for powerpc; use serial or virtio)");
 	else
-		pr_err("--console %s: expected serial", arg);
+		pr_err("--console %s: expected serial or virtio", arg);
 	return -EINVAL;
 }
 
@@ -666,7 +671,7 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 		opts->nodefaults = true;
 		return 0;
 	case OPT_CONSOLE:
-		return parse_console(arg);
+		return parse_console(arg, cfg);
 	case OPT_RNG:
 		return parse_rng(arg, cfg);
 	case OPT_LOGLEVEL:
@@ -681,12 +686,15 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 }
 
 /* As kvmtool does: a Linux kernel gets -p after the arch's defaults
- * (its console on the arch's UART), unless --nodefaults; the test guest
- * reads its own keys and gets -p alone. */
+ * (its console on the arch's UART, or hvc0 with --console virtio),
+ * unless --nodefaults; the test guest reads its own keys and gets -p
+ * alone. */
 static int cmdline_build(struct run_options *opts)
 {
-	const char *base = opts->machine.kernel_path && !opts->nodefaults ?
-				   arch_linux_params : "";
+	const struct machine_config *cfg = &opts->machine;
+	const char *base = !cfg->kernel_path || opts->nodefaults ? "" :
+			   cfg->virtio_console ? arch_linux_params_hvc :
+						 arch_linux_params;
 	const char *params = opts->params ? opts->params : "";
 	int n;
 
