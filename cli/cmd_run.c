@@ -109,7 +109,8 @@ static int load_images(const struct machine_config *cfg, struct images *img,
 
 struct console {
 	struct vm *vm;
-	bool tty;
+	bool tty;		/* stdin is a terminal ... */
+	bool raw;		/* ... in raw mode: we are in the foreground */
 	bool escape;		/* Ctrl-A seen */
 	bool open;		/* stdin not at EOF */
 };
@@ -152,6 +153,12 @@ static void console_read(struct console *con)
 	n = read(STDIN_FILENO, buf, MIN(room, sizeof(buf)));
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
+	/* Put in the background meanwhile (SIGTTIN is ignored): wait to
+	 * be in the foreground again. */
+	if (n < 0 && errno == EIO && con->tty && !term_foreground()) {
+		con->raw = false;
+		return;
+	}
 	if (n <= 0) {
 		con->open = false;
 		return;
@@ -159,23 +166,34 @@ static void console_read(struct console *con)
 	console_feed(con, buf, n);
 }
 
+/* How often a VM started in the background looks whether it has been
+ * brought to the foreground (fg), to take the terminal then. */
+#define FOREGROUND_CHECK_MS 500
+
 /* Until the VM asks to end: console input, and SIGINT/SIGTERM/SIGHUP,
- * which stop the VM as `thpvm stop` does. */
-static void run_loop(struct vm *vm, int sig_fd, bool tty)
+ * which stop the VM as `thpvm stop` does. A terminal on stdin is read
+ * (in raw mode) only while thpvm is in its foreground. */
+static void run_loop(struct vm *vm, int sig_fd)
 {
-	struct console con = { .vm = vm, .tty = tty, .open = true };
+	struct console con = { .vm = vm, .tty = term_is_tty(), .open = true };
 
 	for (;;) {
 		bool room = vm_console_rx_room(&vm->console) > 0;
 		struct pollfd fds[] = {
 			{ .fd = vm->exit_eventfd, .events = POLLIN },
 			{ .fd = sig_fd, .events = POLLIN },
-			{ .fd = con.open && room ? STDIN_FILENO : -1,
-			  .events = POLLIN },
+			{ .fd = -1, .events = POLLIN },
 		};
+		int timeout = room ? -1 : 20;
 
+		if (con.tty && !con.raw)
+			con.raw = term_raw_enable();
+		if (con.tty && !con.raw)
+			timeout = FOREGROUND_CHECK_MS;
+		else if (con.open && room)
+			fds[2].fd = STDIN_FILENO;
 		/* With the guest's input buffer full, look again soon. */
-		if (poll(fds, ARRAY_SIZE(fds), room ? -1 : 20) < 0) {
+		if (poll(fds, ARRAY_SIZE(fds), timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			pr_err("poll: %s", strerror(errno));
@@ -246,11 +264,11 @@ static int run_vm(const struct run_options *opts)
 	enum vm_exit_reason reason = VM_EXIT_FAILURE;
 	int sig_fd, status = 1;
 	struct timespec t0;
-	bool tty;
 
 	/* Phase times under -v: where start-up and shut-down time goes. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	signal(SIGPIPE, SIG_IGN);
+	term_ignore_job_signals();
 	sig_fd = block_stop_signals();
 	if (sig_fd < 0)
 		return 1;
@@ -274,9 +292,8 @@ static int run_vm(const struct run_options *opts)
 	pr_debug("%.2f ms: booting %s: %u vCPU(s), %llu MiB",
 		 time_ms_since(&t0), src.kernel_name, vm->nr_vcpus,
 		 (unsigned long long)(vm->ram.total >> 20));
-	tty = term_raw_enable();
 	if (vm_start(vm) == 0)
-		run_loop(vm, sig_fd, tty);
+		run_loop(vm, sig_fd);
 	status = vm_stop(vm);
 	reason = vm->exit_reason;
 	pr_debug("%.2f ms: VM ended (%s, status %d)", time_ms_since(&t0),
