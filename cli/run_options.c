@@ -80,6 +80,16 @@ const char run_usage[] =
 "                         ./vm.sock), and thpvm list does not show it\n"
 "      --no-control       no control socket: stop the VM with Ctrl-A x or\n"
 "                         a signal\n"
+"      --detach           run in the background (QEMU's --daemonize too):\n"
+"                         return once the VM's control socket is ready,\n"
+"                         with its console on a socket (see below) that\n"
+"                         thpvm console NAME attaches to; thpvm's later\n"
+"                         messages go to stderr only if it is a file\n"
+"      --console-socket PATH\n"
+"                         the console on a Unix socket at PATH, not the\n"
+"                         terminal (default with --detach: NAME.console\n"
+"                         next to the control socket), with the last 64 KiB\n"
+"                         of output kept for whoever attaches\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with base pages (MADV_NOHUGEPAGE)\n"
 "      --boot ENTRY       kernel entry: auto (default: chosen per image), or\n"
@@ -108,7 +118,8 @@ const char run_usage[] =
 "Other lkvm options (--9p, --vnc, --sandbox, -f/--firmware, ...) are\n"
 "refused by name.\n"
 "\n"
-"The console is the terminal; type Ctrl-A x to stop the VM.\n"
+"The console is the terminal (unless --detach or --console-socket); type\n"
+"Ctrl-A x to stop the VM.\n"
 "The exit status is the guest's (debug-exit port 0x501), 0 after a guest\n"
 "reset or a stop, 1 when the VM failed.\n";
 
@@ -128,6 +139,8 @@ enum {
 	OPT_DEBUG,
 	OPT_CONTROL_SOCKET,
 	OPT_NO_CONTROL,
+	OPT_DETACH,
+	OPT_CONSOLE_SOCKET,
 };
 
 static const struct option long_options[] = {
@@ -153,6 +166,9 @@ static const struct option long_options[] = {
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
 	{ "no-control", no_argument, NULL, OPT_NO_CONTROL },
+	{ "detach", no_argument, NULL, OPT_DETACH },
+	{ "daemonize", no_argument, NULL, OPT_DETACH },
+	{ "console-socket", required_argument, NULL, OPT_CONSOLE_SOCKET },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -667,6 +683,17 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 	case OPT_NO_CONTROL:
 		opts->no_control = true;
 		return 0;
+	case OPT_DETACH:
+		opts->detach = true;
+		return 0;
+	case OPT_CONSOLE_SOCKET:
+		if (!arg[0] || strlen(arg) >= CONTROL_PATH_MAX) {
+			pr_err("--console-socket: expected a path of 1 to %zu "
+			       "bytes", CONTROL_PATH_MAX - 1);
+			return -EINVAL;
+		}
+		opts->console_socket = arg;
+		return 0;
 	case OPT_NODEFAULTS:
 		opts->nodefaults = true;
 		return 0;
@@ -734,6 +761,7 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 	cfg->vm.ram_size = VM_DEFAULT_RAM;
 	cfg->vm.nr_vcpus = 1;
 	cfg->vm.ram_backing = RAM_BACKING_THP;
+	cfg->vm.console_fd = STDOUT_FILENO;
 	snprintf(cfg->vm.name, sizeof(cfg->vm.name), "guest-%d", (int)getpid());
 
 	optind = 0;	/* full re-initialisation of getopt */
@@ -770,6 +798,12 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 	}
 	if (opts->no_control && opts->control_socket) {
 		pr_err("--control-socket and --no-control exclude each other");
+		return RUN_PARSE_ERROR;
+	}
+	if (opts->detach && opts->no_control) {
+		pr_err("--detach needs the control socket (thpvm stop and "
+		       "thpvm console find the VM through it): drop "
+		       "--no-control");
 		return RUN_PARSE_ERROR;
 	}
 	return cmdline_build(opts) ? RUN_PARSE_ERROR : RUN_PARSE_OK;

@@ -60,6 +60,9 @@ struct machine_config {
 	/* --console virtio: a virtio-console is the guest's console (on
 	 * the machine's transport) and gets the input. */
 	bool virtio_console;
+	/* Where the console is attached to (thpvm console), or NULL: the
+	 * terminal thpvm runs on. */
+	const char *console_socket;
 	/* For devices that name none (DEFAULT here: PCI). */
 	enum virtio_transport virtio_transport;
 };
