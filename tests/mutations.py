@@ -141,6 +141,26 @@ MUTATIONS = {
         "\tif (c->nr_out) {",
         "\tif (0) {",
         "unit-virtio-rng", []),
+    "vcons-tx-takes-writable-buffer": (
+        "virtio/console.c",
+        "\t\t\tif (chain.nr_in) {",
+        "\t\t\tif (0) {",
+        "unit-virtio-console", []),
+    "vcons-input-not-delivered": (
+        "virtio/console.c",
+        "\tif (n)\n\t\tvirtio_device_defer(&c->vdev);",
+        "\tif (0)\n\t\tvirtio_device_defer(&c->vdev);",
+        "unit-virtio-console", []),
+    "term-raw-in-background": (
+        "backend/term.c",
+        "\tif (!term_foreground() || tcgetattr(STDIN_FILENO, &saved) < 0)",
+        "\tif (tcgetattr(STDIN_FILENO, &saved) < 0)",
+        "integration-virtio_console", ["test_background_run_not_stopped"]),
+    "console-socket-left-after-stop": (
+        "cli/cmd_run.c",
+        "\trun_console_remove(&rc);\n\tfatal_cleanup_server = NULL;",
+        "\tfatal_cleanup_server = NULL;",
+        "integration-detach", ["test_detach_and_attach_serial"]),
 }
 
 NEEDS_ROOT = {"hugetlbfs-madvise-not-punch"}
