@@ -365,6 +365,7 @@ out_vm:
 	machine_destroy(&m);
 	pr_debug("%.2f ms: VM closed", time_ms_since(&t0));
 out_console:
+	fatal_cleanup_server = NULL;
 	fatal_cleanup_console = NULL;
 	run_console_close(&rc);
 	control_server_close(srv);
