@@ -16,6 +16,7 @@ struct list_row {
 	char state[16];
 	char cpus[24];
 	char ram[32];
+	const char *console;	/* "socket": thpvm console attaches */
 };
 
 static void u64_field(const struct json_value *reply, const char *key,
@@ -41,6 +42,8 @@ static void row_fill(struct list_row *row, const struct json_value *reply)
 		size_format(ram, row->ram, sizeof(row->ram));
 	else
 		snprintf(row->ram, sizeof(row->ram), "?");
+	row->console = json_get_string(reply, "console_socket") ? "socket" :
+								   "-";
 }
 
 static void row_unresponsive(struct list_row *row)
@@ -49,6 +52,7 @@ static void row_unresponsive(struct list_row *row)
 	strcpy(row->state, "unresponsive");
 	strcpy(row->cpus, "-");
 	strcpy(row->ram, "-");
+	row->console = "-";
 }
 
 /* The rows so far, and the JSON array for --json. */
@@ -114,11 +118,12 @@ static void table_print(const struct list_row *rows, size_t n)
 
 	for (i = 0; i < n; i++)
 		width = MAX(width, (int)strlen(rows[i].name));
-	printf("%-*s  %-8s %-12s %-4s  %s\n", width, "NAME", "PID", "STATE",
-	       "CPUS", "RAM");
+	printf("%-*s  %-8s %-12s %-4s  %-10s %s\n", width, "NAME", "PID",
+	       "STATE", "CPUS", "RAM", "CONSOLE");
 	for (i = 0; i < n; i++)
-		printf("%-*s  %-8s %-12s %-4s  %s\n", width, rows[i].name,
-		       rows[i].pid, rows[i].state, rows[i].cpus, rows[i].ram);
+		printf("%-*s  %-8s %-12s %-4s  %-10s %s\n", width, rows[i].name,
+		       rows[i].pid, rows[i].state, rows[i].cpus, rows[i].ram,
+		       rows[i].console);
 }
 
 static int list_take(void *ctx, int opt, const char *arg)
@@ -175,14 +180,17 @@ const struct command cmd_list = {
 	.summary = "List the running VMs",
 	.usage = "usage: thpvm list [-a] [--json]\n"
 		 "\n"
-		 "Lists this user's VMs: NAME PID STATE CPUS RAM. A VM that "
-		 "does not answer\nis shown as unresponsive.\n"
+		 "Lists this user's VMs: NAME PID STATE CPUS RAM CONSOLE "
+		 "(socket: its console\nis on a socket, thpvm console NAME "
+		 "attaches to it; -: on the terminal it\nwas started on). A VM "
+		 "that does not answer is shown as unresponsive.\n"
 		 "\n"
 		 "  -a, --all   all of them, as without it (lkvm's -i/--run "
 		 "too)\n"
 		 "  --json      print a JSON array of the VMs' info objects "
 		 "(name, pid,\n"
-		 "              state, vcpus, ram in bytes, backing)\n"
+		 "              state, vcpus, ram in bytes, backing, "
+		 "console_socket)\n"
 		 "  -h, --help  print this help\n",
 	.main = list_main,
 };

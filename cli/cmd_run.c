@@ -12,7 +12,9 @@
 
 #include "backend/term.h"
 #include "cli/commands.h"
+#include "cli/run_console.h"
 #include "cli/run_control.h"
+#include "cli/run_detach.h"
 #include "cli/run_options.h"
 #include "control/control_server.h"
 #include "control/vm_control.h"
@@ -32,12 +34,15 @@ extern const unsigned long embedded_guest_image_size;
 
 /* For the fatal-signal handler: what must not outlive the process. */
 static struct control_server *fatal_cleanup_server;
+static struct run_console *fatal_cleanup_console;
 
 static void fatal_signal_handler(int sig)
 {
 	term_restore();
 	if (fatal_cleanup_server)
 		control_server_unlink_path(fatal_cleanup_server);
+	if (fatal_cleanup_console)
+		run_console_unlink_path(fatal_cleanup_console);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -118,7 +123,8 @@ static int load_images(const struct machine_config *cfg, struct images *img,
 
 struct console {
 	struct vm *vm;
-	bool tty;
+	bool tty;		/* stdin is a terminal ... */
+	bool raw;		/* ... in raw mode: we are in the foreground */
 	bool escape;		/* Ctrl-A seen */
 	bool open;		/* stdin not at EOF */
 };
@@ -161,6 +167,12 @@ static void console_read(struct console *con)
 	n = read(STDIN_FILENO, buf, MIN(room, sizeof(buf)));
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
+	/* Put in the background meanwhile (SIGTTIN is ignored): wait to
+	 * be in the foreground again. */
+	if (n < 0 && errno == EIO && con->tty && !term_foreground()) {
+		con->raw = false;
+		return;
+	}
 	if (n <= 0) {
 		con->open = false;
 		return;
@@ -168,23 +180,36 @@ static void console_read(struct console *con)
 	console_feed(con, buf, n);
 }
 
-/* Until the VM asks to end: console input, and SIGINT/SIGTERM/SIGHUP,
- * which stop the VM as `thpvm stop` does. */
-static void run_loop(struct vm *vm, int sig_fd, bool tty)
+/* How often a VM started in the background looks whether it has been
+ * brought to the foreground (fg), to take the terminal then. */
+#define FOREGROUND_CHECK_MS 500
+
+/* Until the VM asks to end: console input from stdin (unless the console
+ * is on a socket), and SIGINT/SIGTERM/SIGHUP, which stop the VM as
+ * `thpvm stop` does. A terminal on stdin is read (in raw mode) only while
+ * thpvm is in its foreground. */
+static void run_loop(struct vm *vm, int sig_fd, bool use_stdin)
 {
-	struct console con = { .vm = vm, .tty = tty, .open = true };
+	struct console con = { .vm = vm, .tty = use_stdin && term_is_tty(),
+			       .open = use_stdin };
 
 	for (;;) {
 		bool room = vm_console_rx_room(&vm->console) > 0;
 		struct pollfd fds[] = {
 			{ .fd = vm->exit_eventfd, .events = POLLIN },
 			{ .fd = sig_fd, .events = POLLIN },
-			{ .fd = con.open && room ? STDIN_FILENO : -1,
-			  .events = POLLIN },
+			{ .fd = -1, .events = POLLIN },
 		};
+		int timeout = room ? -1 : 20;
 
+		if (con.tty && !con.raw)
+			con.raw = term_raw_enable();
+		if (con.tty && !con.raw)
+			timeout = FOREGROUND_CHECK_MS;
+		else if (con.open && room)
+			fds[2].fd = STDIN_FILENO;
 		/* With the guest's input buffer full, look again soon. */
-		if (poll(fds, ARRAY_SIZE(fds), room ? -1 : 20) < 0) {
+		if (poll(fds, ARRAY_SIZE(fds), timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			pr_err("poll: %s", strerror(errno));
@@ -243,23 +268,52 @@ static void report_exit_json(const char *name, int status,
 	json_writer_free(&w);
 }
 
-static int run_vm(const struct run_options *opts)
+/* The console socket's path: --console-socket, or beside the control
+ * socket. 0 or -errno after a message. */
+static int console_socket_path(const struct run_options *opts,
+			       const struct control_server *srv, char *buf,
+			       size_t len)
 {
-	const struct machine_config *cfg = &opts->machine;
+	if (opts->console_socket) {
+		snprintf(buf, len, "%s", opts->console_socket);
+		return 0;
+	}
+	if (run_console_path_beside(control_server_path(srv), buf, len)) {
+		pr_err("the console socket beside %s would be longer than %zu "
+		       "bytes (use --console-socket PATH)",
+		       control_server_path(srv), CONTROL_PATH_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+static int run_vm(struct run_options *opts)
+{
+	struct machine_config *cfg = &opts->machine;
 	const char *name = cfg->vm.name;
+	bool on_socket = opts->detach || opts->console_socket;
 	struct control_server *srv = NULL;
+	struct run_console rc;
+	char rc_path[CONTROL_PATH_MAX];
 	struct boot_source src;
 	struct images img = { 0 };
 	struct machine m;
 	struct vm *vm = &m.vm;
 	enum vm_exit_reason reason = VM_EXIT_FAILURE;
-	int sig_fd, status = 1;
+	int sig_fd, status = 1, ready_fd = -1;
 	struct timespec t0;
-	bool tty;
 
+	run_console_init(&rc);
+	/* Before anything: the VM runs in the child. */
+	if (opts->detach) {
+		ready_fd = run_detach_start();
+		if (ready_fd < 0)
+			return 1;
+	}
 	/* Phase times under -v: where start-up and shut-down time goes. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	signal(SIGPIPE, SIG_IGN);
+	term_ignore_job_signals();
 	sig_fd = block_stop_signals();
 	if (sig_fd < 0)
 		return 1;
@@ -269,6 +323,14 @@ static int run_vm(const struct run_options *opts)
 		goto out_images;
 	fatal_cleanup_server = srv;
 	install_fatal_handlers();
+	if (on_socket) {
+		if (console_socket_path(opts, srv, rc_path, sizeof(rc_path)) ||
+		    run_console_open(&rc, rc_path))
+			goto out_console;
+		fatal_cleanup_console = &rc;
+		cfg->vm.console_fd = rc.out_wr;
+		cfg->console_socket = rc.path;
+	}
 	if (machine_create(&m, cfg))
 		goto out_vm;
 	pr_debug("%.2f ms: VM created", time_ms_since(&t0));
@@ -280,26 +342,48 @@ static int run_vm(const struct run_options *opts)
 	img = (struct images){ 0 };
 	if (srv && control_server_start(srv))
 		goto out_vm;
+	if (on_socket && run_console_start(&rc, &vm->console))
+		goto out_vm;
 	pr_debug("%.2f ms: booting %s: %u vCPU(s), %llu MiB",
 		 time_ms_since(&t0), src.kernel_name, vm->nr_vcpus,
 		 (unsigned long long)(vm->ram.total >> 20));
-	tty = term_raw_enable();
-	if (vm_start(vm) == 0)
-		run_loop(vm, sig_fd, tty);
+	if (vm_start(vm) == 0) {
+		if (ready_fd >= 0) {
+			pr_info("VM \"%s\" runs in the background; its console: "
+				"thpvm console %s", name, name);
+			run_detach_ready(ready_fd);
+			ready_fd = -1;
+		}
+		run_loop(vm, sig_fd, !on_socket);
+	}
 	status = vm_stop(vm);
 	reason = vm->exit_reason;
 	pr_debug("%.2f ms: VM ended (%s, status %d)", time_ms_since(&t0),
 		 vm_exit_reason_name(reason), status);
 	term_restore();
 out_vm:
+	/* Gone before the control socket closes its connections, after
+	 * which thpvm stop returns. */
+	run_console_remove(&rc);
 	fatal_cleanup_server = NULL;
 	control_server_close(srv);
+	srv = NULL;
+	/* Clients' keys must not reach devices being destroyed; the last
+	 * output still reaches them. */
+	run_console_stop_input(&rc);
 	machine_destroy(&m);
 	pr_debug("%.2f ms: VM closed", time_ms_since(&t0));
+out_console:
+	fatal_cleanup_server = NULL;
+	fatal_cleanup_console = NULL;
+	run_console_close(&rc);
+	control_server_close(srv);
 out_images:
 	free(img.kernel);
 	free(img.initrd);
 	close(sig_fd);
+	if (ready_fd >= 0)
+		close(ready_fd);
 	if (opts->json)
 		report_exit_json(name, status, reason);
 	return status;

@@ -81,6 +81,16 @@ const char run_usage[] =
 "                         ./vm.sock), and thpvm list does not show it\n"
 "      --no-control       no control socket: stop the VM with Ctrl-A x or\n"
 "                         a signal\n"
+"      --detach           run in the background (QEMU's --daemonize too):\n"
+"                         return once the VM's control socket is ready,\n"
+"                         with its console on a socket (see below) that\n"
+"                         thpvm console NAME attaches to; thpvm's later\n"
+"                         messages go to stderr only if it is a file\n"
+"      --console-socket PATH\n"
+"                         the console on a Unix socket at PATH, not the\n"
+"                         terminal (default with --detach: NAME.console\n"
+"                         next to the control socket), with the last 64 KiB\n"
+"                         of output kept for whoever attaches\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with base pages (MADV_NOHUGEPAGE)\n"
 "      --boot ENTRY       kernel entry: auto (default: chosen per image), or\n"
@@ -101,13 +111,19 @@ const char run_usage[] =
 "      --nodefaults       the kernel command line is -p alone, without the\n"
 "                         defaults (thpvm adds no devices of its own to\n"
 "                         drop; the serial console stays)\n"
-"      --console serial   the console thpvm has (virtio: not yet)\n"
+"      --console serial|virtio\n"
+"                         the guest's console: the serial port (default),\n"
+"                         or a virtio-console on the default transport\n"
+"                         (Linux: hvc0, and console=hvc0 instead of\n"
+"                         console=ttyS0 in the defaults; early messages\n"
+"                         still on the serial port)\n"
 "      --loglevel LEVEL   error, warning, info or debug (-v); --debug: debug\n"
 "      --rng              a virtio-rng device (see above)\n"
 "Other lkvm options (--9p, --vnc, --sandbox, -f/--firmware, ...) are\n"
 "refused by name.\n"
 "\n"
-"The console is the terminal; type Ctrl-A x to stop the VM.\n"
+"The console is the terminal (unless --detach or --console-socket); type\n"
+"Ctrl-A x to stop the VM.\n"
 "The exit status is the guest's (debug-exit port 0x501), 0 after a guest\n"
 "reset or a stop, 1 when the VM failed.\n";
 
@@ -128,6 +144,8 @@ enum {
 	OPT_CONTROL_SOCKET,
 	OPT_NO_CONTROL,
 	OPT_NO_ACPI,
+	OPT_DETACH,
+	OPT_CONSOLE_SOCKET,
 };
 
 static const struct option long_options[] = {
@@ -154,6 +172,9 @@ static const struct option long_options[] = {
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
 	{ "no-control", no_argument, NULL, OPT_NO_CONTROL },
+	{ "detach", no_argument, NULL, OPT_DETACH },
+	{ "daemonize", no_argument, NULL, OPT_DETACH },
+	{ "console-socket", required_argument, NULL, OPT_CONSOLE_SOCKET },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -562,19 +583,19 @@ static int parse_rng(const char *arg, struct machine_config *cfg)
 	return arg ? parse_key_list("--rng", arg, parse_rng_key, cfg) : 0;
 }
 
-/* lkvm's --console: serial is thpvm's console. */
-static int parse_console(const char *arg)
+/* lkvm's --console: the serial port (the default) or a virtio-console;
+ * the last one given counts, as in lkvm. */
+static int parse_console(const char *arg, struct machine_config *cfg)
 {
-	if (!strcmp(arg, "serial"))
+	if (!strcmp(arg, "serial") || !strcmp(arg, "virtio")) {
+		cfg->virtio_console = !strcmp(arg, "virtio");
 		return 0;
-	if (!strcmp(arg, "virtio"))
-		pr_err("--console virtio: virtio-console is not implemented "
-		       "in thpvm yet (the console is the serial port)");
-	else if (!strcmp(arg, "hv"))
-		pr_err("lkvm's --console hv is not supported by thpvm (the "
-		       "console is the serial port)");
+	}
+	if (!strcmp(arg, "hv"))
+		pr_err("lkvm's --console hv is not supported by thpvm (it is "
+		       "for powerpc; use serial or virtio)");
 	else
-		pr_err("--console %s: expected serial", arg);
+		pr_err("--console %s: expected serial or virtio", arg);
 	return -EINVAL;
 }
 
@@ -671,11 +692,22 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 	case OPT_NO_CONTROL:
 		opts->no_control = true;
 		return 0;
+	case OPT_DETACH:
+		opts->detach = true;
+		return 0;
+	case OPT_CONSOLE_SOCKET:
+		if (!arg[0] || strlen(arg) >= CONTROL_PATH_MAX) {
+			pr_err("--console-socket: expected a path of 1 to %zu "
+			       "bytes", CONTROL_PATH_MAX - 1);
+			return -EINVAL;
+		}
+		opts->console_socket = arg;
+		return 0;
 	case OPT_NODEFAULTS:
 		opts->nodefaults = true;
 		return 0;
 	case OPT_CONSOLE:
-		return parse_console(arg);
+		return parse_console(arg, cfg);
 	case OPT_RNG:
 		return parse_rng(arg, cfg);
 	case OPT_LOGLEVEL:
@@ -690,12 +722,15 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 }
 
 /* As kvmtool does: a Linux kernel gets -p after the arch's defaults
- * (its console on the arch's UART), unless --nodefaults; the test guest
- * reads its own keys and gets -p alone. */
+ * (its console on the arch's UART, or hvc0 with --console virtio),
+ * unless --nodefaults; the test guest reads its own keys and gets -p
+ * alone. */
 static int cmdline_build(struct run_options *opts)
 {
-	const char *base = opts->machine.kernel_path && !opts->nodefaults ?
-				   arch_linux_params : "";
+	const struct machine_config *cfg = &opts->machine;
+	const char *base = !cfg->kernel_path || opts->nodefaults ? "" :
+			   cfg->virtio_console ? arch_linux_params_hvc :
+						 arch_linux_params;
 	const char *params = opts->params ? opts->params : "";
 	int n;
 
@@ -735,6 +770,7 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 	cfg->vm.ram_size = VM_DEFAULT_RAM;
 	cfg->vm.nr_vcpus = 1;
 	cfg->vm.ram_backing = RAM_BACKING_THP;
+	cfg->vm.console_fd = STDOUT_FILENO;
 	snprintf(cfg->vm.name, sizeof(cfg->vm.name), "guest-%d", (int)getpid());
 
 	optind = 0;	/* full re-initialisation of getopt */
@@ -771,6 +807,12 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 	}
 	if (opts->no_control && opts->control_socket) {
 		pr_err("--control-socket and --no-control exclude each other");
+		return RUN_PARSE_ERROR;
+	}
+	if (opts->detach && opts->no_control) {
+		pr_err("--detach needs the control socket (thpvm stop and "
+		       "thpvm console find the VM through it): drop "
+		       "--no-control");
 		return RUN_PARSE_ERROR;
 	}
 	return cmdline_build(opts) ? RUN_PARSE_ERROR : RUN_PARSE_OK;

@@ -24,6 +24,8 @@ struct run_options {
 	const char *params;	/* -p, or NULL */
 	const char *control_socket;	/* --control-socket PATH, or NULL */
 	bool no_control;	/* --no-control: no control socket */
+	bool detach;		/* --detach, --daemonize */
+	const char *console_socket;	/* --console-socket PATH, or NULL */
 	bool nodefaults;	/* lkvm's --nodefaults: -p is all the
 				 * kernel command line */
 };

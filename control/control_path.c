@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/vm.h"
+#include "lib/log.h"
 #include "lib/util.h"
 
 bool control_path_name_valid(const char *name)
@@ -163,4 +164,63 @@ int control_path_probe(const char *path)
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+/* Called with the directory lock held, so that no other thpvm removes or
+ * binds this path between the probe and bind(). */
+static int path_bind(const char *path, int backlog)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old_umask;
+	int fd, err;
+
+	err = control_path_probe(path);
+	if (!err)
+		return -EADDRINUSE;
+	if (err == -ECONNREFUSED) {
+		/* A VM that died without cleaning up; only ever remove a
+		 * socket, never some other file. */
+		if (lstat(path, &st) < 0)
+			return -errno;
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		if (unlink(path) < 0)
+			return -errno;
+		pr_debug("removed stale socket %s", path);
+	} else if (err != -ENOENT) {
+		return err;
+	}
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(addr.sun_path, path);
+	/* bind() creates the socket file with the umask applied: 0600. */
+	old_umask = umask(0177);
+	err = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ? -errno : 0;
+	umask(old_umask);
+	if (!err && listen(fd, backlog) < 0) {
+		err = -errno;
+		unlink(path);
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int control_path_listen(const char *path, int backlog)
+{
+	int lock_fd, fd;
+
+	if (strlen(path) >= CONTROL_PATH_MAX)
+		return -ENAMETOOLONG;
+	lock_fd = control_path_lock(path);
+	if (lock_fd < 0)
+		return lock_fd;
+	fd = path_bind(path, backlog);
+	control_path_unlock(lock_fd);
+	return fd;
 }

@@ -88,57 +88,11 @@ static bool reply_failed(const struct json_writer *reply)
 	return !strncmp(json_writer_str(reply), prefix, sizeof(prefix) - 1);
 }
 
-/* Called with the directory lock held, so that no other thpvm removes or
- * binds this path between the probe and bind(). */
-static int server_bind(struct control_server *srv)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct stat st;
-	mode_t old_umask;
-	int fd, err;
-
-	err = control_path_probe(srv->path);
-	if (!err)
-		return -EADDRINUSE;
-	if (err == -ECONNREFUSED) {
-		/* A VM that died without cleaning up; only ever remove a
-		 * socket, never some other file. */
-		if (lstat(srv->path, &st) < 0)
-			return -errno;
-		if (!S_ISSOCK(st.st_mode))
-			return -EEXIST;
-		if (unlink(srv->path) < 0)
-			return -errno;
-		pr_debug("removed stale control socket %s", srv->path);
-	} else if (err != -ENOENT) {
-		return err;
-	}
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	strcpy(addr.sun_path, srv->path);
-	/* bind() creates the socket file with the umask applied: 0600. */
-	old_umask = umask(0177);
-	err = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ? -errno : 0;
-	umask(old_umask);
-	if (!err && listen(fd, CONTROL_MAX_CLIENTS) < 0) {
-		err = -errno;
-		unlink(srv->path);
-	}
-	if (err) {
-		close(fd);
-		return err;
-	}
-	srv->listen_fd = fd;
-	return 0;
-}
-
 int control_server_open(const char *path, struct control_server **out)
 {
 	struct control_server *srv;
-	int err, lock_fd;
 	unsigned i;
+	int err;
 
 	if (strlen(path) >= sizeof(srv->path))
 		return -ENAMETOOLONG;
@@ -154,15 +108,11 @@ int control_server_open(const char *path, struct control_server **out)
 		goto fail;
 	}
 	strcpy(srv->path, path);
-	lock_fd = control_path_lock(path);
-	if (lock_fd < 0) {
-		err = lock_fd;
+	srv->listen_fd = control_path_listen(path, CONTROL_MAX_CLIENTS);
+	if (srv->listen_fd < 0) {
+		err = srv->listen_fd;
 		goto fail;
 	}
-	err = server_bind(srv);
-	control_path_unlock(lock_fd);
-	if (err)
-		goto fail;
 	*out = srv;
 	return 0;
 fail:

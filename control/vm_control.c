@@ -29,22 +29,25 @@ static const char *backing_name(enum ram_backing backing)
 	return "unknown";
 }
 
-static void write_info(struct vm *vm, struct json_writer *reply)
+static void write_info(struct machine *m, struct json_writer *reply)
 {
+	struct vm *vm = &m->vm;
+
 	json_field_string(reply, "name", vm->cfg->name);
 	json_field_int(reply, "pid", getpid());
 	json_field_string(reply, "state", vm_state_name(vm_get_state(vm)));
 	json_field_uint(reply, "vcpus", vm->nr_vcpus);
 	json_field_uint(reply, "ram", vm->ram.total);
 	json_field_string(reply, "backing", backing_name(vm->ram.backing));
+	if (m->cfg->console_socket)
+		json_field_string(reply, "console_socket",
+				  m->cfg->console_socket);
 }
 
 static int handle_info(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
-	struct vm *vm = vm_of(opaque);
-
-	write_info(vm, reply);
+	write_info(opaque, reply);
 	return 0;
 }
 
@@ -75,7 +78,7 @@ static int handle_stat(void *opaque, const struct json_value *request,
 		return control_reply_error(reply, err,
 					   "cannot read RAM usage: %s",
 					   strerror(-err));
-	write_info(vm, reply);
+	write_info(opaque, reply);
 	json_field_uint(reply, "resident", u.resident);
 	json_field_uint(reply, "huge", u.huge);
 	json_field_double(reply, "huge_percent",

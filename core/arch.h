@@ -35,6 +35,9 @@ struct boot_source {
 /* The kernel command line a Linux guest gets when the user gives none
  * (its console on the arch's UART). */
 extern const char arch_linux_params[];
+/* The same with a virtio-console as the console (hvc0), the early
+ * console still on the UART for what comes before the driver. */
+extern const char arch_linux_params_hvc[];
 
 /* The kernel entries the arch offers, by name (thpvm run --boot): the
  * first, "auto", lets arch_boot_load choose per image. NULL-terminated. */

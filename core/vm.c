@@ -168,7 +168,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	err = vm_map_ram(vm);
 	if (err)
 		return err;
-	err = console_out_init(&vm->console_out, STDOUT_FILENO,
+	err = console_out_init(&vm->console_out, cfg->console_fd,
 			       CONSOLE_OUT_SIZE);
 	if (err)
 		return err;

@@ -32,6 +32,8 @@ struct vm_config {
 	unsigned nr_vcpus;
 	enum ram_backing ram_backing;
 	const char *hugetlbfs_dir;	/* RAM_BACKING_HUGETLBFS */
+	int console_fd;			/* the console output's: stdout, or
+					 * a console socket's pipe */
 };
 
 /* Why a VM ended (thpvm run --json reports it). */
@@ -77,7 +79,7 @@ struct vm {
 	int exit_eventfd;		/* written once when the VM must end */
 
 	struct vm_console console;	/* set by the arch */
-	struct console_out console_out;	/* to stdout; for the arch's UART */
+	struct console_out console_out;	/* to cfg->console_fd */
 	struct arch_vm *arch;		/* the arch's own state */
 };
 

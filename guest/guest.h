@@ -46,6 +46,7 @@ struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status, echo;
 	bool pci, blk, blkbench, blk_evil, net, netbench, balloon, rng;
+	bool vcons;
 	bool balloon_flood;
 	bool punch_holes;
 	uint64_t usemem, reuse;	/* bytes, 0: not asked for */
@@ -124,6 +125,7 @@ void run_touch_rand(void);
 void run_blk(void);
 void run_net(void);
 void run_rng(void);
+void run_vcons(void);
 bool run_balloon(void);
 void __attribute__((noreturn)) balloon_serve(void);
 uint32_t balloon_deflate_on_oom(void);

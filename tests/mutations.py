@@ -176,6 +176,26 @@ MUTATIONS = {
         "\tcmdline = cmdline_with_mmio(vm, user->cmdline, !user->no_acpi);",
         "\tcmdline = cmdline_with_mmio(vm, user->cmdline, false);",
         "integration-boot", ["test_virtio_mmio_announced"]),
+    "vcons-tx-takes-writable-buffer": (
+        "virtio/console.c",
+        "\t\t\tif (chain.nr_in) {",
+        "\t\t\tif (0) {",
+        "unit-virtio-console", []),
+    "vcons-input-not-delivered": (
+        "virtio/console.c",
+        "\tif (n)\n\t\tvirtio_device_defer(&c->vdev);",
+        "\tif (0)\n\t\tvirtio_device_defer(&c->vdev);",
+        "unit-virtio-console", []),
+    "term-raw-in-background": (
+        "backend/term.c",
+        "\tif (!term_foreground() || tcgetattr(STDIN_FILENO, &saved) < 0)",
+        "\tif (tcgetattr(STDIN_FILENO, &saved) < 0)",
+        "integration-virtio_console", ["test_background_run_not_stopped"]),
+    "console-socket-left-after-stop": (
+        "cli/cmd_run.c",
+        "\trun_console_remove(&rc);\n\tfatal_cleanup_server = NULL;",
+        "\tfatal_cleanup_server = NULL;",
+        "integration-detach", ["test_detach_and_attach_serial"]),
 }
 
 # What a mutation's test needs to run at all (else it skips, and so would

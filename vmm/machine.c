@@ -1,6 +1,7 @@
 /* The machine: the VM, then its virtio devices in a fixed order (disks as
- * given with -d, then the network device, the balloon, the rng), each on PCI
- * or MMIO, so that guests find them in the same places on every boot. */
+ * given with -d, then the network device, the balloon, the rng, the
+ * console), each on PCI or MMIO, so that guests find them in the same
+ * places on every boot. */
 #include "vmm/machine.h"
 
 #include <errno.h>
@@ -10,12 +11,15 @@
 #include "backend/tap.h"
 #include "lib/log.h"
 #include "virtio/blk.h"
+#include "virtio/console.h"
 #include "virtio/net.h"
 #include "virtio/virtio_mmio.h"
 #include "virtio/virtio_pci.h"
 
 #define PCI_CLASS_STORAGE_OTHER 0x018000
 #define PCI_CLASS_NETWORK_ETHERNET 0x020000
+/* As QEMU's virtio-serial-pci. */
+#define PCI_CLASS_COMMUNICATION_OTHER 0x078000
 /* As QEMU's virtio-balloon-pci and virtio-rng-pci (its PCI_CLASS_OTHERS,
  * 0xff, is a 16-bit class and subclass): base class 0x00, subclass
  * 0xff. */
@@ -53,12 +57,19 @@ struct rng_device {
 	struct device_slot slot;
 };
 
+struct console_device {
+	struct virtio_console con;
+	struct device_slot slot;
+	struct vm_console arch_console;	/* what it replaced as the console */
+};
+
 struct machine_devices {
 	struct blk_device *blks;
 	unsigned nr_blks;
 	struct net_device *net;
 	struct balloon_device *balloon;
 	struct rng_device *rng;
+	struct console_device *console;
 };
 
 /* Puts a device just created on its transport and starts it; class_code
@@ -165,6 +176,28 @@ static int add_rng(struct machine *m)
 			   PCI_CLASS_OTHERS);
 }
 
+/* The guest's console from now on: input goes to it, not to the
+ * arch's UART, which stays for early boot messages. */
+static int add_console(struct machine *m)
+{
+	struct console_device *d;
+	int err;
+
+	d = m->devices->console = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	err = virtio_console_create(&d->con, &m->vm.console_out, &m->vm.ram);
+	if (err)
+		return err;
+	err = device_plug(m, &d->slot, VIRTIO_TRANSPORT_DEFAULT, &d->con.vdev,
+			  PCI_CLASS_COMMUNICATION_OTHER);
+	if (err)
+		return err;
+	d->arch_console = m->vm.console;
+	m->vm.console = (struct vm_console){ &virtio_console_ops, &d->con };
+	return 0;
+}
+
 static int devices_create(struct machine *m)
 {
 	const struct machine_config *cfg = m->cfg;
@@ -186,6 +219,8 @@ static int devices_create(struct machine *m)
 		err = add_balloon(m);
 	if (!err && cfg->rng)
 		err = add_rng(m);
+	if (!err && cfg->virtio_console)
+		err = add_console(m);
 	return err;
 }
 
@@ -218,6 +253,14 @@ static void devices_destroy(struct machine *m)
 			virtio_rng_destroy(&devs->rng->rng);
 		device_unplug(&devs->rng->slot);
 	}
+	if (devs->console) {
+		if (devs->console->arch_console.ops)
+			m->vm.console = devs->console->arch_console;
+		if (devs->console->slot.created)
+			virtio_console_destroy(&devs->console->con);
+		device_unplug(&devs->console->slot);
+	}
+	free(devs->console);
 	free(devs->rng);
 	free(devs->balloon);
 	free(devs->net);

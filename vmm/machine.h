@@ -58,6 +58,12 @@ struct machine_config {
 	bool rng;			/* a virtio-rng serving at most ... */
 	uint64_t rng_bytes_per_sec;	/* ... this many bytes a second */
 	enum virtio_transport rng_transport;
+	/* --console virtio: a virtio-console is the guest's console (on
+	 * the machine's transport) and gets the input. */
+	bool virtio_console;
+	/* Where the console is attached to (thpvm console), or NULL: the
+	 * terminal thpvm runs on. */
+	const char *console_socket;
 	/* For devices that name none (DEFAULT here: PCI). */
 	enum virtio_transport virtio_transport;
 };
@@ -71,9 +77,9 @@ struct machine {
 };
 
 /* The VM, then its devices: disks as given, then the network device,
- * then the balloon, then the rng, each on its transport, so that guests find them in the
- * same places (PCI slots, MMIO addresses) on every boot. On failure,
- * machine_destroy undoes what was made. */
+ * the balloon, the rng and the console, each on its transport, so that
+ * guests find them in the same places (PCI slots, MMIO addresses) on
+ * every boot. On failure, machine_destroy undoes what was made. */
 int machine_create(struct machine *m, const struct machine_config *cfg);
 /* After vm_stop: the devices, then the VM. */
 void machine_destroy(struct machine *m);

@@ -31,6 +31,8 @@
 
 const char arch_linux_params[] =
 	"console=ttyS0 earlyprintk=serial reboot=k panic=-1";
+const char arch_linux_params_hvc[] =
+	"console=hvc0 earlyprintk=serial reboot=k panic=-1";
 
 const char *const arch_boot_entries[] = {
 	[X86_ENTRY_AUTO] = "auto",

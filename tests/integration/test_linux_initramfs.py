@@ -47,7 +47,7 @@ APPLETS = ["sh", "mount", "mkdir", "cat", "insmod", "uname", "setsid",
            "ping"]
 RUN_SCRIPTS = ["hackbench", "balloon-frag", "virtio-io"]
 MODULES = ["virtio_ring", "virtio", "virtio_pci", "virtio_blk", "virtio_net",
-           "virtio_balloon", "virtio_rng"]
+           "virtio_balloon", "virtio_rng", "virtio_console"]
 
 
 def usemem_path():
@@ -683,29 +683,38 @@ def test_boot_hackbench():
 
 
 def test_boot_shell():
-    """Without thpvm.run, /init ends in a shell on the serial console:
-    a command typed on thpvm's stdin runs, and `reboot -f` (reboot=k,
-    the i8042 reset) ends thpvm with status 0."""
+    """Without thpvm.run, /init ends in a shell on the console, here a
+    virtio-console (--console virtio: hvc0, the kernel's early messages
+    still on the UART): a command typed on thpvm's stdin runs there, and
+    `reboot -f` (reboot=k, the i8042 reset) ends thpvm with status 0."""
     harness.require_kvm()
     # test_boot_hackbench shows how far the kernel gets elsewhere.
     require_capable("its shell")
     version, image = build_image()
-    p = harness.start(boot_args(version, image, "512M", ""),
+    args = boot_args(version, image, "512M", "")
+    p = harness.start(args[:1] + ["--console", "virtio"] + args[1:],
                       stdin=subprocess.PIPE)
+    # earlyprintk on the UART shows the boot from its start.
+    lines = harness.wait_for_line(p, r"\] Command line: ", timeout=300)
+    assert "Command line: console=hvc0 earlyprintk=serial " in lines[-1], \
+        lines
     harness.wait_for_line(p, rf"thpvm-guest: init ready kernel={version}",
                           timeout=300)
     # Typed again until it runs: input that arrives before the shell
-    # opens the console is flushed with the UART's FIFO.
+    # opens the console may be read by nobody.
     deadline = time.monotonic() + 300
     while True:
-        p.stdin.write(b"echo shell-$((6 * 7))\n")
+        p.stdin.write(b"echo shell-$((6 * 7)) $(cat "
+                      b"/sys/class/tty/console/active) $(tty)\n")
         p.stdin.flush()
         try:
-            harness.wait_for_line(p, r"^shell-42\r?$", timeout=5)
+            lines = harness.wait_for_line(p, r"^shell-42 ", timeout=5)
             break
         except AssertionError:
             assert p.poll() is None, harness.read_stderr(p)
             assert time.monotonic() < deadline, "the shell never answered"
+    # The console, and the shell's terminal, are the virtio-console.
+    assert re.match(r"shell-42 hvc0 /dev/hvc0\r?$", lines[-1]), lines
     p.stdin.write(b"reboot -f\n")
     p.stdin.flush()
     assert p.wait(timeout=120) == 0, harness.read_stderr(p)

@@ -86,6 +86,20 @@ static void test_linux_default_params(void)
 	CHECK_STR(cfg.machine.cmdline, "");
 	CHECK_EQ(PARSE(&cfg, "-p", "serve"), RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.cmdline, "serve");
+	/* --console virtio: the console is hvc0, the early one the UART. */
+	snprintf(want, sizeof(want), "%s quiet", arch_linux_params_hvc);
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "--console", "virtio", "-p",
+		       "quiet"), RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, want);
+	CHECK(strstr(cfg.machine.cmdline, "console=hvc0 ") &&
+	      !strstr(cfg.machine.cmdline, "console=ttyS0") &&
+	      strstr(cfg.machine.cmdline, "early"));
+	CHECK_EQ(PARSE(&cfg, "--console", "virtio", "-p", "serve"),
+		 RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, "serve");
+	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "--console", "virtio",
+		       "--nodefaults", "-p", "x"), RUN_PARSE_OK);
+	CHECK_STR(cfg.machine.cmdline, "x");
 	/* A line that does not fit is refused, not cut. */
 	memset(long_params, 'x', RUN_CMDLINE_MAX);
 	CHECK_EQ(PARSE(&cfg, "-p", long_params), RUN_PARSE_ERROR);
@@ -355,6 +369,13 @@ static void test_lkvm_spellings(void)
 	CHECK(cfg.nodefaults);
 	CHECK_EQ(PARSE(&cfg, "--console=serial"), RUN_PARSE_OK);
 	CHECK(!cfg.nodefaults);
+	CHECK(!cfg.machine.virtio_console);
+	CHECK_EQ(PARSE(&cfg, "--console", "virtio"), RUN_PARSE_OK);
+	CHECK(cfg.machine.virtio_console);
+	/* The last one counts. */
+	CHECK_EQ(PARSE(&cfg, "--console", "virtio", "--console=serial"),
+		 RUN_PARSE_OK);
+	CHECK(!cfg.machine.virtio_console);
 	CHECK_EQ(PARSE(&cfg, "--loglevel", "error"), RUN_PARSE_OK);
 	CHECK_EQ(log_max_level, LOG_ERR);
 	CHECK_EQ(PARSE(&cfg, "--loglevel=warning"), RUN_PARSE_OK);
@@ -367,7 +388,6 @@ static void test_lkvm_spellings(void)
 	CHECK_EQ(log_max_level, LOG_DEBUG);
 	log_max_level = LOG_ERR;	/* quiet for the refusals below */
 	CHECK_EQ(PARSE(&cfg, "--loglevel", "verbose"), RUN_PARSE_ERROR);
-	CHECK_EQ(PARSE(&cfg, "--console", "virtio"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--console", "hv"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--console", "tty"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--9p", "/srv,share"), RUN_PARSE_ERROR);

@@ -101,7 +101,7 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 	dt_report();
 	virtio = params.blk || params.blkbench || params.blk_evil ||
 		 params.net || params.netbench || params.balloon ||
-		 params.rng;
+		 params.rng || params.vcons;
 	check_memory();
 
 	mm_init();
@@ -135,6 +135,8 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 		run_net();
 	if (params.rng)
 		run_rng();
+	if (params.vcons)
+		run_vcons();
 	run_touch_rand();
 	if (params.balloon || params.usemem)
 		buddy_init();

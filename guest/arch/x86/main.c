@@ -96,7 +96,7 @@ void c_entry(int entry, uint64_t ptr)
 	parse_params(boot.cmdline);
 	virtio = params.blk || params.blkbench || params.blk_evil ||
 		 params.net || params.netbench || params.balloon ||
-		 params.rng;
+		 params.rng || params.vcons;
 	check_e820();
 
 	mm_init();
@@ -128,6 +128,8 @@ void c_entry(int entry, uint64_t ptr)
 		run_net();
 	if (params.rng)
 		run_rng();
+	if (params.vcons)
+		run_vcons();
 	run_touch_rand();
 	/* After touch, which overwrites all free RAM. */
 	if (params.balloon || params.usemem)

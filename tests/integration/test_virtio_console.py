@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""thpvm run --console virtio: the test guest's vcons check sends a line
+on the virtio-console's transmit queue and reads one typed on thpvm's
+stdin from its receive queue, on PCI and on virtio-mmio. And a VM
+started in the background of an interactive shell (`thpvm run ... &`)
+is not stopped by the terminal: it leaves the terminal's modes alone
+and reads nothing until it is brought to the foreground (fg), where it
+takes the terminal in raw mode (Ctrl-A x stops it) and gives it back."""
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import time
+
+import harness
+from harness import run, start, wait_for_line
+
+QUIET = "skip=smp,lapic,pit"
+
+
+def check_vcons(transport_args, where):
+    harness.require_kvm()
+    p = start(["run", "--console", "virtio"] + transport_args +
+              ["-p", f"{QUIET} vcons"], stdin=subprocess.PIPE)
+    # The guest's own line, through the transmit queue.
+    wait_for_line(p, r"^tg: vcons ready$")
+    p.stdin.write(b"typed for hvc0\n")
+    p.stdin.flush()
+    lines = wait_for_line(p, r"^tg: (ok|FAIL) vcons ", timeout=30)
+    assert re.match(rf"tg: ok vcons {where}\S* .*text=typed for hvc0 ",
+                    lines[-1]), lines
+    assert p.wait(timeout=30) == 0, harness.read_stderr(p)
+
+
+def test_vcons_pci():
+    check_vcons([], "bdf=")
+
+
+def test_vcons_mmio():
+    check_vcons(["--virtio-transport", "mmio"], "mmio=")
+
+
+def test_serial_console_has_no_vcons():
+    """Without --console virtio there is no such device: the check
+    fails, and what is typed goes to the UART."""
+    harness.require_kvm()
+    r = harness.run_guest(f"{QUIET} vcons")
+    assert r.rc != 0 and "tg: FAIL vcons reason=no-device" in r.out, r
+
+
+class Shell:
+    """An interactive bash on a pty, so with job control: the terminal
+    stops a background job that reads it or changes its modes."""
+
+    def __init__(self):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+        self.buf = b""
+        self.send("PS1='$ '; stty tostop\n")
+
+    def send(self, text):
+        os.write(self.fd, text.encode() if isinstance(text, str) else text)
+
+    def expect(self, pattern, timeout=60):
+        """Reads until pattern matches what came since the last match;
+        returns that text."""
+        deadline = time.monotonic() + timeout
+        while True:
+            m = re.search(pattern.encode(), self.buf)
+            if m:
+                seen, self.buf = self.buf[:m.end()], self.buf[m.end():]
+                return seen.decode(errors="replace")
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {pattern!r} in {self.buf[-2000:]!r}"
+            if select.select([self.fd], [], [], left)[0]:
+                try:
+                    self.buf += os.read(self.fd, 65536)
+                except OSError:
+                    raise AssertionError(
+                        f"shell gone; no {pattern!r} in {self.buf!r}")
+
+    def command(self, line, timeout=60):
+        """Runs line; returns its output, up to a marker it prints."""
+        self.send(f"{line}; echo END-$((40 + 2))\n")
+        return self.expect(r"END-42", timeout)
+
+    def modes(self):
+        """The terminal's settings, as stty -g prints them."""
+        out = self.command("stty -g")
+        m = re.search(r"\b([0-9a-f]+(?::[0-9a-f]+){20,})\b", out)
+        assert m, out
+        return m.group(1)
+
+    def close(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+def test_background_run_not_stopped():
+    harness.require_kvm()
+    sh = Shell()
+    try:
+        modes = sh.modes()
+        sh.send(f"{harness.THPVM} run --name bg -p '{QUIET} serve' &\n")
+        sh.expect(r"tg: serving")
+        time.sleep(1)
+        jobs = sh.command("jobs -l")
+        assert "Running" in jobs and "Stopped" not in jobs, jobs
+        assert sh.modes() == modes
+        # thpvm stop works on it, and it ends as it should.
+        assert run(["stop", "bg"]).rc == 0
+        assert "Done" in sh.command("sleep 1; jobs -l")
+
+        # Brought to the foreground, it takes the terminal: Ctrl-A x
+        # (raw mode) stops it, and the modes are back afterwards.
+        sh.send(f"{harness.THPVM} run --name fg -p '{QUIET} serve' &\n")
+        sh.expect(r"tg: serving")
+        sh.send("fg\n")
+        time.sleep(2)
+        sh.send(b"\x01x")
+        sh.expect(r"stopping the VM \(Ctrl-A x\)")
+        assert sh.modes() == modes
+    finally:
+        sh.close()
+
+
+if __name__ == "__main__":
+    harness.main(globals())
