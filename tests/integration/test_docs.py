@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""The commands README.md and docs/ show, run as printed (doc_blocks.py):
+every block marked `<!-- doc-test ... -->` that needs no host with
+VT-x/AMD-V (test_docs_capable.py runs those), and the promises around
+them: the blocks below stay marked, and scripts the docs run by path
+work from any directory."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import doc_blocks
+import harness
+
+# Each must stay marked: a block losing its marker must not drop out of
+# the test unnoticed.
+EXPECTED = {
+    "readme-first-boot", "readme-test-by-hand", "control-by-hand",
+    "control-from-python", "test-guest-qemu", "test-guest-thpvm",
+    "test-guest-balloon", "test-guest-net", "linux-initramfs",
+    "cont-balloon-build",
+}
+
+
+def test_markers():
+    names = {b.name for b in doc_blocks.blocks()}
+    assert not EXPECTED - names, f"no longer marked: {EXPECTED - names}"
+    assert not names - EXPECTED, f"marked but not listed here: " \
+                                 f"{names - EXPECTED}"
+
+
+def test_mkinitramfs_from_another_directory():
+    """guest/linux/mkinitramfs.py, started by its full path from
+    elsewhere, finds the build's usemem on its own."""
+    scratch = doc_blocks.fresh_clone()
+    try:
+        with tempfile.TemporaryDirectory(prefix="thpvm-docs-") as tmp:
+            r = subprocess.run(
+                [os.path.join(scratch, "guest", "linux", "mkinitramfs.py"),
+                 "out.cpio.gz"], env=doc_blocks.reader_env(), cwd=tmp,
+                capture_output=True, text=True, timeout=300)
+            made = os.path.getsize(os.path.join(tmp, "out.cpio.gz")) \
+                if r.returncode == 0 else 0
+    finally:
+        shutil.rmtree(scratch)
+    assert r.returncode == 0 and "mkinitramfs: wrote" in r.stdout, r
+    assert made > 1 << 20, made
+
+
+globals().update(doc_blocks.tests(capable=False))
+harness.main(globals())
