@@ -85,16 +85,20 @@ def parse_marker(doc, line, body):
     return name, needs, timeout, netns, False
 
 
-def blocks():
+def blocks(docs=DOCS, root=ROOT):
     """Every marked block of the README and docs/, in order. A marker
-    not followed by a ```sh block, or a name used twice, is an error."""
+    not followed by a ```sh block, one misspelt, or a name used twice is
+    an error."""
     found, names = [], {}
-    for doc in DOCS:
-        with open(os.path.join(ROOT, doc)) as f:
+    for doc in docs:
+        with open(os.path.join(root, doc)) as f:
             lines = f.read().split("\n")
         for i, text in enumerate(lines):
             m = MARKER.fullmatch(text.strip())
             if not m:
+                if text.startswith("<!--") and "doc-test" in text:
+                    raise ValueError(f"{doc}:{i + 1}: not a doc-test "
+                                     f"marker: {text}")
                 continue
             name, needs, timeout, netns, continued = parse_marker(
                 doc, i + 1, m.group(1))

@@ -29,6 +29,35 @@ def test_markers():
                                  f"{names - EXPECTED}"
 
 
+def test_marker_errors():
+    """A marker the test would not run is an error, not a block less."""
+    cases = {
+        "no block": "<!-- doc-test a -->\ntext\n",
+        "not sh": "<!-- doc-test a -->\n```python\npass\n```\n",
+        "misspelt": "<!-- doc-test a-->\n```sh\ntrue\n```\n",
+        "unknown need": "<!-- doc-test a needs=gpu -->\n```sh\ntrue\n```\n",
+        "twice": "<!-- doc-test a -->\n```sh\ntrue\n```\n" * 2,
+        "never closed": "<!-- doc-test a -->\n```sh\ntrue\n",
+        "continued first": "<!-- doc-test a continued -->\n```sh\n```\n",
+    }
+    with tempfile.TemporaryDirectory(prefix="thpvm-docs-") as tmp:
+        for case, text in cases.items():
+            with open(os.path.join(tmp, "doc.md"), "w") as f:
+                f.write(text)
+            try:
+                doc_blocks.blocks(["doc.md"], tmp)
+            except ValueError:
+                continue
+            raise AssertionError(f"{case}: accepted")
+        with open(os.path.join(tmp, "doc.md"), "w") as f:
+            f.write("<!-- doc-test a needs=kvm timeout=9 -->\n```sh\n"
+                    "one\n```\nprose\n<!-- doc-test a continued -->\n"
+                    "```sh\ntwo\n```\n")
+        (block,) = doc_blocks.blocks(["doc.md"], tmp)
+    assert (block.name, block.needs, block.timeout, block.text) == \
+        ("a", {"kvm"}, 9, "one\ntwo\n"), vars(block)
+
+
 def test_mkinitramfs_from_another_directory():
     """guest/linux/mkinitramfs.py, started by its full path from
     elsewhere, finds the build's usemem on its own."""
