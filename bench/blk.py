@@ -13,8 +13,8 @@ import sys
 import tempfile
 import time
 
-from common import (QEMU, THPVM, median, qemu_cmd, require_build,
-                    run_guest, start_serving, tg_fields)
+from common import (QEMU, THPVM, median, print_command, qemu_cmd,
+                    require_build, run_guest, start_serving, tg_fields)
 from host import vmm_overhead
 
 PARAMS = "skip=smp,lapic,pit blkbench"
@@ -43,6 +43,7 @@ def measure(cmd):
 
 def main():
     require_build()
+    print_command()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     with tempfile.TemporaryDirectory() as d:
         img = os.path.join(d, "bench.img")

@@ -1,5 +1,6 @@
 """Shared helpers of the benchmark scripts: running thpvm and QEMU on the
 test guest and reading its "tg:" result lines."""
+import atexit
 import os
 import queue
 import re
@@ -43,10 +44,22 @@ def quote(cmd):
 
 
 def print_command():
-    """The command line that produced the figures, first in the output."""
+    """The command line that produced the figures, when, and how busy the
+    machine was, first in the output; how busy again at the end, since
+    figures from a loaded machine are not comparable."""
     build = os.environ.get("BUILD")
     print("command: " + (f"BUILD={shlex.quote(build)} " if build else "") +
           quote([sys.executable] + sys.argv), flush=True)
+    print(f"date: {time.strftime('%Y-%m-%d %H:%M %Z')}, {machine_load()}",
+          flush=True)
+    atexit.register(lambda: print(f"at the end: {machine_load()}",
+                                  flush=True))
+
+
+def machine_load():
+    one, five, fifteen = os.getloadavg()
+    return (f"load average {one:.2f} {five:.2f} {fifteen:.2f} "
+            f"(1, 5, 15 min) on {os.cpu_count()} CPUs")
 
 
 def lkvm_cmd(mem_mib, params, cpus=1):

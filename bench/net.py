@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "integration"))
 import netns  # noqa: E402
 from common import (BUILD, QEMU, THPVM, check_passed, median,  # noqa: E402
-                    qemu_cmd, require_build, tg_fields)
+                    qemu_cmd, print_command, require_build, tg_fields)
 
 PORT = 7777
 PACKETS = 100000
@@ -80,6 +80,7 @@ def one_run(ns, cmd):
 
 def main():
     require_build()
+    print_command()
     if not os.path.exists(UDP_FLOOD):
         sys.exit(f"bench/net.py: {UDP_FLOOD} is missing (ninja -C build)")
     why = netns.usable()

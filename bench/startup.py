@@ -15,8 +15,8 @@ import subprocess
 import sys
 import time
 
-from common import (BUILD, LKVM, QEMU, THPVM, lkvm_cmd, median, qemu_cmd,
-                    require_build)
+from common import (BUILD, LKVM, QEMU, THPVM, lkvm_cmd, median,
+                    print_command, qemu_cmd, require_build)
 
 MEM = "128M"
 
@@ -34,6 +34,7 @@ def wall(cmd, expect_rc):
 
 def main():
     require_build()
+    print_command()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     bare = os.path.join(BUILD, "bench", "bare_vm")
     configs = [

@@ -12,8 +12,9 @@ import subprocess
 import sys
 import time
 
-from common import (BZIMAGE, LKVM, QEMU, THPVM, lkvm_cmd, median, qemu_cmd,
-                    require_build, run_guest, start_serving, tg_fields)
+from common import (BZIMAGE, LKVM, QEMU, THPVM, lkvm_cmd, median,
+                    print_command, qemu_cmd, require_build, run_guest,
+                    start_serving, tg_fields)
 from host import guest_ram
 
 PARAMS = "touch=1G rand=50000000 skip=smp,lapic,pit"
@@ -56,6 +57,7 @@ def coverage_of(cmd):
 
 def main():
     require_build()
+    print_command()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     configs = [("thpvm (THP)", [THPVM, "run", "-m", MEM, "-p", PARAMS]),
                ("thpvm --no-thp", [THPVM, "run", "--no-thp", "-m", MEM,

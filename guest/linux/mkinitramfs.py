@@ -33,6 +33,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The build directory the README makes, whatever directory this runs from.
+BUILD = os.environ.get("BUILD") or os.path.normpath(
+    os.path.join(HERE, "..", "..", "build"))
 
 # Wanted modules, in load order; deps come first (modules.dep). Optional
 # ones are left out when the kernel has no such module.
@@ -309,8 +312,7 @@ def build(args):
     else:
         busybox = package_binary("busybox-static", "busybox")
         hackbench = package_binary("rt-tests", "hackbench")
-    usemem = args.usemem or os.path.join(
-        os.environ.get("BUILD", "build"), "guest", "linux", "usemem")
+    usemem = args.usemem or os.path.join(BUILD, "guest", "linux", "usemem")
     if not os.path.isfile(usemem):
         raise Error(f"no usemem at {usemem} (build it with ninja, or "
                     "pass --usemem PATH)")
@@ -373,7 +375,7 @@ def main():
                          "/lib/modules/* with virtio modules)")
     ap.add_argument("--usemem", metavar="PATH",
                     help="usemem binary (default: $BUILD/guest/linux/usemem, "
-                         "BUILD defaulting to ./build)")
+                         "BUILD defaulting to the checkout's build/)")
     ap.add_argument("--cont-balloon", metavar="PATH.ko",
                     help="add cont_balloon.ko (thpvm.balloon=cont_balloon)")
     ap.add_argument("--sysroot", metavar="DIR",

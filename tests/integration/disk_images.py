@@ -1,6 +1,12 @@
 """Disk images with the patterns the test guest's virtio-blk checks use
 (docs/test-guest.md): pattern A is what the host writes, pattern B what the
-guest writes over the 1 MiB at sector capacity/2."""
+guest writes over the 1 MiB at sector capacity/2.
+
+Run by hand, it makes such images for the examples in docs/test-guest.md:
+
+    python3 tests/integration/disk_images.py IMAGE SIZE   (SIZE: 8M, 1G, bytes)
+"""
+import argparse
 import array
 import sys
 
@@ -48,3 +54,27 @@ def read_at(path, off, length):
 def write_region(size):
     """(offset, length) of the guest's pattern-B write."""
     return size // 2 // 512 * 512, MIB
+
+
+def parse_size(text):
+    units = {"K": 1 << 10, "M": MIB, "G": 1 << 30}
+    unit = units.get(text[-1:].upper(), 1)
+    number = text[:-1] if unit > 1 else text
+    if not number.isdigit() or int(number) == 0 or int(number) * unit % 512:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size of one or more whole 512-byte sectors")
+    return int(number) * unit
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="Write a disk image of pattern A, as the test guest's "
+                    "virtio-blk checks expect it.")
+    ap.add_argument("image")
+    ap.add_argument("size", type=parse_size, help="8M, 1G or bytes")
+    args = ap.parse_args()
+    make_image(args.image, args.size)
+
+
+if __name__ == "__main__":
+    main()

@@ -23,14 +23,28 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from host import threads_report  # noqa: E402
 from linux_guest import host_unfit_reason  # noqa: E402
 
-THPVM = os.environ.get("THPVM", "thpvm")
-# What thpvm puts before -p for a Linux kernel on x86 (arch_linux_params).
-LINUX_DEFAULT_PARAMS = "console=ttyS0 earlyprintk=serial reboot=k panic=-1"
-GUEST_BZIMAGE = os.environ.get("TESTGUEST_BZIMAGE")
-GUEST_ELF = os.environ.get("TESTGUEST_ELF")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+# meson test names each built file; run by hand, a test finds them in
+# the build directory the README makes (./build of the checkout, or
+# BUILD=DIR as for bench/).
+BUILD = os.environ.get("BUILD") or os.path.join(ROOT, "build")
+
+
+def _built(variable, path):
+    return os.environ.get(variable) or os.path.join(BUILD, path)
+
+
+THPVM = _built("THPVM", "thpvm")
+GUEST_BZIMAGE = _built("TESTGUEST_BZIMAGE", "guest/testguest.bzImage")
+GUEST_ELF = _built("TESTGUEST_ELF", "guest/testguest.elf")
+USEMEM = _built("USEMEM", "guest/linux/usemem")
 # A bzImage whose real-mode setup code lies past its header
 # (setup_past_header.S).
-SETUP_PAST_HEADER_BZIMAGE = os.environ.get("SETUP_PAST_HEADER_BZIMAGE")
+SETUP_PAST_HEADER_BZIMAGE = _built(
+    "SETUP_PAST_HEADER_BZIMAGE", "tests/integration/setup_past_header.bzImage")
+# What thpvm puts before -p for a Linux kernel on x86 (arch_linux_params).
+LINUX_DEFAULT_PARAMS = "console=ttyS0 earlyprintk=serial reboot=k panic=-1"
 
 
 class Skip(Exception):
@@ -45,6 +59,10 @@ def main(namespace):
     tests = [(n, f) for n, f in namespace.items()
              if n.startswith("test_") and callable(f)]
     only = sys.argv[1:]
+    unknown = sorted(set(only) - {n for n, _ in tests})
+    if unknown:
+        # A misspelt or renamed test must not pass by running nothing.
+        sys.exit(f"{sys.argv[0]}: no test named {', '.join(unknown)}")
     if only:
         tests = [t for t in tests if t[0] in only]
     failed = 0

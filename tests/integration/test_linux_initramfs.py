@@ -51,8 +51,7 @@ MODULES = ["virtio_ring", "virtio", "virtio_pci", "virtio_blk", "virtio_net",
 
 
 def usemem_path():
-    path = os.environ.get("USEMEM") or os.path.join(
-        ROOT, "build", "guest", "linux", "usemem")
+    path = harness.USEMEM
     if not os.path.isfile(path):
         harness.skip(f"no usemem at {path} (set USEMEM or build it)")
     return path
