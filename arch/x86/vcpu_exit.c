@@ -81,6 +81,17 @@ bool arch_vcpu_exit(struct vcpu *vcpu)
 	return false;
 }
 
+/* KVM on AMD re-initialises a vCPU at a shutdown (the VMCB is undefined
+ * after the SHUTDOWN intercept): what it reports is the reset state, not
+ * where the guest died, and saying so keeps anyone from chasing 0xfff0. */
+static bool lost_at_shutdown(const struct kvm_run *run,
+			     const struct kvm_regs *regs,
+			     const struct kvm_sregs *sregs)
+{
+	return run->exit_reason == KVM_EXIT_SHUTDOWN && regs->rip == 0xfff0 &&
+	       sregs->cs.selector == 0xf000 && !(sregs->cr0 & 1);
+}
+
 void arch_vcpu_report_failure(struct vcpu *vcpu)
 {
 	const struct kvm_run *run = vcpu->run;
@@ -94,6 +105,11 @@ void arch_vcpu_report_failure(struct vcpu *vcpu)
 	    ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0) {
 		pr_err("vCPU %u: %s (registers unreadable: %s)", vcpu->id,
 		       reason_of(run, reason, sizeof(reason)), strerror(errno));
+		return;
+	}
+	if (lost_at_shutdown(run, &regs, &sregs)) {
+		pr_err("vCPU %u: triple fault (where is unknown: KVM reset the "
+		       "vCPU at the shutdown, as it does on AMD)", vcpu->id);
 		return;
 	}
 	/* Newer KVMs hand over the bytes they failed on. */

@@ -4,6 +4,7 @@ SIGTERM stop a VM cleanly, restoring the terminal and removing the
 socket."""
 import os
 import pty
+import re
 import signal
 import struct
 import subprocess
@@ -175,6 +176,31 @@ def test_kernel_does_not_fit():
         f.flush()
         one_error(run(["run", "-m", "16M", "-i", f.name]),
                   "does not fit")
+
+
+def test_guest_triple_fault_one_line():
+    """A guest that dies (int3 with no IDT) ends thpvm with status 1 and
+    one line: where, with the instruction, or, where KVM reset the vCPU
+    at the shutdown (AMD), that where is unknown. PVM cannot run the
+    guest's kernel mode that far: its line is the emulation failure at
+    the int3."""
+    harness.require_kvm()
+    capable, _ = harness.capable_kvm_host()
+    r = run(["run", "-p", "triple_fault"])
+    assert r.rc == 1, r
+    assert "tg: triple fault" in r.out, r
+    lines = r.err.splitlines()
+    assert len(lines) == 1, r
+    where = (r" at RIP 0x[0-9a-f]+ \(CS 0x10, CR0 0x[0-9a-f]+\), "
+             r"instruction bytes: cc( [0-9a-f]{2})*")
+    if not capable:
+        assert re.fullmatch(rf"thpvm: error: vCPU 0: emulation failure"
+                            rf"{where}", lines[0]), r
+        return
+    assert re.fullmatch(
+        rf"thpvm: error: vCPU 0: triple fault({where}| \(where is unknown: "
+        r"KVM reset the vCPU at the shutdown, as it does on AMD\))",
+        lines[0]), r
 
 
 def test_no_kvm_device():
