@@ -51,6 +51,11 @@ class Skip(Exception):
     pass
 
 
+class Hang(AssertionError):
+    """A command, or a line awaited from one, that did not come in
+    time."""
+
+
 def skip(reason):
     raise Skip(reason)
 
@@ -154,7 +159,7 @@ def run_cmd(cmd, timeout=120, stdin=subprocess.DEVNULL, env=None):
             report = threads_report(p.pid)
             p.kill()
             out, err = p.communicate()
-            raise AssertionError(
+            raise Hang(
                 f"{cmd[0]} still running after {timeout} s, killed\n"
                 f"{report}\n{Result(None, _text(out), _text(err))}") \
                 from None
@@ -225,7 +230,8 @@ def wait_for_line(p, pattern, timeout=60):
         ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
         chunk = os.read(fd, 65536) if ready else b""
         if not chunk:
-            raise AssertionError(
+            # Nothing in time, or the end of the output.
+            raise (Hang if not ready else AssertionError)(
                 f"no line matching {pattern!r} within {timeout}s; "
                 f"got: {lines[-20:]}; exit: {p.poll()}")
         p.out_buf += chunk

@@ -632,6 +632,38 @@ def boot_args(version, image, mem, params):
     return ["run", "-k", kernel, "-i", image, "-m", mem, "-p", params]
 
 
+# Seen only in the emulated AMD-V host (tests/svm_host.py), more often
+# under load, and with thpvm builds from before and after the console's
+# writer thread: the nested Linux guest hangs or dies while it boots (a
+# triple fault; once a panic on a corrupted stack end), and the emulated
+# host's own watchdog reports thpvm's vCPU thread stuck in the kernel
+# (KVM_RUN) for minutes. Not found in thpvm; issue 14 has the notes. So
+# a boot that hangs or dies gets one more, the first one's end shown as
+# a comment; a second hang or death fails the test.
+GUEST_DIED = re.compile(r"triple fault|Kernel panic|corrupted stack end")
+
+
+def again_if_died(boot):
+    """boot()'s result, or a second boot's if the first hung (harness.Hang)
+    or its guest died (in the result, or in what boot() raised)."""
+    try:
+        r = boot()
+        if (not isinstance(r, harness.Result) or
+                not GUEST_DIED.search(r.out + r.err)):
+            return r
+        first = (r.out.splitlines()[-20:] + r.err.splitlines())
+    except AssertionError as e:
+        if not isinstance(e, harness.Hang) and not GUEST_DIED.search(str(e)):
+            raise
+        first = str(e).splitlines()[-20:]
+    harness.kill_leftovers()
+    print("# the guest hung or died, so it boots once more; the end of "
+          "the first boot:")
+    for line in first:
+        print(f"#   {line}")
+    return boot()
+
+
 def require_capable(what):
     """Skips where a stock kernel cannot get as far as `what`."""
     capable, why = harness.capable_kvm_host()
@@ -644,7 +676,7 @@ def test_boot_hackbench():
     version, image = build_image()
     args = boot_args(version, image, "1G", PARAMS)
     capable, why = harness.capable_kvm_host()
-    r = run(args, timeout=300)
+    r = again_if_died(lambda: run(args, timeout=300))
     assert re.search(r"\] Linux version \d", r.out), r
     assert (f"] Command line: {harness.LINUX_DEFAULT_PARAMS} {PARAMS}\n"
             in r.out), r
@@ -691,14 +723,26 @@ def test_boot_shell():
     require_capable("its shell")
     version, image = build_image()
     args = boot_args(version, image, "512M", "")
-    p = harness.start(args[:1] + ["--console", "virtio"] + args[1:],
-                      stdin=subprocess.PIPE)
-    # earlyprintk on the UART shows the boot from its start.
-    lines = harness.wait_for_line(p, r"\] Command line: ", timeout=300)
-    assert "Command line: console=hvc0 earlyprintk=serial " in lines[-1], \
-        lines
-    harness.wait_for_line(p, rf"thpvm-guest: init ready kernel={version}",
-                          timeout=300)
+
+    def boot():
+        p = harness.start(args[:1] + ["--console", "virtio"] + args[1:],
+                          stdin=subprocess.PIPE)
+        # earlyprintk on the UART shows the boot from its start.
+        lines = harness.wait_for_line(p, r"\] Command line: ", timeout=300)
+        assert "Command line: console=hvc0 earlyprintk=serial " in \
+            lines[-1], lines
+        try:
+            harness.wait_for_line(
+                p, rf"thpvm-guest: init ready kernel={version}", timeout=300)
+        except harness.Hang:
+            raise
+        except AssertionError as e:
+            # thpvm ended: its stderr says how.
+            p.wait(timeout=30)
+            raise AssertionError(f"{e}\n{harness.read_stderr(p)}") from None
+        return p
+
+    p = again_if_died(boot)
     # Typed again until it runs: input that arrives before the shell
     # opens the console may be read by nobody.
     deadline = time.monotonic() + 300
@@ -740,22 +784,27 @@ def check_virtio_io(extra_params="", with_rng=False, extra_args=()):
     ro = rng.randbytes(1 << 20)
     with tempfile.TemporaryDirectory(prefix="thpvm-virtio-io-") as tmp:
         disk_path, ro_path = (os.path.join(tmp, n) for n in ("rw", "ro"))
-        for path, data in ((disk_path, disk), (ro_path, ro)):
-            with open(path, "wb") as f:
-                f.write(data)
         # quiet: a kernel warning (the clocksource watchdog's, under
         # emulation) must not land in the middle of a result line.
         params = ("quiet thpvm.run=virtio-io "
                   f"THPVM_GUEST_IP={netns.GUEST_IP} "
                   f"THPVM_HOST_IP={netns.HOST_IP} {extra_params}")
-        with netns.NetNS() as ns:
-            r = harness.run_cmd(
-                ns.prefix() + [harness.THPVM] +
-                boot_args(version, image, "512M", params) +
-                ["-d", disk_path, "-d", f"{ro_path},ro",
-                 "-n", f"mode=tap,tapif={netns.TAP}"] +
-                (["--rng"] if with_rng else []) + list(extra_args),
-                timeout=300)
+
+        def boot():
+            # Fresh disks each boot: the guest writes to the first.
+            for path, data in ((disk_path, disk), (ro_path, ro)):
+                with open(path, "wb") as f:
+                    f.write(data)
+            with netns.NetNS() as ns:
+                return harness.run_cmd(
+                    ns.prefix() + [harness.THPVM] +
+                    boot_args(version, image, "512M", params) +
+                    ["-d", disk_path, "-d", f"{ro_path},ro",
+                     "-n", f"mode=tap,tapif={netns.TAP}"] +
+                    (["--rng"] if with_rng else []) + list(extra_args),
+                    timeout=300)
+
+        r = again_if_died(boot)
         out = r.out.replace("\r", "")
         for error in ACPI_ERRORS:
             assert error not in out, r
