@@ -7,6 +7,7 @@ run it; an AssertionError or any other exception fails it.
 """
 import json
 import os
+import pty
 import re
 import select
 import shutil
@@ -235,6 +236,40 @@ def wait_for_line(p, pattern, timeout=60):
                 f"no line matching {pattern!r} within {timeout}s; "
                 f"got: {lines[-20:]}; exit: {p.poll()}")
         p.out_buf += chunk
+
+
+class Pty:
+    """A program on a pseudo-terminal, as a user's terminal sees it."""
+
+    def __init__(self, argv):
+        self.name = os.path.basename(argv[0])
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execvp(argv[0], argv)
+        self.buf = b""
+
+    def send(self, data):
+        os.write(self.fd, data.encode() if isinstance(data, str) else data)
+
+    def expect(self, pattern, timeout=60):
+        """Reads until pattern matches what came since the last match;
+        returns that text."""
+        deadline = time.monotonic() + timeout
+        while True:
+            m = re.search(pattern.encode(), self.buf)
+            if m:
+                seen, self.buf = self.buf[:m.end()], self.buf[m.end():]
+                return seen.decode(errors="replace")
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {pattern!r} in {self.buf[-3000:]!r}"
+            if select.select([self.fd], [], [], left)[0]:
+                try:
+                    data = os.read(self.fd, 65536)
+                except OSError:
+                    data = b""      # EIO: the program's side is closed
+                assert data, (f"{self.name} ended; no {pattern!r} in "
+                              f"{self.buf[-3000:]!r}")
+                self.buf += data
 
 
 def read_stderr(p):

@@ -8,7 +8,6 @@ serial console, or the virtio-console with --console virtio), and
 Ctrl-] detaches, leaving the VM running until `thpvm stop`. And
 --console-socket PATH without --detach."""
 import os
-import pty
 import re
 import select
 import signal
@@ -47,35 +46,11 @@ def cleanup(info):
         pass
 
 
-class Console:
+class Console(harness.Pty):
     """thpvm console on a pty, as a user's terminal."""
 
     def __init__(self, *args):
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            os.execv(harness.THPVM, [harness.THPVM, "console", *args])
-        self.buf = b""
-
-    def expect(self, pattern, timeout=30):
-        deadline = time.monotonic() + timeout
-        while True:
-            m = re.search(pattern.encode(), self.buf)
-            if m:
-                seen, self.buf = self.buf[:m.end()], self.buf[m.end():]
-                return seen.decode(errors="replace")
-            left = deadline - time.monotonic()
-            assert left > 0, f"no {pattern!r} in {self.buf[-3000:]!r}"
-            if select.select([self.fd], [], [], left)[0]:
-                try:
-                    data = os.read(self.fd, 65536)
-                except OSError:
-                    data = b""
-                assert data, f"console ended; no {pattern!r} in " \
-                    f"{self.buf[-3000:]!r}"
-                self.buf += data
-
-    def send(self, data):
-        os.write(self.fd, data)
+        super().__init__([harness.THPVM, "console", *args])
 
     def wait(self, timeout=10):
         """Its exit status, once it ends, and the rest of its output."""

@@ -7,9 +7,7 @@ is not stopped by the terminal: it leaves the terminal's modes alone
 and reads nothing until it is brought to the foreground (fg), where it
 takes the terminal in raw mode (Ctrl-A x stops it) and gives it back."""
 import os
-import pty
 import re
-import select
 import signal
 import subprocess
 import time
@@ -50,37 +48,13 @@ def test_serial_console_has_no_vcons():
     assert r.rc != 0 and "tg: FAIL vcons reason=no-device" in r.out, r
 
 
-class Shell:
+class Shell(harness.Pty):
     """An interactive bash on a pty, so with job control: the terminal
     stops a background job that reads it or changes its modes."""
 
     def __init__(self):
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
-        self.buf = b""
+        super().__init__(["bash", "--norc", "--noprofile", "-i"])
         self.send("PS1='$ '; stty tostop\n")
-
-    def send(self, text):
-        os.write(self.fd, text.encode() if isinstance(text, str) else text)
-
-    def expect(self, pattern, timeout=60):
-        """Reads until pattern matches what came since the last match;
-        returns that text."""
-        deadline = time.monotonic() + timeout
-        while True:
-            m = re.search(pattern.encode(), self.buf)
-            if m:
-                seen, self.buf = self.buf[:m.end()], self.buf[m.end():]
-                return seen.decode(errors="replace")
-            left = deadline - time.monotonic()
-            assert left > 0, f"no {pattern!r} in {self.buf[-2000:]!r}"
-            if select.select([self.fd], [], [], left)[0]:
-                try:
-                    self.buf += os.read(self.fd, 65536)
-                except OSError:
-                    raise AssertionError(
-                        f"shell gone; no {pattern!r} in {self.buf!r}")
 
     def command(self, line, timeout=60):
         """Runs line; returns its output, up to a marker it prints."""
