@@ -328,6 +328,20 @@ static void save(const char *dir, const char *name, const uint8_t *t)
 	fclose(f);
 }
 
+/* The tables for nr_cpus, as ACPICA's tools read them: facp.dat,
+ * apic.dat and dsdt.dat in a new directory dir (a mkdtemp template). */
+static bool save_tables(unsigned nr_cpus, char *dir)
+{
+	read_root(nr_cpus);
+	CHECK(fadt && madt && dsdt && mkdtemp(dir));
+	if (!fadt || !madt || !dsdt)
+		return false;
+	save(dir, "facp.dat", fadt);
+	save(dir, "apic.dat", madt);
+	save(dir, "dsdt.dat", dsdt);
+	return true;
+}
+
 /* Runs a shell command in dir; its output in dir/out.txt. */
 static char *run_in(const char *dir, const char *cmd)
 {
@@ -433,13 +447,8 @@ static void test_iasl_decompiles(void)
 		SKIP("no iasl (apt-get install acpica-tools)");
 		return;
 	}
-	read_root(4);
-	CHECK(fadt && madt && dsdt && mkdtemp(dir));
-	if (!fadt || !madt || !dsdt)
+	if (!save_tables(4, dir))
 		return;
-	save(dir, "facp.dat", fadt);
-	save(dir, "apic.dat", madt);
-	save(dir, "dsdt.dat", dsdt);
 	out = run_in(dir, "iasl -d facp.dat apic.dat dsdt.dat");
 	/* iasl says so on a table it cannot read or a field it finds
 	 * wrong. */
@@ -468,13 +477,8 @@ static void test_acpiexec_loads(void)
 		SKIP("no acpiexec (apt-get install acpica-tools)");
 		return;
 	}
-	read_root(2);
-	CHECK(fadt && madt && dsdt && mkdtemp(dir));
-	if (!fadt || !madt || !dsdt)
+	if (!save_tables(2, dir))
 		return;
-	save(dir, "facp.dat", fadt);
-	save(dir, "apic.dat", madt);
-	save(dir, "dsdt.dat", dsdt);
 	out = run_in(dir, "acpiexec -b 'evaluate _S5_; "
 		     "evaluate _SB.V001._CRS; evaluate _SB.PCI0._PRT; "
 		     "evaluate _SB.C001._UID' facp.dat apic.dat dsdt.dat");
