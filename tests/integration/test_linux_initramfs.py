@@ -632,14 +632,12 @@ def boot_args(version, image, mem, params):
     return ["run", "-k", kernel, "-i", image, "-m", mem, "-p", params]
 
 
-# Seen only in the emulated AMD-V host (tests/svm_host.py), more often
-# under load, and with thpvm builds from before and after the console's
-# writer thread: the nested Linux guest hangs or dies while it boots (a
-# triple fault; once a panic on a corrupted stack end), and the emulated
-# host's own watchdog reports thpvm's vCPU thread stuck in the kernel
-# (KVM_RUN) for minutes. Not found in thpvm; issue 14 has the notes. So
-# a boot that hangs or dies gets one more, the first one's end shown as
-# a comment; a second hang or death fails the test.
+# Seen in the emulated AMD-V host when it had two CPUs: the nested Linux
+# guest hung or died while it booted, in about one verbose boot in five
+# (tests/svm_host.py, which now gives that host one CPU, says more). Not
+# thpvm's, as far as it was followed. Should it come back, a boot that
+# hangs or dies gets one more, the first one's end shown as a comment;
+# a second hang or death fails the test.
 GUEST_DIED = re.compile(r"triple fault|Kernel panic|corrupted stack end")
 
 
