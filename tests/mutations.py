@@ -176,6 +176,11 @@ MUTATIONS = {
         "\tcmdline = cmdline_with_mmio(vm, user->cmdline, !user->no_acpi);",
         "\tcmdline = cmdline_with_mmio(vm, user->cmdline, false);",
         "integration-boot", ["test_virtio_mmio_announced"]),
+    "insn-name-without-rex-w": (
+        "arch/x86/insn_name.c",
+        "\t\trex_w = insn[i] & 0x08;",
+        "\t\trex_w = false;",
+        "unit-x86-insn-name", []),
     "vcons-tx-takes-writable-buffer": (
         "virtio/console.c",
         "\t\t\tif (chain.nr_in) {",

@@ -1,13 +1,15 @@
 /* The exits the generic vCPU loop leaves to x86: there are none it
  * handles, so each is a failure, said in one clear line: why, where
- * (RIP), and the instruction bytes there, which is what one needs to see
- * an emulation failure ("lock cmpxchg16b", "xrstor", ...). */
+ * (RIP), and the instruction bytes there, named where they are one of
+ * the instructions an emulator gives up on ("lock cmpxchg16b", "xrstor",
+ * ...). */
 #include <errno.h>
 #include <linux/kvm.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "arch/x86/insn_name.h"
 #include "core/arch.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
@@ -38,8 +40,10 @@ static size_t read_insn(struct vcpu *vcpu, uint64_t linear, uint8_t *buf)
 	return done;
 }
 
+/* "f0 48 0f c7 4d 20 ... (lock cmpxchg16b)" */
 static void format_bytes(const uint8_t *b, size_t n, char *out, size_t len)
 {
+	char name[32];
 	size_t i, pos = 0;
 
 	out[0] = '\0';
@@ -48,6 +52,8 @@ static void format_bytes(const uint8_t *b, size_t n, char *out, size_t len)
 				b[i]);
 	if (!n)
 		snprintf(out, len, "unreadable");
+	else if (x86_insn_name(b, n, name, sizeof(name)) && pos < len)
+		snprintf(out + pos, len - pos, " (%s)", name);
 }
 
 static const char *reason_of(const struct kvm_run *run, char *buf, size_t len)
@@ -96,7 +102,7 @@ void arch_vcpu_report_failure(struct vcpu *vcpu)
 {
 	const struct kvm_run *run = vcpu->run;
 	uint8_t insn[INSN_MAX];
-	char reason[96], bytes[INSN_MAX * 3 + 16];
+	char reason[96], bytes[INSN_MAX * 3 + 48];
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;
 	size_t n = 0;

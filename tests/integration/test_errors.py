@@ -192,7 +192,7 @@ def test_guest_triple_fault_one_line():
     lines = r.err.splitlines()
     assert len(lines) == 1, r
     where = (r" at RIP 0x[0-9a-f]+ \(CS 0x10, CR0 0x[0-9a-f]+\), "
-             r"instruction bytes: cc( [0-9a-f]{2})*")
+             r"instruction bytes: cc( [0-9a-f]{2})* \(int3\)")
     if not capable:
         assert re.fullmatch(rf"thpvm: error: vCPU 0: emulation failure"
                             rf"{where}", lines[0]), r

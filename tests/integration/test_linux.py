@@ -44,7 +44,8 @@ def boot(mode):
         assert r.rc == 1, r
         assert len(failure) == 1, r
         assert re.search(r"vCPU 0: emulation failure at RIP 0x[0-9a-f]+ .*"
-                         r"instruction bytes: ([0-9a-f]{2} ?)+$",
+                         r"instruction bytes: [0-9a-f]{2}( [0-9a-f]{2})*"
+                         r"( \([a-z0-9 ]+\))?$",
                          failure[0]), r
     else:
         assert "Kernel panic" in r.out and r.rc == 0, r

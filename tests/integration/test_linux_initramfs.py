@@ -693,7 +693,8 @@ def test_boot_hackbench():
         assert r.rc == 1, r
         assert len(failure) == 1, r
         assert re.search(r"vCPU 0: emulation failure at RIP 0x[0-9a-f]+ .*"
-                         r"instruction bytes: ([0-9a-f]{2} ?)+$",
+                         r"instruction bytes: [0-9a-f]{2}( [0-9a-f]{2})*"
+                         r"( \([a-z0-9 ]+\))?$",
                          failure[0]), r
         assert "thpvm-guest:" not in r.out, r
         harness.skip(f"{why}: the boot was checked up to the kernel's "
