@@ -445,6 +445,27 @@ static void test_corrupt(void)
 	}
 }
 
+/* A copy of packed with a few bytes flipped (more each round) and, every
+ * third round, cut short; its length in *len. */
+static uint8_t *damaged(const struct blob *packed, int round,
+			uint32_t *seed, size_t *len)
+{
+	uint8_t *in = malloc(packed->len);
+
+	CHECK(in != NULL);
+	if (!in)
+		abort();
+	memcpy(in, packed->data, packed->len);
+	*len = packed->len;
+	for (int k = 0; k < 1 + round % 4; k++) {
+		*seed = *seed * 1103515245 + 12345;
+		in[(*seed >> 8) % *len] ^= 1 + (*seed >> 24) % 255;
+	}
+	if (round % 3 == 0)
+		*len = (*seed >> 4) % *len + 1;
+	return in;
+}
+
 /* Random damage must give a clean error or some output, never a crash or
  * an overread (run under ASan to see those). */
 static void test_fuzz(void)
@@ -456,19 +477,12 @@ static void test_fuzz(void)
 
 		format_pack(&formats[i], 20000, &plain, &packed);
 		for (int round = 0; round < 300; round++) {
-			uint8_t *in = malloc(packed.len);
-			size_t len = packed.len;
+			size_t len;
+			uint8_t *in = damaged(&packed, round, &seed, &len);
 			uint8_t *out = NULL;
 			size_t out_len = 0;
 			int err;
 
-			memcpy(in, packed.data, len);
-			for (int k = 0; k < 1 + round % 4; k++) {
-				seed = seed * 1103515245 + 12345;
-				in[(seed >> 8) % len] ^= 1 + (seed >> 24) % 255;
-			}
-			if (round % 3 == 0)
-				len = (seed >> 4) % len + 1;
 			err = decompress(formats[i].c, in, len, 64 * KiB, &out,
 					 &out_len);
 			CHECK(err == 0 || err == -EINVAL || err == -EFBIG);
@@ -562,19 +576,13 @@ static void test_into_fuzz(void)
 
 		format_pack(&formats[i], 20000, &plain, &packed);
 		for (int round = 0; round < 200; round++) {
-			uint8_t *in = malloc(packed.len);
+			size_t len;
+			uint8_t *in = damaged(&packed, round, &seed, &len);
 			size_t room = 16 * KiB + round * 37;
 			uint8_t *dst = malloc(room);
-			size_t len = packed.len, out_len = 0;
+			size_t out_len = 0;
 			int err;
 
-			memcpy(in, packed.data, len);
-			for (int k = 0; k < 1 + round % 4; k++) {
-				seed = seed * 1103515245 + 12345;
-				in[(seed >> 8) % len] ^= 1 + (seed >> 24) % 255;
-			}
-			if (round % 3 == 0)
-				len = (seed >> 4) % len + 1;
 			err = decompress_into(formats[i].c, in, len, dst, room,
 					      &out_len);
 			CHECK(err == 0 || err == -EINVAL || err == -EFBIG);
