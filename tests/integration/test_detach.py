@@ -100,8 +100,9 @@ def test_detach_and_attach_serial():
         con.send(b"\x1d")
         assert con.wait() == 0
         assert run(["stop", "d1"]).rc == 0
-        assert ctl_json(["list"]) == []
+        # Gone when stop returns, not only once the VM process ends.
         assert not os.path.exists(info["console_socket"])
+        assert ctl_json(["list"]) == []
     finally:
         cleanup(info)
 
