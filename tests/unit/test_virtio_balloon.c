@@ -57,10 +57,16 @@ static bool released(unsigned i, uint64_t gpa, uint64_t len)
 	return i < nr_runs && runs[i].gpa == gpa && runs[i].len == len;
 }
 
+/* What the host side sees once the device's pass is over. A pass pushes
+ * its chains to the used ring before it publishes its figures, both
+ * under the device lock: a test that waited for the used ring takes the
+ * lock once, so that the pass it saw is over. */
 static struct virtio_balloon_info info(void)
 {
 	struct virtio_balloon_info i;
 
+	pthread_mutex_lock(&bln.vdev.lock);
+	pthread_mutex_unlock(&bln.vdev.lock);
 	virtio_balloon_info(&bln, &i);
 	return i;
 }
@@ -695,9 +701,12 @@ struct host_call {
 static void *host_side(void *arg)
 {
 	struct host_call *h = arg;
+	struct virtio_balloon_info i;
 
+	/* As the control socket asks: without the device lock. */
 	CHECK_EQ(virtio_balloon_set_target(&bln, 3 * MiB), 0);
-	h->target = info().target;
+	virtio_balloon_info(&bln, &i);
+	h->target = i.target;
 	__atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
