@@ -284,8 +284,11 @@ void run_console_close(struct run_console *rc)
 		if (rc->out_wr >= 0)
 			close(rc->out_wr);
 		rc->out_wr = -1;
-		eventfd_write(rc->stop_fd, 1);
-		pthread_join(rc->thread, NULL);
+		/* A thread that cannot be told to stop is not waited for. */
+		if (eventfd_signal(rc->stop_fd) == 0)
+			pthread_join(rc->thread, NULL);
+		else
+			pr_err("console socket: cannot stop its thread");
 		pthread_mutex_destroy(&rc->lock);
 		rc->started = false;
 	}
