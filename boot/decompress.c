@@ -436,16 +436,22 @@ int decompress(enum compression c, const uint8_t *in, size_t in_len,
 		if (in_len > max_out)
 			return -EFBIG;
 		*out = malloc(in_len ? in_len : 1);
-		if (!*out)
+		if (!*out) {
+			pr_err("out of memory for a %zu-byte image", in_len);
 			return -ENOMEM;
+		}
 		memcpy(*out, in, in_len);
 		*out_len = in_len;
 		return 0;
 	}
 	err = outbuf_init(&ob, max_out, in_len >= 4 ?
 				  get_le32(in + in_len - 4) : 0);
-	if (err)
+	if (err) {
+		/* The caller says nothing more: "already reported". */
+		pr_err("%s: out of memory to unpack into",
+		       compression_name(c));
 		return err;
+	}
 	err = decode(c, in, in_len, &ob);
 	if (err) {
 		free(ob.buf);
