@@ -6,7 +6,7 @@
 
 static void check_name(const uint8_t *b, size_t n, const char *want)
 {
-	char out[32];
+	char out[32] = "";
 
 	CHECK(x86_insn_name(b, n, out, sizeof(out)));
 	CHECK_STR(out, want);
