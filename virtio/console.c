@@ -30,13 +30,21 @@ static void process_tx(struct virtio_console *c)
 	struct virtq *vq = &vdev->queues[TX_QUEUE].vq;
 	uint16_t used = vq->used_idx;
 	struct virtq_chain chain;
-	unsigned i;
+	unsigned i, done = 0;
 	int got;
 
 	for (;;) {
 		virtq_disable_notify(vq);
 		while (virtio_queue_ready(vdev, TX_QUEUE) &&
 		       virtq_has_avail(vq)) {
+			/* A queue's worth per pass: a guest that keeps it fed
+			 * must not hold the device lock, which typed input
+			 * waits on, for ever. The rest comes after the
+			 * device thread's other events. */
+			if (done++ == VCONS_QUEUE_SIZE) {
+				virtio_queue_kick(vdev, TX_QUEUE);
+				goto out;
+			}
 			got = virtq_pop(vq, &chain);
 			if (got < 0)
 				virtio_device_error(vdev, "queue %u: %s",
@@ -58,6 +66,7 @@ static void process_tx(struct virtio_console *c)
 		    !virtq_enable_notify(vq))
 			break;
 	}
+out:
 	if (vq->used_idx != used)
 		virtio_queue_interrupt(vdev, TX_QUEUE);
 }
