@@ -115,5 +115,6 @@ bool pat_run(void);
 
 void blk_bench(struct blk_dev *b);
 void blk_evil(struct blk_dev *b);
+void blk_stream(struct blk_dev *b);
 
 #endif

@@ -554,6 +554,8 @@ void run_blk(void)
 		blk_bench(&devs[0]);
 	if (params.blk_evil && usable & 1)
 		blk_evil(&devs[0]);
+	if (params.blk_stream && usable & 1)
+		blk_stream(&devs[0]);
 	/* Quiet devices for whatever runs next. */
 	for (unsigned i = 0; i < n; i++)
 		if (usable >> i & 1)

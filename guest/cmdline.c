@@ -155,6 +155,8 @@ static bool parse_one(const char *tok, size_t len)
 			params.blkbench = true;
 		else if (is_key(tok, klen, "blk_evil"))
 			params.blk_evil = true;
+		else if (is_key(tok, klen, "blk_stream"))
+			params.blk_stream = true;
 		else if (is_key(tok, klen, "net"))
 			params.net = true;
 		else if (is_key(tok, klen, "netbench"))
@@ -266,6 +268,13 @@ static bool parse_one(const char *tok, size_t len)
 		return parse_u64(v, vlen, false, &params.netbench_packets) &&
 		       params.netbench_packets;
 	return true;
+}
+
+/* Any of the tokens that run the virtio-blk driver. */
+bool params_want_blk(void)
+{
+	return params.blk || params.blkbench || params.blk_evil ||
+	       params.blk_stream;
 }
 
 void parse_params(const char *cl)

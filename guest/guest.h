@@ -45,7 +45,7 @@ struct mmio_param {
 struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status, echo;
-	bool pci, blk, blkbench, blk_evil, net, netbench, balloon, rng;
+	bool pci, blk, blkbench, blk_evil, blk_stream, net, netbench, balloon, rng;
 	bool vcons;
 	bool balloon_flood;
 	bool punch_holes;
@@ -73,6 +73,7 @@ extern struct params params;
 
 bool cmdline_has_token(const char *cl, const char *tok);
 void parse_params(const char *cl);
+bool params_want_blk(void);
 
 /* Output and results. */
 void serial_init(void);

@@ -99,9 +99,8 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 	/* After dt_parse: ecam= wins over the device tree's ECAM. */
 	parse_params(boot.cmdline);
 	dt_report();
-	virtio = params.blk || params.blkbench || params.blk_evil ||
-		 params.net || params.netbench || params.balloon ||
-		 params.rng || params.vcons;
+	virtio = params_want_blk() || params.net || params.netbench ||
+		 params.balloon || params.rng || params.vcons;
 	check_memory();
 
 	mm_init();
@@ -129,7 +128,7 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 		pci_scan();
 	if (virtio)
 		virtio_scan();
-	if (params.blk || params.blkbench || params.blk_evil)
+	if (params_want_blk())
 		run_blk();
 	if (params.net || params.netbench)
 		run_net();

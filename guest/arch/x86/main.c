@@ -107,9 +107,8 @@ void c_entry(int entry, uint64_t ptr)
 	print("tg: boot entry=%s\n", entry_name(entry));
 	print("tg: cmdline=%s\n", boot.cmdline);
 	parse_params(boot.cmdline);
-	virtio = params.blk || params.blkbench || params.blk_evil ||
-		 params.net || params.netbench || params.balloon ||
-		 params.rng || params.vcons;
+	virtio = params_want_blk() || params.net || params.netbench ||
+		 params.balloon || params.rng || params.vcons;
 	check_e820();
 
 	mm_init();
@@ -135,7 +134,7 @@ void c_entry(int entry, uint64_t ptr)
 		pci_scan();
 	if (virtio)
 		virtio_scan();
-	if (params.blk || params.blkbench || params.blk_evil)
+	if (params_want_blk())
 		run_blk();
 	if (params.net || params.netbench)
 		run_net();
