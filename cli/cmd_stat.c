@@ -10,7 +10,7 @@
 
 static int stat_print(const char *name, const struct json_value *reply)
 {
-	uint64_t pid, vcpus, ram, resident, huge, pending, dropped;
+	uint64_t pid, vcpus, ram, resident, huge, pending, dropped, filtered;
 	uint64_t rng_bytes, rng_requests, rng_rate;
 	const char *state, *backing, *vm_name;
 	char ram_s[32], resident_s[32], huge_s[32], rng_s[32];
@@ -41,10 +41,16 @@ static int stat_print(const char *name, const struct json_value *reply)
 	       size_format(huge, huge_s, sizeof(huge_s)), percent);
 	/* A VM from before these were reported does without the line. */
 	if (json_get_u64(reply, "console_pending", &pending) &&
-	    json_get_u64(reply, "console_dropped", &dropped))
+	    json_get_u64(reply, "console_dropped", &dropped)) {
 		printf("Console output: %llu bytes waiting for stdout, %llu "
-		       "dropped\n", (unsigned long long)pending,
+		       "dropped", (unsigned long long)pending,
 		       (unsigned long long)dropped);
+		/* Only a VM with --console-filter has this. */
+		if (json_get_u64(reply, "console_filtered", &filtered))
+			printf(", %llu removed by the filter",
+			       (unsigned long long)filtered);
+		printf("\n");
+	}
 	/* Only a VM with an rng has these. */
 	if (json_get_u64(reply, "rng_bytes", &rng_bytes) &&
 	    json_get_u64(reply, "rng_requests", &rng_requests) &&

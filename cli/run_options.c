@@ -91,6 +91,11 @@ const char run_usage[] =
 "                         terminal (default with --detach: NAME.console\n"
 "                         next to the control socket), with the last 64 KiB\n"
 "                         of output kept for whoever attaches\n"
+"      --console-filter   pass the guest's console output through a filter:\n"
+"                         text, and the escapes that move the cursor,\n"
+"                         colour and erase, but no terminal titles or\n"
+"                         clipboard writes (OSC), no sequences that make\n"
+"                         the terminal answer, no reset (default: raw)\n"
 "      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
 "      --no-thp           back guest RAM with base pages (MADV_NOHUGEPAGE)\n"
 "      --boot ENTRY       kernel entry: auto (default: chosen per image), or\n"
@@ -146,6 +151,7 @@ enum {
 	OPT_NO_ACPI,
 	OPT_DETACH,
 	OPT_CONSOLE_SOCKET,
+	OPT_CONSOLE_FILTER,
 };
 
 static const struct option long_options[] = {
@@ -175,6 +181,7 @@ static const struct option long_options[] = {
 	{ "detach", no_argument, NULL, OPT_DETACH },
 	{ "daemonize", no_argument, NULL, OPT_DETACH },
 	{ "console-socket", required_argument, NULL, OPT_CONSOLE_SOCKET },
+	{ "console-filter", no_argument, NULL, OPT_CONSOLE_FILTER },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -675,6 +682,9 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 		return 0;
 	case OPT_NO_ACPI:
 		cfg->no_acpi = true;
+		return 0;
+	case OPT_CONSOLE_FILTER:
+		cfg->vm.console_filter = true;
 		return 0;
 	case OPT_VIRTIO_TRANSPORT:
 		if (transport_parse(arg, &cfg->virtio_transport))

@@ -86,6 +86,8 @@ static int handle_stat(void *opaque, const struct json_value *request,
 	console_out_stats(&vm->console_out, &con);
 	json_field_uint(reply, "console_pending", con.pending);
 	json_field_uint(reply, "console_dropped", con.dropped);
+	if (vm->cfg->console_filter)
+		json_field_uint(reply, "console_filtered", con.filtered);
 	write_rng(opaque, reply);
 	return 0;
 }

@@ -28,6 +28,8 @@
 /* However fast a trickling reader still makes progress, exit waits no
  * longer than this for it. */
 #define DRAIN_MAX_MS 5000
+/* Bytes filtered at a time, into a buffer on the stack. */
+#define FILTER_PIECE 256
 
 static void *writer_thread(void *arg)
 {
@@ -74,7 +76,8 @@ static void *writer_thread(void *arg)
 	return NULL;
 }
 
-int console_out_init(struct console_out *co, int fd, size_t size)
+int console_out_init(struct console_out *co, int fd, size_t size,
+		     bool filter)
 {
 	pthread_condattr_t attr;
 	sigset_t all, old;
@@ -83,6 +86,8 @@ int console_out_init(struct console_out *co, int fd, size_t size)
 	memset(co, 0, sizeof(*co));
 	co->fd = fd;
 	co->size = size;
+	co->filtering = filter;
+	console_filter_init(&co->filter);
 	co->buf = malloc(size);
 	if (!co->buf)
 		return -ENOMEM;
@@ -111,13 +116,13 @@ int console_out_init(struct console_out *co, int fd, size_t size)
 	return 0;
 }
 
-void console_out_put(struct console_out *co, const uint8_t *data,
-		     size_t len)
+/* With co->lock held. */
+static void put_locked(struct console_out *co, const uint8_t *data,
+		       size_t len)
 {
 	size_t take, tail, first;
 	bool was_empty;
 
-	pthread_mutex_lock(&co->lock);
 	was_empty = !co->len;
 	take = co->broken ? 0 : MIN(len, co->size - co->len);
 	tail = (co->head + co->len) % co->size;
@@ -129,6 +134,24 @@ void console_out_put(struct console_out *co, const uint8_t *data,
 	/* The writer waits only while the buffer is empty. */
 	if (was_empty && take)
 		pthread_cond_broadcast(&co->changed);
+}
+
+void console_out_put(struct console_out *co, const uint8_t *data,
+		     size_t len)
+{
+	uint8_t kept[FILTER_PIECE + CONSOLE_FILTER_SEQ_MAX];
+
+	pthread_mutex_lock(&co->lock);
+	if (!co->filtering) {
+		put_locked(co, data, len);
+	} else {
+		for (size_t i = 0; i < len; i += FILTER_PIECE) {
+			size_t n = MIN(FILTER_PIECE, len - i);
+
+			put_locked(co, kept, console_filter_run(&co->filter,
+						data + i, n, kept));
+		}
+	}
 	pthread_mutex_unlock(&co->lock);
 }
 
@@ -138,6 +161,7 @@ void console_out_stats(struct console_out *co, struct console_out_stats *s)
 	s->written = co->written;
 	s->pending = co->len;
 	s->dropped = co->dropped;
+	s->filtered = co->filter.removed;
 	pthread_mutex_unlock(&co->lock);
 }
 

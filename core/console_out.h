@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/console_filter.h"
+
 /* Enough for a Linux boot log's burst while the reader is slow. */
 #define CONSOLE_OUT_SIZE (64 * 1024)
 
@@ -23,6 +25,8 @@ struct console_out {
 	size_t size, head, len;
 	uint64_t written, dropped;	/* bytes, since init */
 	bool broken;			/* the fd failed: drop everything */
+	bool filtering;			/* --console-filter */
+	struct console_filter filter;
 	bool stop;
 	pthread_t thread;
 	bool started;
@@ -32,11 +36,15 @@ struct console_out_stats {
 	uint64_t written;	/* bytes the fd took */
 	uint64_t pending;	/* bytes waiting for it */
 	uint64_t dropped;	/* bytes lost: buffer full or fd failed */
+	uint64_t filtered;	/* bytes the filter removed */
 };
 
-/* A buffer of size bytes for fd, and its writer thread. */
-int console_out_init(struct console_out *co, int fd, size_t size);
-/* Takes what fits of data and drops the rest; never waits for the fd. */
+/* A buffer of size bytes for fd, and its writer thread; with filter,
+ * bytes pass through console_filter_run on their way in. */
+int console_out_init(struct console_out *co, int fd, size_t size,
+		     bool filter);
+/* Takes what fits of data (filtered) and drops the rest; never waits for
+ * the fd. */
 void console_out_put(struct console_out *co, const uint8_t *data,
 		     size_t len);
 void console_out_stats(struct console_out *co, struct console_out_stats *s);

@@ -169,7 +169,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	if (err)
 		return err;
 	err = console_out_init(&vm->console_out, cfg->console_fd,
-			       CONSOLE_OUT_SIZE);
+			       CONSOLE_OUT_SIZE, cfg->console_filter);
 	if (err)
 		return err;
 	err = arch_vm_init(vm);

@@ -34,6 +34,7 @@ struct vm_config {
 	const char *hugetlbfs_dir;	/* RAM_BACKING_HUGETLBFS */
 	int console_fd;			/* the console output's: stdout, or
 					 * a console socket's pipe */
+	bool console_filter;		/* --console-filter */
 };
 
 /* Why a VM ended (thpvm run --json reports it). */

@@ -121,6 +121,11 @@ MUTATIONS = {
         "\ttake = co->broken ? 0 : MIN(len, co->size - co->len);",
         "\ttake = co->broken ? 0 : MIN(len, co->size);",
         "unit-console-out", []),
+    "console-filter-not-applied": (
+        "core/console_out.c",
+        "\tif (!co->filtering) {",
+        "\tif (1) {",
+        "integration-console", ["test_console_filter"]),
     "balloon-pass-unbounded": (
         "virtio/balloon.c",
         "\tuint64_t budget = BALLOON_PASS_BUDGET;",

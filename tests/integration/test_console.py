@@ -2,7 +2,9 @@
 """The guest's console output when thpvm's stdout is not read (a full
 pipe, a terminal stopped with Ctrl-S): the VM still stops on `thpvm stop`
 and on SIGTERM, promptly, and what waited comes out once the reader
-reads again."""
+reads again. And --console-filter: what a guest prints to retitle the
+terminal, write its clipboard or make it answer is removed, colours and
+text pass; without it the output is raw."""
 import fcntl
 import os
 import signal
@@ -10,7 +12,7 @@ import subprocess
 import time
 
 import harness
-from harness import ctl_json, run
+from harness import ctl_json, run, start, wait_for_line
 
 F_SETPIPE_SZ = 1031
 STOP_WITHIN_S = 10
@@ -125,6 +127,49 @@ def test_output_resumes_when_read_again():
     err = harness.read_stderr(p)
     assert "dropped" not in err, err
     os.close(r)
+
+
+# What the test guest echoes: a title, a clipboard write, a cursor
+# report request, a full reset, and colours around the text.
+HOSTILE = ("\x1b]0;owned\x07A\x1b]52;c;aGk=\x1b\\\x1b[31mB\x1b[0m"
+           "\x1b[6nC\x1bcD")
+FILTERED = "A\x1b[31mB\x1b[0mCD"
+
+
+def echoed(args, name):
+    """The echo line of a guest that echoes HOSTILE, then thpvm stat's
+    JSON reply and its Console output line while the guest serves."""
+    p = start(["run", "--name", name, "-p", "skip=smp,lapic,pit echo serve"]
+              + args, stdin=subprocess.PIPE)
+    wait_for_line(p, "^tg: echo ready")
+    p.stdin.write(HOSTILE.encode() + b"\n")
+    p.stdin.flush()
+    line = wait_for_line(p, "^tg: ok echo ", timeout=30)[-1]
+    wait_for_line(p, "^tg: serving")
+    st = ctl_json(["stat", name])
+    text = [ln for ln in run(["stat", name]).out.splitlines()
+            if ln.startswith("Console output:")]
+    assert harness.stop_and_wait(p, name) == 0
+    return line, st, text
+
+
+def test_console_raw_by_default():
+    harness.require_kvm()
+    line, st, text = echoed([], "raw")
+    assert line == "tg: ok echo text=" + HOSTILE, repr(line)
+    assert "console_filtered" not in st, st
+    assert text == ["Console output: 0 bytes waiting for stdout, "
+                    "0 dropped"], text
+
+
+def test_console_filter():
+    harness.require_kvm()
+    line, st, text = echoed(["--console-filter"], "filtered")
+    assert line == "tg: ok echo text=" + FILTERED, repr(line)
+    removed = len(HOSTILE) - len(FILTERED)
+    assert st["console_filtered"] == removed, st
+    assert text == ["Console output: 0 bytes waiting for stdout, 0 dropped, "
+                    f"{removed} removed by the filter"], text
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ static void test_in_order(void)
 	int p[2];
 
 	CHECK_EQ(pipe(p), 0);
-	CHECK_EQ(console_out_init(&co, p[1], 16), 0);
+	CHECK_EQ(console_out_init(&co, p[1], 16, false), 0);
 	console_out_put(&co, (const uint8_t *)"0123456789", 10);
 	CHECK(wait_written(&co, 10));
 	CHECK(read_n(p[0], buf, 10));
@@ -137,7 +137,7 @@ static void test_stalled_reader(void)
 
 	CHECK_EQ(pipe(p), 0);
 	held = fill_pipe(p);
-	CHECK_EQ(console_out_init(&co, p[1], 32), 0);
+	CHECK_EQ(console_out_init(&co, p[1], 32, false), 0);
 	for (i = 0; i < 40; i++)
 		want[i] = 'A' + i;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -171,7 +171,7 @@ static void test_close_with_stuck_reader(void)
 
 	CHECK_EQ(pipe(p), 0);
 	fill_pipe(p);
-	CHECK_EQ(console_out_init(&co, p[1], 64), 0);
+	CHECK_EQ(console_out_init(&co, p[1], 64, false), 0);
 	console_out_put(&co, (const uint8_t *)"stuck", 5);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	console_out_close(&co, 50);
@@ -195,7 +195,7 @@ static void test_reader_gone(void)
 	signal(SIGPIPE, SIG_IGN);
 	CHECK_EQ(pipe(p), 0);
 	close(p[0]);
-	CHECK_EQ(console_out_init(&co, p[1], 16), 0);
+	CHECK_EQ(console_out_init(&co, p[1], 16, false), 0);
 	console_out_put(&co, (const uint8_t *)"lost", 4);
 	CHECK(wait_dropped(&co, 4));
 	console_out_put(&co, (const uint8_t *)"more", 4);

@@ -35,7 +35,7 @@ static void test_transmit_to_fd(void)
 	char buf[8] = { 0 };
 
 	CHECK_EQ(pipe(p), 0);
-	CHECK_EQ(console_out_init(&out, p[1], 64), 0);
+	CHECK_EQ(console_out_init(&out, p[1], 64, false), 0);
 	serial8250_init(&u, &out, set_irq, NULL);
 	CHECK(rd(&u, 5) & 0x20);	/* THRE */
 	wr(&u, 0, 'h');
@@ -67,7 +67,7 @@ static void test_transmit_never_waits(void)
 		;
 	/* Blocking again: the writer thread now waits in write(). */
 	CHECK_EQ(fcntl(p[1], F_SETFL, 0), 0);
-	CHECK_EQ(console_out_init(&out, p[1], 32), 0);
+	CHECK_EQ(console_out_init(&out, p[1], 32, false), 0);
 	serial8250_init(&u, &out, set_irq, NULL);
 	for (i = 0; i < 100; i++)
 		wr(&u, 0, 'a');

@@ -44,7 +44,7 @@ static bool setup_stopped(void)
 	}
 	pipe_rd = fds[0];
 	fcntl(pipe_rd, F_SETFL, O_NONBLOCK);
-	CHECK_EQ(console_out_init(&out, fds[1], CONSOLE_OUT_SIZE), 0);
+	CHECK_EQ(console_out_init(&out, fds[1], CONSOLE_OUT_SIZE, false), 0);
 	if (virtio_console_create(&con, &out, &ram)) {
 		CHECK(!"virtio_console_create");
 		return false;
