@@ -239,7 +239,7 @@ expect "test guest: virtio-rng on virtio-pci, MSI-X through the ITS" \
 
 # The test guest's balloon driver (continuous pages) on virtio-mmio:
 # half its RAM taken and given back by the host, through the control
-# socket.
+# socket, the target first given while the VM is paused (and resumed).
 ./thpvm run -m 256 --name tgb --balloon=transport=mmio \
 	-p "balloon serve touch=all skip=vtimer,ptimer" >tgb.out 2>&1 &
 pid=$!
@@ -248,6 +248,21 @@ while ! grep -q "^tg: serving" tgb.out && [ $i -lt 120 ]; do
 	sleep 1
 	i=$((i + 1))
 done
+# Paused, the guest makes no progress: the new target reaches the
+# device, but the guest neither answers it nor prints until resumed.
+./thpvm pause tgb >/dev/null
+./thpvm balloon tgb --set 128M >/dev/null
+lines=$(grep -c "^tg: " tgb.out)
+sleep 3
+./thpvm stat tgb --json >stat.tgb
+./thpvm balloon tgb --json >tgb-paused.json
+[ "$(grep -c "^tg: " tgb.out)" = "$lines" ] &&
+	grep -q '"state":"paused"' stat.tgb &&
+	[ "$(field tgb-paused.json actual)" = 0 ] &&
+	ok "pause: the guest makes no progress" ||
+	bad "pause: the guest makes no progress" \
+	    "$(cat stat.tgb tgb-paused.json) $(tail -n 2 tgb.out)"
+./thpvm resume tgb >/dev/null
 ./thpvm balloon tgb --set 128M --wait=120 --json >tgb-in.json 2>&1
 rc=$?
 [ $rc = 0 ] && [ "$(field tgb-in.json actual)" = $((128 << 20)) ] &&
