@@ -168,9 +168,10 @@ static void emit_name(struct aml_writer *w, const char *name)
 	emit(w, segs, n * NAME_SEG_LEN);
 }
 
-/* Where a data object may go: the value of a pending Name, or an element
- * of the open package. Counts it. */
-static bool data_allowed(struct aml_writer *w)
+/* Takes the place of the next data object: the value of a pending Name
+ * (which it then ends) or one more element of the open package. False,
+ * and the writer failed, where no data object may go. */
+static bool data_place(struct aml_writer *w)
 {
 	struct aml_frame *top = w->depth ? &w->open[w->depth - 1] : NULL;
 
@@ -245,7 +246,7 @@ void aml_name(struct aml_writer *w, const char *name)
 
 void aml_package(struct aml_writer *w)
 {
-	if (!data_allowed(w))
+	if (!data_place(w))
 		return;
 	emit_byte(w, PACKAGE_OP);
 	open_frame(w, FRAME_PACKAGE);
@@ -311,7 +312,7 @@ void aml_integer(struct aml_writer *w, uint64_t value)
 {
 	uint8_t b[9];
 
-	if (data_allowed(w))
+	if (data_place(w))
 		emit(w, b, encode_integer(b, value));
 }
 
@@ -320,7 +321,7 @@ void aml_string(struct aml_writer *w, const char *s)
 	for (const char *p = s; *p; p++)
 		if ((unsigned char)*p > 0x7f)
 			fail(w, -EINVAL);
-	if (!data_allowed(w))
+	if (!data_place(w))
 		return;
 	emit_byte(w, STRING_PREFIX);
 	emit(w, s, strlen(s) + 1);
@@ -359,7 +360,7 @@ void aml_eisaid(struct aml_writer *w, const char *id)
 			return;
 		}
 	}
-	if (!data_allowed(w))
+	if (!data_place(w))
 		return;
 	/* The letters packed big-endian into 15 bits, then the product
 	 * number's digits, as bytes in that order. */
@@ -379,7 +380,7 @@ void aml_buffer(struct aml_writer *w, const uint8_t *data, size_t len)
 
 	if (!n)
 		fail(w, -EINVAL);
-	if (!data_allowed(w))
+	if (!data_place(w))
 		return;
 	emit_byte(w, BUFFER_OP);
 	put_pkg_length(head, n, size_len + len);

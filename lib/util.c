@@ -187,3 +187,12 @@ double time_ms_since(const struct timespec *start)
 	return (now.tv_sec - start->tv_sec) * 1e3 +
 	       (now.tv_nsec - start->tv_nsec) / 1e6;
 }
+
+uint8_t byte_checksum(const uint8_t *p, size_t len)
+{
+	uint8_t sum = 0;
+
+	while (len--)
+		sum += *p++;
+	return (uint8_t)-sum;
+}

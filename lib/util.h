@@ -51,6 +51,10 @@ int eventfd_signal(int fd);
 struct timespec;
 double time_ms_since(const struct timespec *start);
 
+/* The byte that makes the len bytes at p sum to zero with it (the
+ * checksums of ACPI and MP tables). */
+uint8_t byte_checksum(const uint8_t *p, size_t len);
+
 /* Little-endian loads from byte buffers that come from files or guests. */
 static inline uint16_t get_le16(const void *p)
 {

@@ -15,6 +15,7 @@
 #include "arch/x86/mptable.h"
 #include "arch/x86/pci_ports.h"
 #include "boot/aml.h"
+#include "hw/serial8250.h"
 #include "lib/util.h"
 
 #define RSDP_LEN		36
@@ -69,21 +70,8 @@
 
 #define MAX_CPUS		254	/* xAPIC IDs, the IOAPIC's after */
 
-#define COM1_PORT		0x3f8
-#define COM1_PORTS		8
-#define COM1_IRQ		4
-#define I8042_IRQ		1
 #define PCI_CONFIG_PORTS	8	/* 0xcf8-0xcff */
 #define VIRTIO_MMIO_HID		"LNRO0005"
-
-static uint8_t checksum(const uint8_t *p, size_t len)
-{
-	uint8_t sum = 0;
-
-	while (len--)
-		sum += *p++;
-	return (uint8_t)-sum;
-}
 
 static void put_header(uint8_t *t, const char *sig, uint32_t len,
 		       uint8_t revision)
@@ -104,7 +92,7 @@ static void seal(uint8_t *t)
 	uint32_t len = get_le32(t + 4);
 
 	t[9] = 0;
-	t[9] = checksum(t, len);
+	t[9] = byte_checksum(t, len);
 }
 
 /* A generic address of one byte-wide I/O port. */
@@ -125,8 +113,8 @@ static void write_rsdp(uint8_t *p, uint64_t xsdt)
 	put_le32(p + 16, 0);		/* no RSDT: the XSDT replaces it */
 	put_le32(p + 20, RSDP_LEN);
 	put_le64(p + 24, xsdt);
-	p[8] = checksum(p, RSDP_V1_LEN);
-	p[32] = checksum(p, RSDP_LEN);
+	p[8] = byte_checksum(p, RSDP_V1_LEN);
+	p[32] = byte_checksum(p, RSDP_LEN);
 }
 
 static void write_xsdt(uint8_t *t, uint64_t fadt, uint64_t madt)
@@ -234,8 +222,8 @@ static void dsdt_legacy(struct aml_writer *w)
 	aml_name(w, "_UID");
 	aml_integer(w, 1);
 	aml_res_init(&r);
-	aml_res_io(&r, COM1_PORT, COM1_PORTS);
-	aml_res_irq(&r, COM1_IRQ);
+	aml_res_io(&r, X86_COM1_PORT, SERIAL8250_REGS);
+	aml_res_irq(&r, X86_COM1_IRQ);
 	put_crs(w, &r);
 	aml_end(w);
 

@@ -302,25 +302,22 @@ static int boot_bzimage(struct x86_boot *b, const struct bzimage *img)
 }
 
 /* The command line with Linux's virtio_mmio.device=SIZE@BASE:IRQ for
- * each virtio-mmio device: how x86 guests without ACPI find them. With
- * ACPI the DSDT is their one description: a kernel that read both would
- * register each device twice, and the second would fail to claim its
- * registers. NULL when out of memory. */
-static char *cmdline_with_mmio(const struct vm *vm, const char *cmdline,
-			       bool acpi)
+ * each virtio-mmio device: how x86 guests without ACPI find them. NULL
+ * when out of memory. */
+static char *cmdline_with_mmio(const struct vm *vm, const char *cmdline)
 {
 	const struct vm_device *d;
 	size_t len = strlen(cmdline) + 1, used;
 	char *s;
 
-	for (d = vm->devices; d && !acpi; d = d->next)
+	for (d = vm->devices; d; d = d->next)
 		if (d->kind == VM_DEVICE_VIRTIO_MMIO)
 			len += MMIO_ENTRY_MAX;
 	s = malloc(len);
 	if (!s)
 		return NULL;
 	used = snprintf(s, len, "%s", cmdline);
-	for (d = vm->devices; d && !acpi && used < len; d = d->next)
+	for (d = vm->devices; d && used < len; d = d->next)
 		if (d->kind == VM_DEVICE_VIRTIO_MMIO)
 			used += snprintf(s + used, len - used,
 					 "%svirtio_mmio.device=0x%llx@0x%llx:%d",
@@ -373,7 +370,11 @@ int arch_boot_load(struct vm *vm, const struct boot_source *user)
 		pr_err("--dump-dtb: x86 guests boot without a device tree");
 		return -EINVAL;
 	}
-	cmdline = cmdline_with_mmio(vm, user->cmdline, !user->no_acpi);
+	/* With ACPI the DSDT is the devices' one description: a kernel that
+	 * read both would register each twice, and the second would fail
+	 * to claim its registers. */
+	cmdline = user->no_acpi ? cmdline_with_mmio(vm, user->cmdline)
+				: strdup(user->cmdline);
 	if (!cmdline)
 		return -ENOMEM;
 	src.cmdline = cmdline;

@@ -10,6 +10,7 @@
 
 #define I8042_DATA_PORT 0x60
 #define I8042_CMD_PORT 0x64
+#define I8042_IRQ 1		/* the keyboard's ISA line */
 
 struct vm;
 

@@ -46,6 +46,11 @@
 /* Where bzImage protected-mode kernels go unless they prefer otherwise. */
 #define X86_KERNEL_DEFAULT_ADDR	0x100000
 
+/* The first serial port, at its PC address and ISA line (the platform
+ * creates it, the DSDT describes it). */
+#define X86_COM1_PORT		0x3f8
+#define X86_COM1_IRQ		4
+
 /* RAM below 4 GiB ends here at most; the rest is MMIO. */
 #define X86_MMIO_HOLE_START	0xc0000000ULL
 #define X86_4G			0x100000000ULL

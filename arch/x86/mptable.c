@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arch/x86/layout.h"
+#include "lib/util.h"
 
 #define MP_SPEC_REV 4
 
@@ -41,27 +42,6 @@
 /* 2 buses + IOAPIC + ISA IRQs (minus the cascade IRQ 2) + 2 local ints */
 #define MP_FIXED_ENTRIES (3 + (MP_ISA_IRQS - 1) + 2)
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v);
-	put16(p + 2, v >> 16);
-}
-
-static uint8_t checksum(const uint8_t *p, size_t len)
-{
-	uint8_t sum = 0;
-
-	while (len--)
-		sum += *p++;
-	return (uint8_t)-sum;
-}
-
 size_t mptable_size(unsigned nr_cpus, unsigned nr_irqs)
 {
 	return MP_FLOATING_SIZE + MP_HEADER_SIZE +
@@ -75,7 +55,7 @@ static uint8_t *put_small_entry(uint8_t *p, uint8_t b0, uint8_t b1,
 {
 	p[0] = b0;
 	p[1] = b1;
-	put16(p + 2, w2);
+	put_le16(p + 2, w2);
 	p[4] = b4;
 	p[5] = b5;
 	p[6] = b6;
@@ -101,8 +81,8 @@ int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus,
 		p[1] = i;		/* LAPIC ID = vCPU index */
 		p[2] = 0x14;		/* LAPIC version: integrated */
 		p[3] = MP_CPU_ENABLED | (i == 0 ? MP_CPU_BOOT : 0);
-		put32(p + 4, 0x600);	/* family 6 signature */
-		put32(p + 8, 0x201);	/* FPU, APIC */
+		put_le32(p + 4, 0x600);	/* family 6 signature */
+		put_le32(p + 8, 0x201);	/* FPU, APIC */
 		p += MP_PROCESSOR_SIZE;
 	}
 	p[0] = MP_ENTRY_BUS;
@@ -118,7 +98,7 @@ int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus,
 	p[1] = ioapic_id;
 	p[2] = 0x11;			/* IOAPIC version */
 	p[3] = 0x01;			/* enabled */
-	put32(p + 4, X86_IOAPIC_ADDR);
+	put_le32(p + 4, X86_IOAPIC_ADDR);
 	p += MP_SMALL_ENTRY_SIZE;
 	entries++;
 	for (i = 0; i < MP_ISA_IRQS; i++) {
@@ -147,18 +127,18 @@ int mptable_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus,
 	entries += 2;
 
 	memcpy(hdr, "PCMP", 4);
-	put16(hdr + 4, p - hdr);	/* base table length */
+	put_le16(hdr + 4, p - hdr);	/* base table length */
 	hdr[6] = MP_SPEC_REV;
 	memcpy(hdr + 8, "THPVM   ", 8);	/* OEM ID */
 	memcpy(hdr + 16, "THPVM       ", 12); /* product ID */
-	put16(hdr + 34, entries);
-	put32(hdr + 36, X86_LAPIC_ADDR);
-	hdr[7] = checksum(hdr, p - hdr);
+	put_le16(hdr + 34, entries);
+	put_le32(hdr + 36, X86_LAPIC_ADDR);
+	hdr[7] = byte_checksum(hdr, p - hdr);
 
 	memcpy(mpf, "_MP_", 4);
-	put32(mpf + 4, gpa + MP_FLOATING_SIZE);
+	put_le32(mpf + 4, gpa + MP_FLOATING_SIZE);
 	mpf[8] = 1;			/* length in 16-byte units */
 	mpf[9] = MP_SPEC_REV;
-	mpf[10] = checksum(mpf, MP_FLOATING_SIZE);
+	mpf[10] = byte_checksum(mpf, MP_FLOATING_SIZE);
 	return p - buf;
 }

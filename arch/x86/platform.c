@@ -18,8 +18,6 @@
 #include "hw/debug_exit.h"
 #include "lib/log.h"
 
-#define COM1_PORT 0x3f8
-#define COM1_IRQ 4
 #define POST_PORT 0x80
 /* QEMU's isa-debug-exit iobase, and its ports (hw/debug_exit.h). */
 #define DEBUG_EXIT_PORT 0x501
@@ -102,7 +100,7 @@ static void serial_set_irq(void *opaque, int level)
 static int register_devices(struct vm *vm)
 {
 	struct arch_vm *a = vm->arch;
-	int err = irq_lines_claim(&vm->lines, &a->com1_irq, COM1_IRQ);
+	int err = irq_lines_claim(&vm->lines, &a->com1_irq, X86_COM1_IRQ);
 
 	if (err)
 		return err;
@@ -112,7 +110,7 @@ static int register_devices(struct vm *vm)
 	cmos_rtc_init(&a->rtc);
 	i8042_init(&a->i8042, vm);
 	x86_pci_ports_init(&a->pci_ports, &vm->pci);
-	return io_bus_register(&vm->pio, COM1_PORT, SERIAL8250_REGS,
+	return io_bus_register(&vm->pio, X86_COM1_PORT, SERIAL8250_REGS,
 			       serial8250_access, &a->serial) ?:
 	       io_bus_register(&vm->pio, CMOS_RTC_PORT, CMOS_RTC_PORTS,
 			       cmos_rtc_access, &a->rtc) ?:

@@ -140,6 +140,16 @@ static int pattern_file(char *path, size_t len)
 	return fd;
 }
 
+static void test_byte_checksum(void)
+{
+	uint8_t t[5] = { 0x10, 0x20, 0xff, 0x01, 0 };
+
+	CHECK_EQ(byte_checksum(t, 0), 0);
+	t[4] = byte_checksum(t, 4);
+	CHECK_EQ(t[4], 0xd0);
+	CHECK_EQ(byte_checksum(t, 5), 0);	/* the whole sums to zero */
+}
+
 static void check_pattern(const uint8_t *data, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -221,6 +231,7 @@ int main(void)
 		UNIT_TEST(test_file_read_all_block_device),
 		UNIT_TEST(test_iov_slice),
 		UNIT_TEST(test_eventfd_signal),
+		UNIT_TEST(test_byte_checksum),
 	};
 
 	return UNIT_RUN(tests);
