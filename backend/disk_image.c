@@ -45,23 +45,23 @@ static int image_size(struct disk_image *d)
 {
 	struct stat st;
 	uint64_t size;
+	int err;
 
 	if (fstat(d->fd, &st) < 0)
 		return -errno;
-	if (S_ISBLK(st.st_mode)) {
+	err = fd_size(d->fd, &st, &size);
+	if (err == -EINVAL)
+		pr_err("%s: not a regular file or a block device", d->path);
+	if (err)
+		return err;
+	d->block_device = S_ISBLK(st.st_mode);
+	d->direct_align = FILE_DIRECT_ALIGN;
+	if (d->block_device) {
 		int sector;
 
-		d->block_device = true;
-		if (ioctl(d->fd, BLKGETSIZE64, &size) < 0 ||
-		    ioctl(d->fd, BLKSSZGET, &sector) < 0)
+		if (ioctl(d->fd, BLKSSZGET, &sector) < 0)
 			return -errno;
 		d->direct_align = sector;
-	} else if (S_ISREG(st.st_mode)) {
-		size = st.st_size;
-		d->direct_align = FILE_DIRECT_ALIGN;
-	} else {
-		pr_err("%s: not a regular file or a block device", d->path);
-		return -EINVAL;
 	}
 	if (size < DISK_SECTOR_SIZE) {
 		pr_err("%s: %llu bytes is smaller than one %d-byte sector",

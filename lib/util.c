@@ -86,8 +86,7 @@ int uint_parse(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
-/* A regular file's size, or a block device's: its st_size is 0. */
-static int file_size(int fd, const struct stat *st, uint64_t *size)
+int fd_size(int fd, const struct stat *st, uint64_t *size)
 {
 	if (S_ISREG(st->st_mode)) {
 		*size = st->st_size;
@@ -114,7 +113,7 @@ int file_read_all(const char *path, size_t max_size, uint8_t **data,
 		err = -errno;
 		goto out_close;
 	}
-	err = file_size(fd, &st, &len);
+	err = fd_size(fd, &st, &len);
 	if (err)
 		goto out_close;
 	if (len > max_size) {

@@ -30,6 +30,11 @@ const char *size_format(uint64_t bytes, char *buf, size_t len);
 /* Parses a decimal unsigned integer that must fill the whole string. */
 int uint_parse(const char *s, unsigned long max, unsigned long *out);
 
+/* The size of a regular file, or of a block device (whose st_size is 0),
+ * st being fd's. Returns 0, -EINVAL for anything else, or -errno. */
+struct stat;
+int fd_size(int fd, const struct stat *st, uint64_t *size);
+
 /* Reads a whole regular file or block device into a malloc'd buffer.
  * Returns 0 or -errno; one larger than max_size gives -EFBIG, anything
  * else (a directory, a pipe) -EINVAL. */
