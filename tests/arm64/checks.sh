@@ -280,6 +280,41 @@ rc=$?
 ./thpvm stop tgb >/dev/null
 wait $pid
 
+# The test guest's net checks on virtio-pci (MSI-X through the ITS) over
+# a tap thpvm creates, addressed as soon as it appears: ARP and ICMP echo
+# both ways, and UDP to udp_echo, whose log shows the datagram arrived.
+./udp_echo 0.0.0.0 7777 >echo.log 2>&1 &
+echo_pid=$!
+./thpvm run -m 256 -n mode=tap,tapif=thpvm-t1 -p "net ip=10.0.3.2 \
+hostip=10.0.3.1 udp_port=7777 net_ping_in=3 skip=vtimer,ptimer" \
+	>tgnet.out 2>&1 &
+pid=$!
+i=0
+while ! ip link show thpvm-t1 >/dev/null 2>&1 && [ $i -lt 400 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+ip addr add 10.0.3.1/24 dev thpvm-t1 && ip link set thpvm-t1 up
+i=0
+while ! grep -q "^tg: net ping-in waiting" tgnet.out && [ $i -lt 120 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+ping -c 3 -W 5 10.0.3.2 >tgping.out 2>&1
+wait $pid
+rc=$?
+kill $echo_pid
+[ $rc = 0 ] && grep -q "^tg: done passed=[0-9]* failed=0" tgnet.out &&
+	grep -q "^tg: ok net-arp " tgnet.out &&
+	grep -q "^tg: ok net-ping-out " tgnet.out &&
+	grep -q "^tg: ok net-udp " tgnet.out &&
+	grep -q "^tg: ok net-ping-in answered=3" tgnet.out &&
+	ok "test guest: net on virtio-pci over a tap: ARP, pings both ways, UDP echo" ||
+	bad "test guest: net on virtio-pci over a tap: ARP, pings both ways, UDP echo" \
+	    "status $rc: $(grep -E 'FAIL|net|done' tgnet.out | tail -n 4) $(tail -n 2 tgping.out)"
+expect "test guest: the host's echo server got the guest's datagram" \
+	echo.log "^from 10.0.3.2:7777 "
+
 # virtio-net on a tap and the balloon, on one VM that waits for the host:
 # the host pings Linux over the tap, then takes 64 MiB back through the
 # balloon and gives it again.

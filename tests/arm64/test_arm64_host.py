@@ -13,7 +13,8 @@ Environment (tests/arm64/meson.build sets it): THPVM, the cross-built
 binary; ARM64_UNIT_TESTS, the unit test binaries, colon-separated;
 ARM64_SYSROOT, cross/mksysroot.py's sysroot (kernel, modules,
 busybox, hackbench); USEMEM, the cross-built usemem for guest/linux's
-initramfs."""
+initramfs; UDP_ECHO, the cross-built echo server of the test guest's net
+checks."""
 import base64
 import glob
 import os
@@ -47,7 +48,7 @@ GUEST_MODULES = [
 ]
 # How many checks checks.sh makes besides the unit tests, on a GICv3 host
 # and on a GICv2 one: the TAP plan is known before the hosts start.
-GICV3_HOST_CHECKS = 39
+GICV3_HOST_CHECKS = 41
 GICV2_HOST_CHECKS = 7
 # What Linux needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
@@ -182,7 +183,8 @@ def main():
         make_image(os.path.join(tmp, "tg0.img"), 4 * MIB)
         make_image(os.path.join(tmp, "tg1.img"), 2 * MIB)
         bomb(os.path.join(tmp, "bomb.gz"), 300)
-        files = [thpvm, os.path.join(tmp, "guest.cpio"), kit,
+        files = [thpvm, os.environ["UDP_ECHO"],
+                 os.path.join(tmp, "guest.cpio"), kit,
                  os.path.join(tmp, "mmio.img"),
                  os.path.join(tmp, "pci.img"),
                  os.path.join(tmp, "tg0.img"), os.path.join(tmp, "tg1.img"),
