@@ -178,8 +178,8 @@ MUTATIONS = {
         "unit-x86-acpi", []),
     "acpi-mmio-on-command-line-too": (
         "arch/x86/boot.c",
-        "\tcmdline = cmdline_with_mmio(vm, user->cmdline, !user->no_acpi);",
-        "\tcmdline = cmdline_with_mmio(vm, user->cmdline, false);",
+        "\tcmdline = user->no_acpi ? cmdline_with_mmio(vm, user->cmdline)",
+        "\tcmdline = true ? cmdline_with_mmio(vm, user->cmdline)",
         "integration-boot", ["test_virtio_mmio_announced"]),
     "insn-name-without-rex-w": (
         "arch/x86/insn_name.c",
