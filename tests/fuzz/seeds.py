@@ -97,6 +97,45 @@ def virtqueue(size_log2, features, ops, descs, avail, extra=b""):
     return head + bytes(table) + ring + extra
 
 
+def ram(size, writes):
+    """A guest RAM image of size bytes with (gpa, bytes) written in."""
+    out = bytearray(size)
+    for gpa, data in writes:
+        out[gpa:gpa + len(data)] = data
+    return bytes(out)
+
+
+def queue(q, descs, heads):
+    """Queue q's descriptors and avail ring, where fuzz_virtio.h puts
+    them: [(gpa, bytes)] for ram()."""
+    table = b"".join(struct.pack("<QIHH", *d) for d in descs)
+    ring = struct.pack("<HH", 0, len(heads)) + b"".join(
+        struct.pack("<H", h) for h in heads)
+    return [(0x800 * q, table), (0x800 * q + 0x400, ring)]
+
+
+def device(kicks, image, host=b"", features=(1 << 64) - 1, qsize_log2=3):
+    """An input of the device targets (fuzz_virtio.c)."""
+    assert len(host) % 16 == 0
+    return (struct.pack("<QBB", features, qsize_log2, len(kicks)) +
+            bytes(kicks) + bytes([len(host) // 16]) + image + host)
+
+
+NEXT, WRITE, INDIRECT = 1, 2, 4
+
+
+def blk_request(kind, sector, data_len, data_writable):
+    """A virtio-blk request on queue 0: header, data, status."""
+    descs = [(0x1000, 16, NEXT, 1)]
+    if data_len:
+        descs.append((0x1100, data_len, NEXT | (WRITE if data_writable else 0), 2))
+    descs.append((0x1400, 1, WRITE, 0))
+    if not data_len:
+        descs[0] = (0x1000, 16, NEXT, 1)
+    return queue(0, descs, [0]) + [(0x1000, struct.pack("<IIQ", kind, 0, sector)),
+                                   (0x1100, b"thpvm" * 8)]
+
+
 def main():
     kernel = elf()
     write("elf", "pvh-note", kernel)
@@ -124,6 +163,43 @@ def main():
     write("virtqueue", "event-idx",
           virtqueue(3, 1, [1, 1, 2, 3], [(0x1000, 8, 2, 0), (0x1100, 8, 2, 0)],
                     [0, 1]))
+    # Devices (fuzz_virtio.c): guest RAM of 0x1500 bytes holds the rings
+    # and buffers.
+    for name, (kind, sector, n, w) in {
+            "read": (0, 0, 512, True), "write": (1, 1, 512, False),
+            "flush": (4, 0, 0, False), "get-id": (8, 0, 20, True),
+            "discard": (11, 0, 16, False)}.items():
+        write("virtio_blk", name,
+              device([0], ram(0x1500, blk_request(kind, sector, n, w))))
+    packet = bytes(12) + bytes.fromhex("ffffffffffff5254001234560800") + bytes(46)
+    write("virtio_net", "tx-rx", device(
+        [1, 0x40], ram(0x2000, queue(1, [(0x1000, len(packet), 0, 0)], [0]) +
+                       queue(0, [(0x1800, 1526, WRITE, 0)], [0]) +
+                       [(0x1000, packet)]), host=bytes(range(256)) * 2))
+    pfns = struct.pack("<4I", 0x100, 0x101, 0x102, 0x1ff)
+    for policy in (0, 1):
+        write("virtio_balloon", "inflate-deflate-%d" % policy, bytes([policy]) + device(
+            [0, 1], ram(0x1100, queue(0, [(0x1000, 16, 0, 0)], [0]) +
+                        queue(1, [(0x1000, 8, 0, 0)], [0]) + [(0x1000, pfns)]),
+            features=1 << 32))
+    write("virtio_balloon", "target", b"\0" + device(
+        [0x80], ram(0x1100, queue(0, [(0x1000, 16, 0, 0)], [0]) +
+                    [(0x1000, pfns)]), host=struct.pack("<I", 1 << 20) + bytes(12),
+        features=1 << 32))
+    write("virtio_rng", "read", device(
+        [0], ram(0x1100, queue(0, [(0x1000, 64, WRITE, 0)], [0]))))
+    write("virtio_console", "tx-rx", device(
+        [1, 8], ram(0x1200, queue(1, [(0x1000, 5, 0, 0)], [0]) +
+                    queue(0, [(0x1100, 16, WRITE, 0)], [0]) +
+                    [(0x1000, b"hello")]), host=b"typed input here"))
+    regs = [(0x70, 1), (0x70, 3), (0x24, 1), (0x20, 1), (0x24, 0),
+            (0x20, 0), (0x70, 0xb), (0x30, 0), (0x38, 8), (0x80, 0),
+            (0x90, 0x400), (0xa0, 0x8000), (0x44, 1), (0x70, 0xf),
+            (0x50, 0), (-0x60, 0), (0x64, 1)]
+    ops = b"".join(struct.pack("<HIH", abs(off) | 2 << 12 | (0x8000 if off > 0 else 0), v, 0)
+                   for off, v in regs)
+    write("virtio_mmio", "blk-read", bytes([len(regs)]) + ops +
+          ram(0x1500, blk_request(0, 0, 512, True)))
 
 
 main()
