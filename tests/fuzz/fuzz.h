@@ -11,6 +11,9 @@
 #include "core/guest_ram.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Optional, for a target that needs what a host may lack (KVM): why it
+ * cannot run here, or NULL. The replay then skips it. */
+const char *fuzz_unavailable(void) __attribute__((weak));
 
 /* The unread part of an input. Reads past its end give zeros, so a short
  * input still means something. */
@@ -29,9 +32,12 @@ uint64_t fuzz_u64(struct fuzz_input *in);
 #define FUZZ_RAM_SIZE (2ULL << 20)
 extern struct guest_ram fuzz_ram;
 
-/* Maps fuzz_ram on first use (aborting if it cannot), zeroes it, and
- * copies image to guest-physical 0 (at most FUZZ_RAM_SIZE bytes), so
- * that nothing a device wrote for one input is seen by the next. */
+/* Zeroes ram (one region from guest-physical 0) and copies image to its
+ * start (as much as fits), so that nothing a device wrote for one input
+ * is seen by the next. */
+void fuzz_ram_fill(const struct guest_ram *ram, const uint8_t *image,
+		   size_t len);
+/* fuzz_ram_fill on fuzz_ram, mapped on first use (aborting if it cannot). */
 void fuzz_ram_load(const uint8_t *image, size_t len);
 uint8_t *fuzz_gpa(uint64_t gpa);
 

@@ -42,24 +42,30 @@ uint64_t fuzz_u64(struct fuzz_input *in)
 	return lo | (uint64_t)fuzz_u32(in) << 32;
 }
 
+void fuzz_ram_fill(const struct guest_ram *ram, const uint8_t *image,
+		   size_t len)
+{
+	uint8_t *host = guest_ram_ptr(ram, 0, ram->total);
+
+	/* Dropping the pages zeroes them at the cost of the pages the last
+	 * input touched, not of all of RAM. */
+	if (!host || madvise(host, ram->total, MADV_DONTNEED)) {
+		perror("fuzz: cannot zero guest RAM");
+		abort();
+	}
+	memcpy(host, image, MIN(len, ram->total));
+}
+
 void fuzz_ram_load(const uint8_t *image, size_t len)
 {
 	static const struct ram_range r[] = { { 0, FUZZ_RAM_SIZE } };
-	uint8_t *host;
 
 	if (!fuzz_ram.total &&
 	    guest_ram_map(&fuzz_ram, r, 1, RAM_BACKING_NO_THP, NULL)) {
 		fprintf(stderr, "fuzz: cannot map guest RAM\n");
 		abort();
 	}
-	host = fuzz_gpa(0);
-	/* Dropping the pages zeroes them at the cost of the pages the last
-	 * input touched, not of all 2 MiB. */
-	if (madvise(host, FUZZ_RAM_SIZE, MADV_DONTNEED)) {
-		perror("fuzz: madvise");
-		abort();
-	}
-	memcpy(host, image, MIN(len, FUZZ_RAM_SIZE));
+	fuzz_ram_fill(&fuzz_ram, image, len);
 }
 
 uint8_t *fuzz_gpa(uint64_t gpa)

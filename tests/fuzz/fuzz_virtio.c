@@ -2,10 +2,15 @@
 #include "fuzz_virtio.h"
 
 #include <linux/virtio_config.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "lib/util.h"
 
 #define S_DRIVER (VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER)
+
+static int image_fd = -1;
 
 static void ignore_irq(void *transport, uint16_t vector)
 {
@@ -95,4 +100,23 @@ void fuzz_virtio_run(struct virtio_device *vdev, const uint8_t *data,
 	}
 reset:
 	virtio_set_status(vdev, 0);
+}
+
+void fuzz_blk_create(struct virtio_blk *blk, const struct guest_ram *ram)
+{
+	char path[] = "/tmp/thpvm-fuzz-blk-XXXXXX";
+
+	image_fd = mkstemp(path);
+	if (image_fd < 0 || ftruncate(image_fd, FUZZ_DISK_SIZE) ||
+	    virtio_blk_create(blk, 0, path, false, false, ram)) {
+		fprintf(stderr, "fuzz: cannot set up a disk at %s\n", path);
+		abort();
+	}
+	unlink(path);
+}
+
+void fuzz_blk_clear(void)
+{
+	if (ftruncate(image_fd, 0) || ftruncate(image_fd, FUZZ_DISK_SIZE))
+		abort();
 }

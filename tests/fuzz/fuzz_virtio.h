@@ -11,6 +11,7 @@
 #define THPVM_FUZZ_VIRTIO_H
 
 #include "fuzz.h"
+#include "virtio/blk.h"
 #include "virtio/virtio.h"
 
 #define FUZZ_DESC_GPA(q) ((uint64_t)(q) * 0x800)
@@ -31,5 +32,12 @@ void fuzz_virtio_run(struct virtio_device *vdev, const uint8_t *data,
 		     size_t size, fuzz_host_fn host);
 /* vdev's queue handler for q, then a wait for what it took. */
 void fuzz_virtio_kick(struct virtio_device *vdev, unsigned q);
+
+/* A virtio-blk on a scratch image of FUZZ_DISK_SIZE bytes in /tmp,
+ * whose name is gone once the device has it open (aborts on failure);
+ * and the image emptied again, for the next input. */
+#define FUZZ_DISK_SIZE (64 * 1024)
+void fuzz_blk_create(struct virtio_blk *blk, const struct guest_ram *ram);
+void fuzz_blk_clear(void);
 
 #endif

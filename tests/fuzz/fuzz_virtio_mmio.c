@@ -8,20 +8,17 @@
 #include <linux/virtio_mmio.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "fuzz_virtio.h"
 #include "lib/util.h"
-#include "virtio/blk.h"
 #include "virtio/virtio_mmio.h"
 
-#define DISK_SIZE (64 * 1024)
 #define ACCESS_SIZE 8	/* bytes of input per register access */
 
 static struct virtio_blk blk;
 static struct virtio_mmio mmio;
 static struct irq_lines lines;
-static int image_fd = -1;
+static bool ready;
 static int line_level;
 
 static int record_line(void *opaque, unsigned line, bool level)
@@ -32,20 +29,17 @@ static int record_line(void *opaque, unsigned line, bool level)
 
 static void mmio_setup(void)
 {
-	char path[] = "/tmp/thpvm-fuzz-mmio-XXXXXX";
 	struct irq_source irq;
 
 	fuzz_ram_load(NULL, 0);
-	image_fd = mkstemp(path);
-	if (image_fd < 0 || ftruncate(image_fd, DISK_SIZE) ||
-	    virtio_blk_create(&blk, 0, path, false, false, &fuzz_ram) ||
-	    irq_lines_init(&lines, 24, 16, 8, record_line, NULL) ||
+	fuzz_blk_create(&blk, &fuzz_ram);
+	if (irq_lines_init(&lines, 24, 16, 8, record_line, NULL) ||
 	    irq_lines_alloc(&lines, &irq)) {
-		fprintf(stderr, "fuzz_virtio_mmio: cannot set up %s\n", path);
+		fprintf(stderr, "fuzz_virtio_mmio: no interrupt line\n");
 		abort();
 	}
-	unlink(path);
 	virtio_mmio_init(&mmio, &blk.vdev, &lines, &irq);
+	ready = true;
 }
 
 static void mmio_write32(uint64_t off, uint32_t v)
@@ -62,10 +56,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned n = fuzz_u8(&in), q;
 	struct fuzz_input regs = { in.data, MIN(in.len, n * ACCESS_SIZE) };
 
-	if (image_fd < 0)
+	if (!ready)
 		mmio_setup();
-	if (ftruncate(image_fd, 0) || ftruncate(image_fd, DISK_SIZE))
-		abort();
+	fuzz_blk_clear();
 	fuzz_ram_load(in.data + regs.len, in.len - regs.len);
 	while (regs.len) {
 		uint16_t op = fuzz_u16(&regs);

@@ -3,7 +3,8 @@
  * test` replays the seed corpora and the saved crash inputs in every
  * build, gcc included. Files run in name order, one TAP subtest each; an
  * input that still crashes the target kills the program, which the test
- * reports, and the last "# running" line names it. */
+ * reports, and the last "# running" line names it. A target that cannot
+ * run on this host (fuzz_unavailable) is skipped as a whole. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -92,6 +93,12 @@ static uint8_t *replay_read(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
 	unsigned i, failed = 0;
+	const char *why;
+
+	if (fuzz_unavailable && (why = fuzz_unavailable())) {
+		printf("1..0 # SKIP %s\n", why);
+		return 0;
+	}
 
 	for (i = 1; i < (unsigned)argc; i++)
 		if (replay_collect(argv[i]))

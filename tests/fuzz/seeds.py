@@ -198,6 +198,21 @@ def main():
             (0x50, 0), (-0x60, 0), (0x64, 1)]
     ops = b"".join(struct.pack("<HIH", abs(off) | 2 << 12 | (0x8000 if off > 0 else 0), v, 0)
                    for off, v in regs)
+    # (kind: 0 config space, 1 BAR0, 2 BAR2, +0x80 a write; offset;
+    # log2 of the size; value)
+    pci = [(0x80, 0x04, 1, 6), (0, 0x10, 2, 0), (0x80, 0x10, 2, 0xffffffff),
+           (0, 0x10, 2, 0), (0, 0x34, 0, 0),
+           (0x81, 0x14, 0, 1), (0x81, 0x14, 0, 3), (0x81, 0x08, 2, 1),
+           (0x81, 0x0c, 2, 1), (0x81, 0x08, 2, 0), (0x81, 0x0c, 2, 0),
+           (0x81, 0x14, 0, 0xb), (0x81, 0x16, 1, 0), (0x81, 0x18, 1, 8),
+           (0x81, 0x20, 3, 0), (0x81, 0x28, 3, 0x400), (0x81, 0x30, 3, 0x8000),
+           (0x81, 0x1c, 1, 1), (0x81, 0x14, 0, 0xf),
+           (0x82, 0x0, 2, 0xfee00000), (0x82, 0x8, 2, 0x41), (0x82, 0xc, 2, 0),
+           (0x81, 0x1a, 1, 0), (0x81, 0x3000, 1, 0), (1, 0x1000, 0, 0),
+           (2, 0x800, 3, 0)]
+    write("virtio_pci", "blk-read", bytes([len(pci)]) + b"".join(
+        struct.pack("<BHBI", *op) for op in pci) +
+        ram(0x1500, blk_request(0, 0, 512, True)))
     write("virtio_mmio", "blk-read", bytes([len(regs)]) + ops +
           ram(0x1500, blk_request(0, 0, 512, True)))
 
