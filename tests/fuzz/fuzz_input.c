@@ -53,7 +53,8 @@ void fuzz_ram_fill(const struct guest_ram *ram, const uint8_t *image,
 		perror("fuzz: cannot zero guest RAM");
 		abort();
 	}
-	memcpy(host, image, MIN(len, ram->total));
+	if (len)
+		memcpy(host, image, MIN(len, ram->total));
 }
 
 void fuzz_ram_load(const uint8_t *image, size_t len)
