@@ -4,10 +4,11 @@
  * member checks and dispatch; every reply must be one JSON object per
  * line. The first byte gives the number of pieces, the next ones their
  * lengths; the rest is what the client sends, after which it closes its
- * side and reads the replies to the end. The commands are stand-ins for
- * the VM's (a VM needs KVM). Inputs stay far below CONTROL_LINE_MAX
- * (libFuzzer's -max_len), so each request gets exactly one reply: one echoes its arguments, one fails with a
- * message, one with a bare error number. */
+ * side and reads the replies to the end. Inputs stay far below
+ * CONTROL_LINE_MAX (libFuzzer's -max_len), so each request gets exactly
+ * one reply. The commands are stand-ins for the VM's (a VM needs KVM):
+ * one echoes its arguments, one fails with a message, one with a bare
+ * error number. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

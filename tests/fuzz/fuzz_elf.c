@@ -17,8 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t desc_len;
 	unsigned i;
 
+	/* A note found lies within the file. */
 	if (!elf_find_note(data, size, "Xen", NOTE_TYPE, &desc, &desc_len) &&
-	    (desc < data || desc_len > size || desc - data > (long)(size - desc_len)))
+	    (desc < data || desc_len > size ||
+	     (size_t)(desc - data) > size - desc_len))
 		abort();
 	if (elf_parse(data, size, &img))
 		return 0;

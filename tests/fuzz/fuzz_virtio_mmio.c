@@ -64,9 +64,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint16_t op = fuzz_u16(&regs);
 		uint64_t off = op % VIRTIO_MMIO_SIZE;
 		uint32_t len = 1u << ((op >> 12) & 3);
+		uint32_t lo = fuzz_u32(&regs);
 		uint8_t value[8];
 
-		put_le64(value, fuzz_u32(&regs) | (uint64_t)fuzz_u16(&regs) << 32);
+		put_le64(value, lo | (uint64_t)fuzz_u16(&regs) << 32);
 		virtio_mmio_access(&mmio, off, value, len, op & 0x8000);
 		if (line_level != !!blk.vdev.isr)
 			abort();

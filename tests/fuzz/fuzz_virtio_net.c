@@ -20,7 +20,8 @@ static uint8_t packet[70000];
 
 static void net_setup(void)
 {
-	static const uint8_t mac[ETH_ALEN] = { 0x52, 0x54, 0, 0x12, 0x34, 0x56 };
+	static const uint8_t mac[ETH_ALEN] = { 0x52, 0x54, 0, 0x12, 0x34,
+					       0x56 };
 
 	fuzz_ram_load(NULL, 0);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, fds) ||
