@@ -96,7 +96,8 @@ int main(int argc, char **argv)
 	const char *why;
 
 	if (fuzz_unavailable && (why = fuzz_unavailable())) {
-		printf("1..0 # SKIP %s\n", why);
+		/* One skipped subtest, so that CI counts it (.ci/run). */
+		printf("1..1\nok 1 - %s # SKIP %s\n", argv[argc - 1], why);
 		return 0;
 	}
 
