@@ -106,6 +106,20 @@ static unsigned requests_count(const uint8_t *text, size_t len)
 	return n + (len && text[len - 1] != '\n');
 }
 
+static void control_send(int fd, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			abort();
+		buf += n;
+		len -= n;
+	}
+}
+
 /* Each line of the replies must be a JSON object saying "ok", one for
  * each request. */
 static void replies_check(const char *buf, size_t len, unsigned requests)
@@ -147,14 +161,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i <= pieces && in.len; i++) {
 		size_t len = i < pieces ? MIN(lens[i], in.len) : in.len;
 
-		if (send(fd, in.data, len, MSG_NOSIGNAL) != (ssize_t)len)
-			abort();
+		control_send(fd, in.data, len);
 		in.data += len;
 		in.len -= len;
 	}
 	shutdown(fd, SHUT_WR);
-	while ((n = recv(fd, reply + got, sizeof(reply) - got, 0)) > 0)
-		got += n;
+	/* libFuzzer's timeout alarm interrupts system calls. */
+	while ((n = recv(fd, reply + got, sizeof(reply) - got, 0)) > 0 ||
+	       (n < 0 && errno == EINTR))
+		got += n > 0 ? n : 0;
+	if (n < 0)
+		abort();
 	close(fd);
 	replies_check(reply, got, requests);
 	return 0;
