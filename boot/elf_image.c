@@ -157,14 +157,17 @@ static int elf_note_search(const uint8_t *data, size_t len, uint64_t off,
 			   uint64_t size, uint64_t align, const char *what,
 			   unsigned index, struct elf_note_query *q)
 {
-	const uint8_t *area = data + off;
+	const uint8_t *area;
 	uint64_t pos = 0;
 
+	/* Checked before the pointer is formed: data + off past the end of
+	 * the buffer is undefined behaviour even unused. */
 	if (!elf_range_ok(off, size, len))
 		return elf_note_fail(q, "%s %u (offset 0x%" PRIx64
 				     ", 0x%" PRIx64
 				     " bytes) runs past the end of the %zu-byte file",
 				     what, index, off, size, len);
+	area = data + off;
 	/* Linux and most producers pad notes to 4 bytes even in ELF64; the
 	 * gABI's 8 is used where the area says so. */
 	align = align == 8 ? 8 : 4;

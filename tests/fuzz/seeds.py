@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Writes the hand-made seed inputs of the fuzz targets into
+corpus/<target>/seed-*: small well-formed inputs of each parser, from
+which libFuzzer starts (docs/fuzzing.md). Inputs that libFuzzer found
+since, and those of past findings (regress-*), are kept next to them.
+
+Usage: seeds.py [CORPUS_DIR]   (default: corpus/ beside this script)
+Needs gzip, xz, zstd and lz4 for the compressed seeds."""
+import gzip
+import lzma
+import os
+import struct
+import subprocess
+import sys
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def write(target, name, data):
+    d = os.path.join(ROOT, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "seed-" + name), "wb") as f:
+        f.write(data)
+
+
+def elf(notes_in_segment=True, with_section=False):
+    """An ELF64 executable: one PT_LOAD, a Xen PVH entry note."""
+    note = struct.pack("<III", 4, 8, 18) + b"Xen\0" + struct.pack("<Q", 0x1000000)
+    nph = 2 if notes_in_segment else 1
+    phoff = 64
+    data_off = phoff + 56 * nph
+    shoff = data_off + len(note) if with_section else 0
+    shnum = 2 if with_section else 0
+    eh = (b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) +
+          struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, 0x1000000, phoff, shoff,
+                      0, 64, 56, nph, 64, shnum, 0))
+    ph = struct.pack("<IIQQQQQQ", 1, 5, 0, 0x1000000, 0x1000000,
+                     data_off + len(note), 0x2000, 0x1000)
+    if notes_in_segment:
+        ph += struct.pack("<IIQQQQQQ", 4, 4, data_off, 0, 0, len(note),
+                          len(note), 4)
+    out = eh + ph + note
+    if with_section:
+        out += bytes(64) + struct.pack("<IIQQQQIIQQ", 0, 7, 0, 0, data_off,
+                                       len(note), 0, 0, 4, 0)
+    return out
+
+
+def bzimage(payload):
+    """A bzImage of protocol 2.15 with one setup sector and payload."""
+    setup = bytearray(1024)
+    setup[0x1f1] = 1                                   # setup_sects
+    struct.pack_into("<H", setup, 0x1fe, 0xaa55)
+    setup[0x200] = 0xeb
+    setup[0x201] = 0x6a                                # header ends at 0x26c
+    struct.pack_into("<IH", setup, 0x202, 0x53726448, 0x020f)
+    setup[0x211] = 1                                   # LOADED_HIGH
+    struct.pack_into("<I", setup, 0x22c, 0x37ffffff)   # initrd_addr_max
+    struct.pack_into("<IB", setup, 0x230, 0x200000, 1)  # align, relocatable
+    struct.pack_into("<H", setup, 0x236, 3)            # XLF_KERNEL_64
+    struct.pack_into("<I", setup, 0x238, 2047)         # cmdline_size
+    struct.pack_into("<II", setup, 0x248, 0x10, len(payload))
+    struct.pack_into("<QI", setup, 0x258, 0x1000000, 0x100000)
+    return bytes(setup) + bytes(16) + payload + bytes(16)
+
+
+def tool(cmd, data):
+    return subprocess.run(cmd, input=data, stdout=subprocess.PIPE,
+                          check=True).stdout
+
+
+def compressed(data):
+    return {
+        "gzip": gzip.compress(data, mtime=0),
+        "xz": lzma.compress(data, format=lzma.FORMAT_XZ,
+                            check=lzma.CHECK_CRC32),
+        "lzma": lzma.compress(data, format=lzma.FORMAT_ALONE),
+        "zstd": tool(["zstd", "-q", "-c"], data),
+        "lz4": tool(["lz4", "-q", "-l", "-c"], data),
+    }
+
+
+# Formats by their enum compression order (boot/decompress.h).
+FORMATS = ["none", "gzip", "xz", "lzma", "zstd", "lz4"]
+
+
+def virtqueue(size_log2, features, ops, descs, avail, extra=b""):
+    """A ring image for fuzz_virtqueue: descriptor table, avail ring."""
+    size = 1 << size_log2
+    table = bytearray(16 * size)
+    for i, (addr, length, flags, nxt) in enumerate(descs):
+        struct.pack_into("<QIHH", table, 16 * i, addr, length, flags, nxt)
+    ring = struct.pack("<HH", 0, len(avail)) + b"".join(
+        struct.pack("<H", h) for h in avail).ljust(2 * size + 2, b"\0")
+    head = bytes([size_log2, features, len(ops)]) + bytes(ops)
+    return head + bytes(table) + ring + extra
+
+
+def ram(size, writes):
+    """A guest RAM image of size bytes with (gpa, bytes) written in."""
+    out = bytearray(size)
+    for gpa, data in writes:
+        out[gpa:gpa + len(data)] = data
+    return bytes(out)
+
+
+def queue(q, descs, heads):
+    """Queue q's descriptors and avail ring, where fuzz_virtio.h puts
+    them: [(gpa, bytes)] for ram()."""
+    table = b"".join(struct.pack("<QIHH", *d) for d in descs)
+    ring = struct.pack("<HH", 0, len(heads)) + b"".join(
+        struct.pack("<H", h) for h in heads)
+    return [(0x800 * q, table), (0x800 * q + 0x400, ring)]
+
+
+def device(kicks, image, host=b"", features=(1 << 64) - 1, qsize_log2=3):
+    """An input of the device targets (fuzz_virtio.c)."""
+    assert len(host) % 16 == 0
+    return (struct.pack("<QBB", features, qsize_log2, len(kicks)) +
+            bytes(kicks) + bytes([len(host) // 16]) + image + host)
+
+
+NEXT, WRITE, INDIRECT = 1, 2, 4
+
+
+def blk_request(kind, sector, data_len, data_writable):
+    """A virtio-blk request on queue 0: header, data, status."""
+    descs = [(0x1000, 16, NEXT, 1)]
+    if data_len:
+        descs.append((0x1100, data_len, NEXT | (WRITE if data_writable else 0), 2))
+    descs.append((0x1400, 1, WRITE, 0))
+    if not data_len:
+        descs[0] = (0x1000, 16, NEXT, 1)
+    return queue(0, descs, [0]) + [(0x1000, struct.pack("<IIQ", kind, 0, sector)),
+                                   (0x1100, b"thpvm" * 8)]
+
+
+def main():
+    kernel = elf()
+    write("elf", "pvh-note", kernel)
+    write("elf", "section-note", elf(False, True))
+    write("arm64_image", "header",
+          struct.pack("<IIQQQQQQII", 0x91005a4d, 0, 0, 0x1000000, 0xa,
+                      0, 0, 0, 0x644d5241, 0) + bytes(64))
+    for i, (name, data) in enumerate(compressed(kernel).items()):
+        write("decompress", name, bytes([FORMATS.index(name), 12]) + data)
+        write("bzimage", name, bzimage(data))
+    write("decompress", "detect-gzip", b"\x80\x0c" + gzip.compress(kernel, mtime=0))
+    for name, text in [
+            ("status", b'{"cmd":"status"}'),
+            ("balloon", b'{"cmd":"balloon","bytes":1073741824,"force":true}'),
+            ("nested", b'[1,-2.5e-3,"\\u00e9\\ud83d\\ude00",{"a":[null,false]}]')]:
+        write("json", name, text)
+    # One chain of a readable and a writable buffer; one through an
+    # indirect table; with EVENT_IDX.
+    write("virtqueue", "direct",
+          virtqueue(2, 0, [0], [(0x1000, 16, 1, 1), (0x1100, 16, 2, 0)], [0]))
+    write("virtqueue", "indirect",
+          virtqueue(2, 2, [0, 3], [(0x200, 32, 4, 0)], [0],
+                    bytes(0x200 - 3 - 3 - 64 - 12) +
+                    struct.pack("<QIHHQIHH", 0x1000, 8, 1, 1, 0x1100, 8, 2, 0)))
+    write("virtqueue", "event-idx",
+          virtqueue(3, 1, [1, 1, 2, 3], [(0x1000, 8, 2, 0), (0x1100, 8, 2, 0)],
+                    [0, 1]))
+    # Devices (fuzz_virtio.c): guest RAM of 0x1500 bytes holds the rings
+    # and buffers.
+    for name, (kind, sector, n, w) in {
+            "read": (0, 0, 512, True), "write": (1, 1, 512, False),
+            "flush": (4, 0, 0, False), "get-id": (8, 0, 20, True),
+            "discard": (11, 0, 16, False)}.items():
+        write("virtio_blk", name,
+              device([0], ram(0x1500, blk_request(kind, sector, n, w))))
+    packet = bytes(12) + bytes.fromhex("ffffffffffff5254001234560800") + bytes(46)
+    write("virtio_net", "tx-rx", device(
+        [1, 0x40], ram(0x2000, queue(1, [(0x1000, len(packet), 0, 0)], [0]) +
+                       queue(0, [(0x1800, 1526, WRITE, 0)], [0]) +
+                       [(0x1000, packet)]), host=bytes(range(256)) * 2))
+    pfns = struct.pack("<4I", 0x100, 0x101, 0x102, 0x1ff)
+    for policy in (0, 1):
+        write("virtio_balloon", "inflate-deflate-%d" % policy, bytes([policy]) + device(
+            [0, 1], ram(0x1100, queue(0, [(0x1000, 16, 0, 0)], [0]) +
+                        queue(1, [(0x1000, 8, 0, 0)], [0]) + [(0x1000, pfns)]),
+            features=1 << 32))
+    write("virtio_balloon", "target", b"\0" + device(
+        [0x80], ram(0x1100, queue(0, [(0x1000, 16, 0, 0)], [0]) +
+                    [(0x1000, pfns)]), host=struct.pack("<I", 1 << 20) + bytes(12),
+        features=1 << 32))
+    write("virtio_rng", "read", device(
+        [0], ram(0x1100, queue(0, [(0x1000, 64, WRITE, 0)], [0]))))
+    write("virtio_console", "tx-rx", device(
+        [1, 8], ram(0x1200, queue(1, [(0x1000, 5, 0, 0)], [0]) +
+                    queue(0, [(0x1100, 16, WRITE, 0)], [0]) +
+                    [(0x1000, b"hello")]), host=b"typed input here"))
+    regs = [(0x70, 1), (0x70, 3), (0x24, 1), (0x20, 1), (0x24, 0),
+            (0x20, 0), (0x70, 0xb), (0x30, 0), (0x38, 8), (0x80, 0),
+            (0x90, 0x400), (0xa0, 0x8000), (0x44, 1), (0x70, 0xf),
+            (0x50, 0), (-0x60, 0), (0x64, 1)]
+    ops = b"".join(struct.pack("<HIH", abs(off) | 2 << 12 | (0x8000 if off > 0 else 0), v, 0)
+                   for off, v in regs)
+    # (kind: 0 config space, 1 BAR0, 2 BAR2, +0x80 a write; offset;
+    # log2 of the size; value)
+    pci = [(0x80, 0x04, 1, 6), (0, 0x10, 2, 0), (0x80, 0x10, 2, 0xffffffff),
+           (0, 0x10, 2, 0), (0, 0x34, 0, 0),
+           (0x81, 0x14, 0, 1), (0x81, 0x14, 0, 3), (0x81, 0x08, 2, 1),
+           (0x81, 0x0c, 2, 1), (0x81, 0x08, 2, 0), (0x81, 0x0c, 2, 0),
+           (0x81, 0x14, 0, 0xb), (0x81, 0x16, 1, 0), (0x81, 0x18, 1, 8),
+           (0x81, 0x20, 3, 0), (0x81, 0x28, 3, 0x400), (0x81, 0x30, 3, 0x8000),
+           (0x81, 0x1c, 1, 1), (0x81, 0x14, 0, 0xf),
+           (0x82, 0x0, 2, 0xfee00000), (0x82, 0x8, 2, 0x41), (0x82, 0xc, 2, 0),
+           (0x81, 0x1a, 1, 0), (0x81, 0x3000, 1, 0), (1, 0x1000, 0, 0),
+           (2, 0x800, 3, 0)]
+    write("virtio_pci", "blk-read", bytes([len(pci)]) + b"".join(
+        struct.pack("<BHBI", *op) for op in pci) +
+        ram(0x1500, blk_request(0, 0, 512, True)))
+    write("virtio_mmio", "blk-read", bytes([len(regs)]) + ops +
+          ram(0x1500, blk_request(0, 0, 512, True)))
+
+
+main()
