@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "core/vm.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/sandbox.h"
 #include "lib/util.h"
 #include "vmm/machine.h"
 
@@ -312,6 +314,14 @@ static int run_vm(struct run_options *opts)
 	}
 	/* Phase times under -v: where start-up and shut-down time goes. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Nothing thpvm runs or becomes may gain privileges (set-user-ID
+	 * files, file capabilities), filters or not. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		pr_err("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return 1;
+	}
+	if (sandbox_configure(!opts->no_seccomp))
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	term_ignore_job_signals();
 	sig_fd = block_stop_signals();
@@ -321,6 +331,8 @@ static int run_vm(struct run_options *opts)
 		goto out_images;
 	if (run_control_open(opts, &srv))
 		goto out_images;
+	if (srv)
+		sandbox_allow_unlink(control_server_path(srv));
 	fatal_cleanup_server = srv;
 	install_fatal_handlers();
 	if (on_socket) {
@@ -328,6 +340,7 @@ static int run_vm(struct run_options *opts)
 		    run_console_open(&rc, rc_path))
 			goto out_console;
 		fatal_cleanup_console = &rc;
+		sandbox_allow_unlink(rc.path);
 		cfg->vm.console_fd = rc.out_wr;
 		cfg->console_socket = rc.path;
 	}
@@ -354,6 +367,9 @@ static int run_vm(struct run_options *opts)
 			run_detach_ready(ready_fd);
 			ready_fd = -1;
 		}
+		/* Every other thread runs, each under its own filter; the
+		 * detached VM's stderr has moved to /dev/null. */
+		sandbox_enter(SANDBOX_MAIN);
 		run_loop(vm, sig_fd, !on_socket);
 	}
 	status = vm_stop(vm);

@@ -100,6 +100,9 @@ const char run_usage[] =
 "      --no-acpi          no ACPI tables (x86): the guest finds its CPUs in\n"
 "                         the MP table and virtio-mmio devices on its\n"
 "                         command line (arm64 guests never get ACPI)\n"
+"      --seccomp on|off   seccomp filters per thread (default on): a\n"
+"                         forbidden system call ends the VM, naming it;\n"
+"                         off is for debugging (docs/security.md)\n"
 "      --json             at the end, print {\"name\", \"exit_status\",\n"
 "                         \"reason\"} as one JSON line on stderr; reason is\n"
 "                         guest, reset, stop, signal or failure\n"
@@ -146,6 +149,7 @@ enum {
 	OPT_NO_ACPI,
 	OPT_DETACH,
 	OPT_CONSOLE_SOCKET,
+	OPT_SECCOMP,
 };
 
 static const struct option long_options[] = {
@@ -175,6 +179,7 @@ static const struct option long_options[] = {
 	{ "detach", no_argument, NULL, OPT_DETACH },
 	{ "daemonize", no_argument, NULL, OPT_DETACH },
 	{ "console-socket", required_argument, NULL, OPT_CONSOLE_SOCKET },
+	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -694,6 +699,13 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 		return 0;
 	case OPT_DETACH:
 		opts->detach = true;
+		return 0;
+	case OPT_SECCOMP:
+		if (strcmp(arg, "on") && strcmp(arg, "off")) {
+			pr_err("--seccomp %s: expected on or off", arg);
+			return -EINVAL;
+		}
+		opts->no_seccomp = !strcmp(arg, "off");
 		return 0;
 	case OPT_CONSOLE_SOCKET:
 		if (!arg[0] || strlen(arg) >= CONTROL_PATH_MAX) {
