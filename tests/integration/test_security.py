@@ -16,12 +16,16 @@ NOBODY = 65534
 
 
 def thread_status(pid):
-    """{thread name: /proc status fields} of each thread of pid."""
+    """{thread name: /proc status fields} of each thread of pid, but
+    those KVM starts in the process itself (kvm-nx-lpage-recovery), which
+    run no code of ours."""
     threads = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         with open(f"/proc/{pid}/task/{tid}/status") as f:
             fields = dict(line.split(":\t", 1) for line in f
                           if ":\t" in line)
+        if fields["Name"].startswith("kvm-"):
+            continue
         threads[f"{fields['Name'].strip()}/{tid}"] = {
             k: v.strip() for k, v in fields.items()}
     return threads
