@@ -117,7 +117,7 @@ static const struct sandbox_rule sanitizer[] = {
 	ANY("clone"), ANY("clone3"), ANY("fork"), ANY("vfork"), ANY("execve"),
 	ANY("wait4"), ANY("waitid"), ANY("ptrace"), ANY("kill"), ANY("tkill"),
 	ANY("pipe"), ANY("pipe2"), ANY("dup"), ANY("dup2"), ANY("dup3"),
-	ANY("process_vm_readv"),
+	ANY("process_vm_readv"), ANY("fcntl"),
 };
 
 const struct sandbox_rules sandbox_sanitizer_rules = RULES(sanitizer);
