@@ -17,6 +17,7 @@
 #include "cli/run_control.h"
 #include "cli/run_detach.h"
 #include "cli/run_options.h"
+#include "cli/run_user.h"
 #include "control/control_server.h"
 #include "control/vm_control.h"
 #include "core/arch.h"
@@ -299,6 +300,7 @@ static int run_vm(struct run_options *opts)
 	char rc_path[CONTROL_PATH_MAX];
 	struct boot_source src;
 	struct images img = { 0 };
+	struct run_user user;
 	struct machine m;
 	struct vm *vm = &m.vm;
 	enum vm_exit_reason reason = VM_EXIT_FAILURE;
@@ -319,6 +321,11 @@ static int run_vm(struct run_options *opts)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		pr_err("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 		return 1;
+	}
+	if (opts->user) {
+		if (run_user_lookup(opts->user, &user))
+			return 1;
+		sandbox_allow_setid(user.uid, user.gid);
 	}
 	if (sandbox_configure(!opts->no_seccomp))
 		return 1;
@@ -356,6 +363,11 @@ static int run_vm(struct run_options *opts)
 	if (srv && control_server_start(srv))
 		goto out_vm;
 	if (on_socket && run_console_start(&rc, &vm->console))
+		goto out_vm;
+	/* All that needs root is open; the threads that run are named
+	 * (which takes writing /proc/self/task/TID/comm, root's once
+	 * root is gone). */
+	if (opts->user && run_user_drop(&user))
 		goto out_vm;
 	pr_debug("%.2f ms: booting %s: %u vCPU(s), %llu MiB",
 		 time_ms_since(&t0), src.kernel_name, vm->nr_vcpus,

@@ -27,6 +27,7 @@ struct run_options {
 	bool detach;		/* --detach, --daemonize */
 	const char *console_socket;	/* --console-socket PATH, or NULL */
 	bool no_seccomp;	/* --seccomp=off: no seccomp filters */
+	const char *user;	/* --user NAME, or NULL */
 	bool nodefaults;	/* lkvm's --nodefaults: -p is all the
 				 * kernel command line */
 };

@@ -544,7 +544,8 @@ int control_server_start(struct control_server *srv)
 
 	if (srv->started)
 		return -EBUSY;
-	/* After any drop to --user's uid. */
+	/* Who started the VM (before any drop to --user: the socket is
+	 * root's then). */
 	srv->owner = geteuid();
 	/* Signals belong to the main thread. */
 	sigfillset(&all);

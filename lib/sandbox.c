@@ -33,6 +33,9 @@ static bool sandbox_enabled;
 static const char *syscall_names[SANDBOX_MAX_NR];
 static const char *unlink_paths[SANDBOX_MAX_UNLINK];
 static unsigned nr_unlink_paths;
+static bool setid_allowed;
+static uid_t setid_uid;
+static gid_t setid_gid;
 /* Read by the SIGSYS handler: which kind the trapping thread is. */
 static __thread int thread_kind = -1;
 
@@ -135,6 +138,13 @@ int sandbox_allow_unlink(const char *path)
 	return 0;
 }
 
+void sandbox_allow_setid(uid_t uid, gid_t gid)
+{
+	setid_allowed = true;
+	setid_uid = uid;
+	setid_gid = gid;
+}
+
 /* The argument checks of one rule, as libseccomp comparisons; a path
  * check is one rule per allowed path. */
 static int rule_add(scmp_filter_ctx ctx, int nr, enum sandbox_arg arg)
@@ -158,6 +168,23 @@ static int rule_add(scmp_filter_ctx ctx, int nr, enum sandbox_arg arg)
 		break;
 	case SANDBOX_READ_ONLY_A2:
 		cmp = SCMP_A2(SCMP_CMP_MASKED_EQ, ro_mask, O_RDONLY);
+		break;
+	case SANDBOX_TO_UID:
+	case SANDBOX_TO_GID: {
+		unsigned long id = arg == SANDBOX_TO_UID ? setid_uid :
+							   setid_gid;
+
+		if (!setid_allowed)
+			return 0;
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 3,
+					SCMP_A0(SCMP_CMP_EQ, id),
+					SCMP_A1(SCMP_CMP_EQ, id),
+					SCMP_A2(SCMP_CMP_EQ, id));
+	}
+	case SANDBOX_ONE_GROUP:
+		if (!setid_allowed)
+			return 0;
+		cmp = SCMP_A0(SCMP_CMP_EQ, 1);
 		break;
 	case SANDBOX_UNLINK_A0:
 	case SANDBOX_UNLINK_A1:

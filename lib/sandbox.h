@@ -6,6 +6,7 @@
 #define THPVM_SANDBOX_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* The kinds of thread; each has its own list (lib/sandbox_rules.c). */
 enum sandbox_kind {
@@ -31,6 +32,12 @@ int sandbox_configure(bool enabled);
  * own sockets, removed on the way out and by the fatal-signal handler
  * whatever thread it runs in). At most two; before the threads start. */
 int sandbox_allow_unlink(const char *path);
+
+/* Every thread may change to uid and gid (setresuid and setresgid with
+ * those ids, setgroups to one group), which glibc has each thread do
+ * when one of them drops root (--user): a thread started before the drop
+ * must follow it. Before the threads start. */
+void sandbox_allow_setid(uid_t uid, gid_t gid);
 
 /* Installs the calling thread's filter for kind (nothing when filters
  * are off); later threads it creates inherit it. A thread that cannot be

@@ -29,6 +29,9 @@ static const struct sandbox_rule common[] = {
 	ANY("rt_sigaction"), ANY("rt_sigreturn"), ANY("restart_syscall"),
 	{ "unlink", SANDBOX_UNLINK_A0 }, { "unlinkat", SANDBOX_UNLINK_A1 },
 	ANY("exit"), ANY("exit_group"),
+	/* Following the main thread's drop to --user (and no other). */
+	{ "setresuid", SANDBOX_TO_UID }, { "setresgid", SANDBOX_TO_GID },
+	{ "setgroups", SANDBOX_ONE_GROUP },
 };
 
 static const struct sandbox_rule main_thread[] = {

@@ -15,6 +15,9 @@ enum sandbox_arg {
 	SANDBOX_UNLINK_A1,	/* unlinkat: an allowed path (arg 1) */
 	SANDBOX_READ_ONLY_A1,	/* open: O_RDONLY, no O_CREAT (arg 1) */
 	SANDBOX_READ_ONLY_A2,	/* openat: the same (arg 2) */
+	SANDBOX_TO_UID,		/* setresuid: to --user's uid, if any */
+	SANDBOX_TO_GID,		/* setresgid: to its gid */
+	SANDBOX_ONE_GROUP,	/* setgroups: one group (arg 0) */
 };
 
 struct sandbox_rule {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The process around a running VM: every thread under a seccomp filter
-(and none with --seccomp=off), no_new_privs, and a control socket that
-refuses clients of another user by their credentials."""
+(and none with --seccomp=off), no_new_privs, --user dropping root in
+every thread, and a control socket that refuses clients of another user
+by their credentials."""
 import os
 import re
 import subprocess
@@ -86,6 +87,27 @@ def test_seccomp_off():
 def test_seccomp_bad_value():
     one_error(run(["run", "--seccomp=maybe"]),
               "--seccomp maybe: expected on or off", 2)
+
+
+def test_user_drops_root():
+    if os.geteuid() != 0:
+        harness.skip("needs root to drop it")
+    p = serve("asnobody", ["--user", "nobody"])
+    # Threads started before the drop (device threads, under their
+    # filters) follow it too.
+    for name, st in wait_threads(p, "2").items():
+        for field in ("Uid", "Gid"):
+            assert st[field].split() == [str(NOBODY)] * 4, (name, st[field])
+        assert st["Groups"].split() == [str(NOBODY)], (name, st["Groups"])
+    # root still controls it; the disk, /dev/kvm and the sockets were
+    # opened before the drop.
+    assert harness.stop_and_wait(p, "asnobody") == 0
+    assert "seccomp" not in read_stderr(p)
+
+
+def test_user_unknown():
+    one_error(run(["run", "--user", "no-such-user-here"]),
+              "--user no-such-user-here: no such user", 1)
 
 
 def as_nobody():
