@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The process around a running VM: every thread under a seccomp filter
-(and none with --seccomp=off), no_new_privs, --user dropping root in
+(and none with --seccomp=off), a forbidden call ending the VM with a
+line that names it, no_new_privs, --user dropping root in
 every thread, and a control socket that refuses clients of another user
 by their credentials."""
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -75,6 +77,41 @@ def test_every_thread_filtered():
         assert st["NoNewPrivs"] == "1", (name, st["NoNewPrivs"])
     assert harness.stop_and_wait(p, "sec") == 0
     assert "seccomp" not in read_stderr(p)
+
+
+def thread_tid(pid, name):
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() == name:
+                return int(tid)
+    raise AssertionError(f"no thread {name} in {pid}")
+
+
+def forbidden_call_in(thread, kind):
+    """A running VM's thread made to call socket() (in no kind's list)
+    by gdb, as a compromised thread would: no hook in thpvm. The VM must
+    end with 159 and the line naming the call and the kind."""
+    gdb = shutil.which("gdb")
+    assert gdb, "gdb is needed (.ci/packages)"
+    p = serve("forbid" + kind)
+    wait_threads(p, "2")
+    r = subprocess.run(
+        [gdb, "-batch", "-nx", "-p", str(thread_tid(p.pid, thread)),
+         "-ex", "handle SIGSYS nostop noprint pass",
+         "-ex", "call ((int (*)(int, int, int))socket)(1, 1, 0)"],
+        capture_output=True, text=True, timeout=60)
+    assert p.wait(timeout=30) == 159, r
+    err = read_stderr(p)
+    assert re.search(rf"^thpvm: seccomp: {kind} thread made forbidden "
+                     rf"system call socket \(nr \d+\)$", err, re.M), err
+
+
+def test_forbidden_call_from_device_thread():
+    forbidden_call_in("rng0", "device")
+
+
+def test_forbidden_call_from_vcpu_thread():
+    forbidden_call_in("vcpu1", "vCPU")
 
 
 def test_seccomp_off():
