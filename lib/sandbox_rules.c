@@ -9,6 +9,11 @@
 #define RULES(array) { array, ARRAY_SIZE(array) }
 /* A call allowed whatever its arguments. */
 #define ANY(name) { name, SANDBOX_ANY }
+/* glibc's malloc opens /proc/sys/vm/overcommit_memory and
+ * /sys/devices/system/cpu/online, read-only, once per process, in
+ * whichever thread first trims a heap or sizes its arenas, and copes
+ * when it cannot: threads that open nothing get EACCES for it. */
+#define NO_OPEN { "open", SANDBOX_EACCES }, { "openat", SANDBOX_EACCES }
 
 static const struct sandbox_rule common[] = {
 	/* I/O on descriptors the thread was handed, logging to stderr. */
@@ -60,6 +65,7 @@ static const struct sandbox_rule vcpu[] = {
 	/* Device work a register write starts: a balloon's stats timer,
 	 * a reset releasing memory. */
 	ANY("timerfd_settime"), ANY("fallocate"), ANY("process_madvise"),
+	NO_OPEN,
 };
 
 static const struct sandbox_rule device[] = {
@@ -74,6 +80,7 @@ static const struct sandbox_rule device[] = {
 	ANY("process_madvise"), ANY("timerfd_settime"), ANY("timerfd_gettime"),
 	/* virtio-rng. */
 	ANY("getrandom"),
+	NO_OPEN,
 };
 
 static const struct sandbox_rule control[] = {
@@ -93,6 +100,7 @@ static const struct sandbox_rule console[] = {
 	ANY("poll"), ANY("ppoll"),
 	ANY("accept"), ANY("accept4"), ANY("recvfrom"), ANY("sendto"),
 	ANY("shutdown"), ANY("fcntl"),
+	NO_OPEN,
 };
 
 const struct sandbox_rules sandbox_common_rules = RULES(common);

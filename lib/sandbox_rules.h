@@ -18,6 +18,8 @@ enum sandbox_arg {
 	SANDBOX_TO_UID,		/* setresuid: to --user's uid, if any */
 	SANDBOX_TO_GID,		/* setresgid: to its gid */
 	SANDBOX_ONE_GROUP,	/* setgroups: one group (arg 0) */
+	SANDBOX_EACCES,		/* not allowed, but fails with EACCES
+				 * rather than ending the VM */
 };
 
 struct sandbox_rule {
