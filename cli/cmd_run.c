@@ -338,8 +338,8 @@ static int run_vm(struct run_options *opts)
 		goto out_images;
 	if (run_control_open(opts, &srv))
 		goto out_images;
-	if (srv)
-		sandbox_allow_unlink(control_server_path(srv));
+	if (srv && sandbox_allow_unlink(control_server_path(srv)))
+		goto out_console;
 	fatal_cleanup_server = srv;
 	install_fatal_handlers();
 	if (on_socket) {
@@ -347,7 +347,8 @@ static int run_vm(struct run_options *opts)
 		    run_console_open(&rc, rc_path))
 			goto out_console;
 		fatal_cleanup_console = &rc;
-		sandbox_allow_unlink(rc.path);
+		if (sandbox_allow_unlink(rc.path))
+			goto out_console;
 		cfg->vm.console_fd = rc.out_wr;
 		cfg->console_socket = rc.path;
 	}

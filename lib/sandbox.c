@@ -30,6 +30,8 @@
 #define SANDBOX_MAX_UNLINK 2
 
 static bool sandbox_enabled;
+/* For the SIGSYS handler: the arch whose numbers the table has. */
+static uint32_t native_arch;
 static const char *syscall_names[SANDBOX_MAX_NR];
 static const char *unlink_paths[SANDBOX_MAX_UNLINK];
 static unsigned nr_unlink_paths;
@@ -46,11 +48,6 @@ static const char *const kind_names[SANDBOX_NR_KINDS] = {
 	[SANDBOX_CONTROL] = "control",
 	[SANDBOX_CONSOLE] = "console",
 };
-
-const char *sandbox_kind_name(enum sandbox_kind kind)
-{
-	return kind < SANDBOX_NR_KINDS ? kind_names[kind] : "unknown";
-}
 
 /* Appends s to buf at *at, cut at len - 1. */
 static void msg_append(char *buf, size_t len, size_t *at, const char *s)
@@ -79,7 +76,7 @@ static void sigsys_handler(int sig, siginfo_t *info, void *uc)
 	size_t at = 0;
 	int nr = info->si_syscall;
 	const char *name = nr >= 0 && nr < SANDBOX_MAX_NR &&
-			   info->si_arch == (unsigned)seccomp_arch_native() ?
+			   info->si_arch == native_arch ?
 			   syscall_names[nr] : NULL;
 
 	(void)sig;
@@ -103,7 +100,6 @@ int sandbox_configure(bool enabled)
 {
 	struct sigaction sa = { .sa_sigaction = sigsys_handler,
 				.sa_flags = SA_SIGINFO };
-	uint32_t arch = seccomp_arch_native();
 	int nr;
 
 	sandbox_enabled = enabled;
@@ -116,10 +112,11 @@ int sandbox_configure(bool enabled)
 		       "--seccomp=off to run without them)");
 		return err;
 	}
+	native_arch = seccomp_arch_native();
 	for (nr = 0; nr < SANDBOX_MAX_NR; nr++)
 		if (!syscall_names[nr])
-			syscall_names[nr] =
-				seccomp_syscall_resolve_num_arch(arch, nr);
+			syscall_names[nr] = seccomp_syscall_resolve_num_arch(
+				native_arch, nr);
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSYS, &sa, NULL) < 0) {
 		int err = -errno;
@@ -132,8 +129,11 @@ int sandbox_configure(bool enabled)
 
 int sandbox_allow_unlink(const char *path)
 {
-	if (nr_unlink_paths == SANDBOX_MAX_UNLINK)
+	if (nr_unlink_paths == SANDBOX_MAX_UNLINK) {
+		pr_err("seccomp: more than %d sockets to remove",
+		       SANDBOX_MAX_UNLINK);
 		return -ENOSPC;
+	}
 	unlink_paths[nr_unlink_paths++] = path;
 	return 0;
 }

@@ -30,7 +30,8 @@ int sandbox_configure(bool enabled);
 
 /* A thread may unlink path (a pointer compared, not a string: the VM's
  * own sockets, removed on the way out and by the fatal-signal handler
- * whatever thread it runs in). At most two; before the threads start. */
+ * whatever thread it runs in). At most two; before the threads start.
+ * 0, or -ENOSPC after a message. */
 int sandbox_allow_unlink(const char *path);
 
 /* Every thread may change to uid and gid (setresuid and setresgid with
@@ -45,7 +46,5 @@ void sandbox_allow_setid(uid_t uid, gid_t gid);
  * failure (no memory; a kernel without seccomp is refused earlier, by
  * sandbox_configure) the process ends with status 1 after a message. */
 void sandbox_enter(enum sandbox_kind kind);
-
-const char *sandbox_kind_name(enum sandbox_kind kind);
 
 #endif

@@ -21,10 +21,10 @@ static const struct sandbox_rule common[] = {
 	ANY("ioctl"),
 	/* Locks, condition variables, joins, time. */
 	ANY("futex"), ANY("clock_gettime"), ANY("clock_nanosleep"),
-	/* qsort() asks for the host's memory size first. */
-	ANY("sysinfo"),
 	ANY("nanosleep"), ANY("gettimeofday"), ANY("sched_yield"),
 	ANY("getpid"), ANY("gettid"),
+	/* qsort() asks for the host's memory size first. */
+	ANY("sysinfo"),
 	/* malloc and free, thread stacks; never new executable memory. */
 	{ "mmap", SANDBOX_NO_EXEC }, { "mprotect", SANDBOX_NO_EXEC },
 	ANY("munmap"), ANY("mremap"), ANY("brk"), ANY("madvise"),
