@@ -7,7 +7,8 @@ bench/bare_vm, which only creates a VM and runs one vCPU to its first
 exit (with --irqchip, also the in-kernel interrupt controllers and PIT
 that thpvm and QEMU use; with --split-irqchip, only the in-kernel
 LAPICs); thpvm also with --no-acpi (what writing the ACPI tables
-costs). Several runs each, interleaved; medians and ratios.
+costs) and with --seccomp=off (what building and loading a seccomp
+filter in each thread costs). Several runs each, interleaved; medians and ratios.
 
 usage: bench/startup.py [RUNS]   (default 20; needs a build in ./build)"""
 import os
@@ -44,6 +45,8 @@ def main():
         ("thpvm", [THPVM, "run", "-m", MEM, "-p", "exit"], 0),
         ("thpvm --no-acpi", [THPVM, "run", "-m", MEM, "--no-acpi", "-p",
                              "exit"], 0),
+        ("thpvm --seccomp=off", [THPVM, "run", "-m", MEM, "--seccomp=off",
+                                 "-p", "exit"], 0),
     ]
     if QEMU:
         # isa-debug-exit: status 0 from the guest is exit code 1.
@@ -64,6 +67,8 @@ def main():
     print(f"thpvm / bare_vm: {med['thpvm'] / med['bare_vm (floor)']:.2f}")
     print(f"thpvm / thpvm --no-acpi: "
           f"{med['thpvm'] / med['thpvm --no-acpi']:.3f}")
+    print(f"thpvm / thpvm --seccomp=off: "
+          f"{med['thpvm'] / med['thpvm --seccomp=off']:.3f}")
     print(f"thpvm / bare_vm --irqchip: "
           f"{med['thpvm'] / med['bare_vm --irqchip']:.2f}")
     if QEMU:

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,12 +17,14 @@
 #include "cli/run_control.h"
 #include "cli/run_detach.h"
 #include "cli/run_options.h"
+#include "cli/run_user.h"
 #include "control/control_server.h"
 #include "control/vm_control.h"
 #include "core/arch.h"
 #include "core/vm.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/sandbox.h"
 #include "lib/util.h"
 #include "vmm/machine.h"
 
@@ -297,6 +300,7 @@ static int run_vm(struct run_options *opts)
 	char rc_path[CONTROL_PATH_MAX];
 	struct boot_source src;
 	struct images img = { 0 };
+	struct run_user user;
 	struct machine m;
 	struct vm *vm = &m.vm;
 	enum vm_exit_reason reason = VM_EXIT_FAILURE;
@@ -312,6 +316,19 @@ static int run_vm(struct run_options *opts)
 	}
 	/* Phase times under -v: where start-up and shut-down time goes. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Nothing thpvm runs or becomes may gain privileges (set-user-ID
+	 * files, file capabilities), filters or not. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		pr_err("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return 1;
+	}
+	if (opts->user) {
+		if (run_user_lookup(opts->user, &user))
+			return 1;
+		sandbox_allow_setid(user.uid, user.gid);
+	}
+	if (sandbox_configure(!opts->no_seccomp))
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	term_ignore_job_signals();
 	sig_fd = block_stop_signals();
@@ -321,6 +338,8 @@ static int run_vm(struct run_options *opts)
 		goto out_images;
 	if (run_control_open(opts, &srv))
 		goto out_images;
+	if (srv && sandbox_allow_unlink(control_server_path(srv)))
+		goto out_console;
 	fatal_cleanup_server = srv;
 	install_fatal_handlers();
 	if (on_socket) {
@@ -328,6 +347,8 @@ static int run_vm(struct run_options *opts)
 		    run_console_open(&rc, rc_path))
 			goto out_console;
 		fatal_cleanup_console = &rc;
+		if (sandbox_allow_unlink(rc.path))
+			goto out_console;
 		cfg->vm.console_fd = rc.out_wr;
 		cfg->console_socket = rc.path;
 	}
@@ -344,6 +365,11 @@ static int run_vm(struct run_options *opts)
 		goto out_vm;
 	if (on_socket && run_console_start(&rc, &vm->console))
 		goto out_vm;
+	/* All that needs root is open; the threads that run are named
+	 * (which takes writing /proc/self/task/TID/comm, root's once
+	 * root is gone). */
+	if (opts->user && run_user_drop(&user))
+		goto out_vm;
 	pr_debug("%.2f ms: booting %s: %u vCPU(s), %llu MiB",
 		 time_ms_since(&t0), src.kernel_name, vm->nr_vcpus,
 		 (unsigned long long)(vm->ram.total >> 20));
@@ -354,6 +380,9 @@ static int run_vm(struct run_options *opts)
 			run_detach_ready(ready_fd);
 			ready_fd = -1;
 		}
+		/* Every other thread runs, each under its own filter; the
+		 * detached VM's stderr has moved to /dev/null. */
+		sandbox_enter(SANDBOX_MAIN);
 		run_loop(vm, sig_fd, !on_socket);
 	}
 	status = vm_stop(vm);

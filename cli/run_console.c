@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/sandbox.h"
 #include "lib/thread_name.h"
 #include "lib/util.h"
 
@@ -186,6 +187,7 @@ static void *console_thread(void *arg)
 	bool output_open = true;
 	unsigned i;
 
+	sandbox_enter(SANDBOX_CONSOLE);
 	for (;;) {
 		bool room = guest_room(rc) > 0;
 

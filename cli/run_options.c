@@ -105,6 +105,12 @@ const char run_usage[] =
 "      --no-acpi          no ACPI tables (x86): the guest finds its CPUs in\n"
 "                         the MP table and virtio-mmio devices on its\n"
 "                         command line (arm64 guests never get ACPI)\n"
+"      --user NAME        started as root, run the VM as user NAME (QEMU's\n"
+"                         --runas too) once /dev/kvm, taps, disks and the\n"
+"                         sockets are open (docs/security.md)\n"
+"      --seccomp on|off   seccomp filters per thread (default on): a\n"
+"                         forbidden system call ends the VM, naming it;\n"
+"                         off is for debugging (docs/security.md)\n"
 "      --json             at the end, print {\"name\", \"exit_status\",\n"
 "                         \"reason\"} as one JSON line on stderr; reason is\n"
 "                         guest, reset, stop, signal or failure\n"
@@ -152,6 +158,8 @@ enum {
 	OPT_DETACH,
 	OPT_CONSOLE_SOCKET,
 	OPT_CONSOLE_FILTER,
+	OPT_SECCOMP,
+	OPT_USER,
 };
 
 static const struct option long_options[] = {
@@ -182,6 +190,9 @@ static const struct option long_options[] = {
 	{ "daemonize", no_argument, NULL, OPT_DETACH },
 	{ "console-socket", required_argument, NULL, OPT_CONSOLE_SOCKET },
 	{ "console-filter", no_argument, NULL, OPT_CONSOLE_FILTER },
+	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "runas", required_argument, NULL, OPT_USER },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -704,6 +715,16 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 		return 0;
 	case OPT_DETACH:
 		opts->detach = true;
+		return 0;
+	case OPT_SECCOMP:
+		if (strcmp(arg, "on") && strcmp(arg, "off")) {
+			pr_err("--seccomp %s: expected on or off", arg);
+			return -EINVAL;
+		}
+		opts->no_seccomp = !strcmp(arg, "off");
+		return 0;
+	case OPT_USER:
+		opts->user = arg;
 		return 0;
 	case OPT_CONSOLE_SOCKET:
 		if (!arg[0] || strlen(arg) >= CONTROL_PATH_MAX) {

@@ -26,6 +26,8 @@ struct run_options {
 	bool no_control;	/* --no-control: no control socket */
 	bool detach;		/* --detach, --daemonize */
 	const char *console_socket;	/* --console-socket PATH, or NULL */
+	bool no_seccomp;	/* --seccomp=off: no seccomp filters */
+	const char *user;	/* --user NAME, or NULL */
 	bool nodefaults;	/* lkvm's --nodefaults: -p is all the
 				 * kernel command line */
 };

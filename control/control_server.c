@@ -20,6 +20,7 @@
 
 #include "control/control_path.h"
 #include "lib/log.h"
+#include "lib/sandbox.h"
 #include "lib/thread_name.h"
 #include "lib/util.h"
 
@@ -52,6 +53,7 @@ struct control_server {
 	bool started;
 	int64_t accept_paused_until_ms;
 	bool was_full;		/* all client slots were taken last round */
+	uid_t owner;		/* the uid clients must have, or root */
 	struct control_command commands[CONTROL_MAX_COMMANDS];
 	unsigned nr_commands;
 	struct control_client clients[CONTROL_MAX_CLIENTS];
@@ -384,6 +386,29 @@ static struct control_client *server_free_slot(struct control_server *srv)
 	return NULL;
 }
 
+/* Besides the socket's 0600 in a 0700 directory: a client of another
+ * user (one that was let through a loosened mode or an inherited fd) is
+ * refused by its credentials, with one line. */
+static bool client_allowed(const struct control_server *srv, int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		pr_warn_ratelimited("control socket: refused a client whose "
+				    "credentials cannot be read: %s",
+				    strerror(errno));
+		return false;
+	}
+	if (cred.uid == srv->owner || cred.uid == 0)
+		return true;
+	pr_warn_ratelimited("control socket: refused a client of uid %u "
+			    "(pid %d): only uid %u and root may control "
+			    "this VM", (unsigned)cred.uid, (int)cred.pid,
+			    (unsigned)srv->owner);
+	return false;
+}
+
 static void server_accept(struct control_server *srv)
 {
 	for (;;) {
@@ -411,6 +436,10 @@ static void server_accept(struct control_server *srv)
 					now_ms() + ACCEPT_BACKOFF_MS;
 			}
 			return;
+		}
+		if (!client_allowed(srv, fd)) {
+			close(fd);
+			continue;
 		}
 		if (c)
 			c->in = malloc(CONTROL_LINE_MAX + 1);
@@ -469,6 +498,7 @@ static void *server_thread(void *arg)
 	struct pollfd pfd[2 + CONTROL_MAX_CLIENTS];
 	struct control_client *owner[2 + CONTROL_MAX_CLIENTS];
 
+	sandbox_enter(SANDBOX_CONTROL);
 	for (;;) {
 		int timeout = server_expire(srv);
 		nfds_t n = 0, i;
@@ -514,6 +544,9 @@ int control_server_start(struct control_server *srv)
 
 	if (srv->started)
 		return -EBUSY;
+	/* Who started the VM (before any drop to --user: the socket is
+	 * root's then). */
+	srv->owner = geteuid();
 	/* Signals belong to the main thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/sandbox.h"
 #include "lib/thread_name.h"
 #include "lib/util.h"
 
@@ -35,6 +36,7 @@ static void *writer_thread(void *arg)
 {
 	struct console_out *co = arg;
 
+	sandbox_enter(SANDBOX_CONSOLE);
 	/* Cancellation only inside write(), where no lock is held. */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	pthread_mutex_lock(&co->lock);

@@ -19,6 +19,7 @@
 #include "core/arch.h"
 #include "core/vm.h"
 #include "lib/log.h"
+#include "lib/sandbox.h"
 #include "lib/thread_name.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
@@ -203,6 +204,8 @@ static void *vcpu_thread(void *arg)
 		       strerror(-err));
 		vm_request_exit(vm, 1, VM_EXIT_FAILURE);
 	}
+	/* Before the first guest exit reaches this thread. */
+	sandbox_enter(SANDBOX_VCPU);
 	while (wait_runnable(vcpu)) {
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
 			/* EINTR: kicked. EAGAIN: an AP woke from

@@ -209,6 +209,21 @@ MUTATIONS = {
         "\tif (rc->linked)\n\t\tunlink(rc->path);",
         "\tif (0)\n\t\tunlink(rc->path);",
         "integration-detach", ["test_detach_and_attach_serial"]),
+    "device-thread-unfiltered": (
+        "virtio/virtio.c",
+        "\tsandbox_enter(SANDBOX_DEVICE);",
+        "\t(void)0;",
+        "integration-security", ["test_forbidden_call_from_device_thread"]),
+    "exec-mapping-allowed": (
+        "lib/sandbox.c",
+        "\t\tcmp = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);",
+        "\t\tcmp = SCMP_A2(SCMP_CMP_MASKED_EQ, 0, 0);",
+        "unit-sandbox", []),
+    "control-peer-uid-unchecked": (
+        "control/control_server.c",
+        "\tif (cred.uid == srv->owner || cred.uid == 0)",
+        "\tif (1)",
+        "integration-security", ["test_peer_credentials"]),
 }
 
 # What a mutation's test needs to run at all (else it skips, and so would
@@ -218,6 +233,7 @@ NEEDS = {
     "block-device-size-from-stat": (
         "root and loop devices",
         lambda: os.geteuid() == 0 and os.path.exists("/dev/loop-control")),
+    "control-peer-uid-unchecked": ("root", lambda: os.geteuid() == 0),
 }
 
 

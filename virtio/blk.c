@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lib/log.h"
+#include "lib/sandbox.h"
 #include "lib/thread_name.h"
 #include "lib/util.h"
 
@@ -205,6 +206,7 @@ static void *worker(void *arg)
 	struct blk_request *req;
 	struct blk_result r;
 
+	sandbox_enter(SANDBOX_DEVICE);
 	pthread_mutex_lock(&vdev->lock);
 	for (;;) {
 		while (!blk->pending && !blk->stopping)

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "lib/sandbox.h"
 #include "lib/thread_name.h"
 #include "lib/util.h"
 
@@ -165,6 +166,7 @@ static void *device_thread(void *arg)
 	struct epoll_event evs[NR_TOKENS];
 	int i, n;
 
+	sandbox_enter(SANDBOX_DEVICE);
 	for (;;) {
 		n = epoll_wait(vdev->epoll_fd, evs, NR_TOKENS, -1);
 		if (n < 0 && errno == EINTR)

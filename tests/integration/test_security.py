@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""The process around a running VM: every thread under a seccomp filter
+(and none with --seccomp=off), a forbidden call ending the VM with a
+line that names it, no_new_privs, --user dropping root in
+every thread, and a control socket that refuses clients of another user
+by their credentials."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+import harness
+from harness import one_error, read_stderr, run, start, wait_for_line
+
+SERVE = "serve touch=all"
+NOBODY = 65534
+
+
+def thread_status(pid):
+    """{thread name: /proc status fields} of each thread of pid, but
+    those KVM starts in the process itself (kvm-nx-lpage-recovery), which
+    run no code of ours."""
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            fields = dict(line.split(":\t", 1) for line in f
+                          if ":\t" in line)
+        if fields["Name"].startswith("kvm-"):
+            continue
+        threads[f"{fields['Name'].strip()}/{tid}"] = {
+            k: v.strip() for k, v in fields.items()}
+    return threads
+
+
+def serve(name, extra=()):
+    """A VM with a thread of each kind: vCPUs, device threads (blk with
+    its workers, rng, balloon), control, console socket."""
+    harness.require_kvm()
+    disk = tempfile.NamedTemporaryFile(suffix=".img")
+    disk.truncate(4 << 20)
+    p = start(["run", "--name", name, "-m", "256M", "-c", "2",
+               "-d", disk.name, "--rng", "--balloon",
+               "--console-socket", os.path.join(
+                   os.environ["XDG_RUNTIME_DIR"], name + ".console"),
+               "-p", SERVE] + list(extra))
+    p.disk = disk
+    return p
+
+
+WANT = ("vcpu0", "vcpu1", "blk0", "blk0-io", "rng0", "balloon0", "control",
+        "console-sock")
+
+
+def wait_threads(p, seccomp):
+    """p's threads once each kind runs and has set itself up (a thread
+    shows before it installs its filter)."""
+    deadline = time.monotonic() + 60
+    while True:
+        threads = thread_status(p.pid)
+        names = [re.sub(r"/\d+$", "", n) for n in threads]
+        if (all(any(n.startswith(w) for n in names) for w in WANT) and
+                all(t["Seccomp"] == seccomp for t in threads.values())):
+            return threads
+        if time.monotonic() > deadline:
+            raise AssertionError(f"threads: {names}, "
+                                 f"{[t['Seccomp'] for t in threads.values()]}")
+        time.sleep(0.1)
+
+
+def test_every_thread_filtered():
+    p = serve("sec")
+    threads = wait_threads(p, "2")
+    for name, st in threads.items():
+        assert int(st["Seccomp_filters"]) >= 1, (name, st)
+        assert st["NoNewPrivs"] == "1", (name, st["NoNewPrivs"])
+    assert harness.stop_and_wait(p, "sec") == 0
+    assert "seccomp" not in read_stderr(p)
+
+
+def thread_tid(pid, name):
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() == name:
+                return int(tid)
+    raise AssertionError(f"no thread {name} in {pid}")
+
+
+def forbidden_call_in(thread, kind):
+    """A running VM's thread made to call socket() (in no kind's list)
+    by gdb, as a compromised thread would: no hook in thpvm. The VM must
+    end with 159 and the line naming the call and the kind."""
+    gdb = shutil.which("gdb")
+    assert gdb, "gdb is needed (.ci/packages)"
+    p = serve("forbid" + kind)
+    wait_threads(p, "2")
+    r = subprocess.run(
+        [gdb, "-batch", "-nx", "-p", str(thread_tid(p.pid, thread)),
+         "-ex", "handle SIGSYS nostop noprint pass",
+         "-ex", "call ((int (*)(int, int, int))socket)(1, 1, 0)"],
+        capture_output=True, text=True, timeout=60)
+    assert p.wait(timeout=30) == 159, r
+    err = read_stderr(p)
+    assert re.search(rf"^thpvm: seccomp: {kind} thread made forbidden "
+                     rf"system call socket \(nr \d+\)$", err, re.M), err
+
+
+def test_forbidden_call_from_device_thread():
+    forbidden_call_in("rng0", "device")
+
+
+def test_forbidden_call_from_vcpu_thread():
+    forbidden_call_in("vcpu1", "vCPU")
+
+
+def test_seccomp_off():
+    p = serve("open", ["--seccomp=off"])
+    for name, st in wait_threads(p, "0").items():
+        assert st["NoNewPrivs"] == "1", (name, st["NoNewPrivs"])
+    assert harness.stop_and_wait(p, "open") == 0
+
+
+def test_seccomp_bad_value():
+    one_error(run(["run", "--seccomp=maybe"]),
+              "--seccomp maybe: expected on or off", 2)
+
+
+def test_user_drops_root():
+    if os.geteuid() != 0:
+        harness.skip("needs root to drop it")
+    p = serve("asnobody", ["--user", "nobody"])
+    # Threads started before the drop (device threads, under their
+    # filters) follow it too.
+    for name, st in wait_threads(p, "2").items():
+        for field in ("Uid", "Gid"):
+            assert st[field].split() == [str(NOBODY)] * 4, (name, st[field])
+        assert st["Groups"].split() == [str(NOBODY)], (name, st["Groups"])
+    # root still controls it; the disk, /dev/kvm and the sockets were
+    # opened before the drop.
+    assert harness.stop_and_wait(p, "asnobody") == 0
+    assert "seccomp" not in read_stderr(p)
+
+
+def test_user_unknown():
+    one_error(run(["run", "--user", "no-such-user-here"]),
+              "--user no-such-user-here: no such user", 1)
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def test_peer_credentials():
+    if os.geteuid() != 0:
+        harness.skip("needs root to run a client as another user")
+    p = serve("creds")
+    wait_threads(p, "2")
+    # Let another user reach the socket past its file modes: only its
+    # credentials stop it now.
+    d = os.path.join(os.environ["XDG_RUNTIME_DIR"], "thpvm")
+    os.chmod(os.environ["XDG_RUNTIME_DIR"], 0o755)
+    os.chmod(d, 0o777)
+    os.chmod(os.path.join(d, "creds.sock"), 0o666)
+    r = subprocess.run([harness.THPVM, "stat", "creds"], timeout=30,
+                       capture_output=True, text=True, preexec_fn=as_nobody)
+    assert r.returncode != 0 and "RAM:" not in r.stdout, r
+    # root still gets in.
+    assert run(["stat", "creds"], timeout=30).rc == 0
+    assert harness.stop_and_wait(p, "creds") == 0
+    refused = [l for l in read_stderr(p).splitlines() if "refused" in l]
+    assert len(refused) == 1, refused
+    assert re.search(rf"refused a client of uid {NOBODY} \(pid \d+\): "
+                     rf"only uid 0 and root", refused[0]), refused
+
+
+if __name__ == "__main__":
+    harness.main(globals())
