@@ -4,10 +4,9 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli/cmd_util.h"
+#include "cli/cmd_wait.h"
 #include "cli/vm_select.h"
 #include "control/control_client.h"
 #include "lib/log.h"
@@ -79,77 +78,15 @@ static int balloon_print(const char *name, const struct json_value *reply)
 	return 0;
 }
 
-#define WAIT_DEFAULT_S 60
-#define WAIT_MAX_S 86400
-#define WAIT_POLL_MS 100
-
-/* Why the guest's balloon does not move, where that can be known: the
- * VM is paused, or no driver has started the device. "" otherwise. */
-static const char *wait_blocker(const char *name,
-				const struct control_result *last)
-{
-	struct control_result info;
-	const char *state;
-	bool driver_ok = true, paused = false;
-
-	json_get_bool(last->reply, "driver_ok", &driver_ok);
-	if (!control_client_command(name, "info", 0, &info)) {
-		state = json_get_string(info.reply, "state");
-		paused = state && !strcmp(state, "paused");
-	}
-	control_result_free(&info);
-	if (paused)
-		return ": the VM is paused (thpvm resume)";
-	if (!driver_ok)
-		return ": no balloon driver has started in the guest";
-	return "";
-}
-
-/* Asks again until the driver's actual equals the target or timeout_s
- * pass; res holds the last reply. On a terminal, a progress line on
- * stderr. Returns 0, or 1 after reporting why. */
-static int wait_target(const char *name, unsigned timeout_s,
-		       struct control_result *res)
-{
-	bool tty = isatty(STDERR_FILENO), shown = false;
-	uint64_t target, actual;
-	struct timespec t0;
-	char a[32], b[32];
-	int rc = 0;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		target = get_u64(res->reply, "target");
-		actual = get_u64(res->reply, "actual");
-		if (actual == target)
-			break;
-		if (time_ms_since(&t0) >= timeout_s * 1e3) {
-			if (shown)
-				fputc('\n', stderr);
-			pr_err("balloon: VM \"%s\" did not reach the target of "
-			       "%s within %u s (actual %s)%s", name,
-			       fmt_size(target, a), timeout_s,
-			       fmt_size(actual, b), wait_blocker(name, res));
-			return 1;
-		}
-		if (tty)
-			shown = fprintf(stderr, "\rballoon: actual %s, target "
-					"%s ", fmt_size(actual, a),
-					fmt_size(target, b)) > 0;
-		usleep(WAIT_POLL_MS * 1000);
-		control_result_free(res);
-		rc = control_client_command(name, "balloon", 0, res);
-		if (rc) {
-			if (shown)
-				fputc('\n', stderr);
-			pr_err("%s", res->error);
-			return 1;
-		}
-	}
-	if (shown)
-		fputc('\n', stderr);
-	return 0;
-}
+/* --wait: until the balloon holds what the host asked for. */
+static const struct cmd_wait balloon_wait = {
+	.cmd = "balloon",
+	.target_key = "target",
+	.actual_key = "actual",
+	.target_words = "the target of",
+	.actual_word = "actual",
+	.no_driver = "no balloon driver has started",
+};
 
 static int parse_size(const char *opt, const char *arg, uint64_t *out)
 {
@@ -229,7 +166,8 @@ static int balloon_one(void *ctx, const char *name,
 		control_result_free(&res);
 		return 1;
 	}
-	if (req->wait_s && wait_target(name, req->wait_s, &res)) {
+	if (req->wait_s &&
+	    cmd_wait_target(name, &balloon_wait, req->wait_s, &res)) {
 		control_result_free(&res);
 		return 1;
 	}

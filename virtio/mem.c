@@ -312,11 +312,21 @@ static int check_geometry(const struct virtio_mem *m, uint64_t huge)
 		       size_format(m->region_size, c, sizeof(c)));
 		return -EINVAL;
 	}
+
+	if (m->requested_size > m->region_size ||
+	    m->requested_size % m->block_size) {
+		pr_err("%s: a requested size of %s is not a multiple of the "
+		       "%s block within the %s region", MEM_NAME,
+		       size_format(m->requested_size, a, sizeof(a)),
+		       size_format(m->block_size, b, sizeof(b)),
+		       size_format(m->region_size, c, sizeof(c)));
+		return -EINVAL;
+	}
 	return 0;
 }
 
 int virtio_mem_create(struct virtio_mem *m, uint64_t block_size,
-		      const struct guest_ram *ram)
+		      uint64_t requested, const struct guest_ram *ram)
 {
 	const uint16_t size = MEM_QUEUE_SIZE;
 	struct ram_range region;
@@ -330,6 +340,7 @@ int virtio_mem_create(struct virtio_mem *m, uint64_t block_size,
 	m->addr = region.gpa;
 	m->region_size = region.size;
 	m->block_size = block_size ?: ram->huge_page_size;
+	m->requested_size = requested;
 	err = check_geometry(m, ram->huge_page_size);
 	if (err)
 		return err;

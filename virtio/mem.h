@@ -40,9 +40,11 @@ struct virtio_mem_info {
 
 /* A device for ram's hotplug region, in blocks of block_size (0: the
  * host's huge page; otherwise a power of two, at least that, dividing
- * the region's size and address). Reports its own errors. */
+ * the region's size and address), asking the guest for requested bytes
+ * from the start (a multiple of the block, at most the region). Reports
+ * its own errors. */
 int virtio_mem_create(struct virtio_mem *m, uint64_t block_size,
-		      const struct guest_ram *ram);
+		      uint64_t requested, const struct guest_ram *ram);
 void virtio_mem_destroy(struct virtio_mem *m);
 /* Asks the guest for bytes of plugged memory: -ERANGE beyond the region,
  * -EINVAL when not a multiple of the block size. */

@@ -42,7 +42,7 @@ static bool setup_block(uint64_t block_size)
 	}
 	memset(gpa(0x200000), PATTERN, RAM_SIZE - 0x200000);
 	slot = 0;
-	if (virtio_mem_create(&mem, block_size, &ram)) {
+	if (virtio_mem_create(&mem, block_size, 0, &ram)) {
 		CHECK(!"virtio_mem_create");
 		guest_ram_unmap(&ram);
 		return false;
@@ -453,7 +453,7 @@ static void test_broken_chains(void)
 }
 
 /* Block sizes: larger powers of two of the huge page are taken; others
- * are refused at creation. */
+ * are refused at creation, as is a first request that does not fit. */
 static void test_block_sizes(void)
 {
 	if (!setup_block(4 * BLOCK))
@@ -471,10 +471,18 @@ static void test_block_sizes(void)
 
 	CHECK(fake_driver_map_ram());
 	CHECK_EQ(guest_ram_map_hotplug(&ram, HP_GPA, HP_SIZE), 0);
-	CHECK_EQ(virtio_mem_create(&mem, BLOCK / 2, &ram), -EINVAL);
-	CHECK_EQ(virtio_mem_create(&mem, 3 * BLOCK, &ram), -EINVAL);
+	CHECK_EQ(virtio_mem_create(&mem, BLOCK / 2, 0, &ram), -EINVAL);
+	CHECK_EQ(virtio_mem_create(&mem, 3 * BLOCK, 0, &ram), -EINVAL);
 	/* Does not divide the 32 MiB region. */
-	CHECK_EQ(virtio_mem_create(&mem, 64 * BLOCK, &ram), -EINVAL);
+	CHECK_EQ(virtio_mem_create(&mem, 64 * BLOCK, 0, &ram), -EINVAL);
+	/* A first request past the region, or not in whole blocks. */
+	CHECK_EQ(virtio_mem_create(&mem, 0, HP_SIZE + BLOCK, &ram), -EINVAL);
+	CHECK_EQ(virtio_mem_create(&mem, 0, BLOCK + 4096, &ram), -EINVAL);
+	/* One that fits is in the configuration from the start. */
+	CHECK_EQ(virtio_mem_create(&mem, 0, HP_SIZE, &ram), 0);
+	CHECK_EQ(config64(offsetof(struct virtio_mem_config,
+				   requested_size)), HP_SIZE);
+	virtio_mem_destroy(&mem);
 	guest_ram_unmap(&ram);
 }
 
