@@ -146,7 +146,7 @@ void c_entry(int entry, uint64_t ptr)
 	run_touch_rand();
 	/* After touch, which overwrites all free RAM. */
 	if (params.balloon || params.usemem)
-		buddy_init();
+		buddy_init(0);
 	ballooning = params.balloon && run_balloon();
 	if (params.usemem)
 		run_usemem();
