@@ -18,7 +18,7 @@ EXPECTED = {
     "readme-first-boot", "readme-test-by-hand", "control-by-hand",
     "control-from-python", "test-guest-qemu", "test-guest-thpvm",
     "test-guest-balloon", "test-guest-net", "linux-initramfs",
-    "cont-balloon-build", "linux-vm",
+    "cont-balloon-build", "linux-vm", "mem-hotplug",
 }
 
 
