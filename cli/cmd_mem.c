@@ -66,18 +66,16 @@ static const struct cmd_wait mem_wait = {
 	.target_words = "the requested size of",
 	.actual_word = "plugged",
 	.no_driver = "no virtio-mem driver has started",
+	.print = mem_print,
 };
 
 enum { OPT_SET = CMD_OPT_BASE, OPT_WAIT };
 
-/* What the options ask for: which VM, a new requested size (have_set)
+/* What the options ask for: which VM, a new requested size (key "set")
  * and how long to wait for it. */
 struct mem_request {
 	struct vm_select sel;
-	bool have_set;
-	uint64_t size;
-	unsigned long wait_s;
-	bool json;
+	struct cmd_change change;
 };
 
 static int mem_take_option(void *ctx, int opt, const char *arg)
@@ -87,23 +85,14 @@ static int mem_take_option(void *ctx, int opt, const char *arg)
 
 	if (rc >= 0)
 		return rc;
-	if (opt == OPT_WAIT) {
-		req->wait_s = WAIT_DEFAULT_S;
-		if (arg && (uint_parse(arg, WAIT_MAX_S, &req->wait_s) ||
-			    !req->wait_s)) {
-			pr_err("mem: --wait=%s: expected seconds from 1 to %d",
-			       arg, WAIT_MAX_S);
-			return EXIT_USAGE;
-		}
-		return 0;
-	}
+	if (opt == OPT_WAIT)
+		return cmd_wait_parse("mem", arg, &req->change.wait_s);
 	/* 0 unplugs everything: a bare 0 is a size here. */
-	req->have_set = true;
-	if (!strcmp(arg, "0")) {
-		req->size = 0;
+	req->change.key = "set";
+	req->change.value = 0;
+	if (!strcmp(arg, "0"))
 		return 0;
-	}
-	if (size_parse(arg, &req->size)) {
+	if (size_parse(arg, &req->change.value)) {
 		pr_err("mem: --set %s: not a size (examples: 0, 512M, 1G; a "
 		       "bare number is MiB)", arg);
 		return EXIT_USAGE;
@@ -114,35 +103,8 @@ static int mem_take_option(void *ctx, int opt, const char *arg)
 static int mem_one(void *ctx, const char *name, const struct json_value *info)
 {
 	const struct mem_request *req = ctx;
-	struct control_result res;
-	struct json_writer w;
-	int rc;
 
-	json_writer_init(&w);
-	json_write_object_begin(&w);
-	json_field_string(&w, "cmd", "mem");
-	if (req->have_set)
-		json_field_uint(&w, "set", req->size);
-	json_write_object_end(&w);
-	if (w.err) {
-		pr_err("mem: cannot build the request: %s", strerror(-w.err));
-		json_writer_free(&w);
-		return 1;
-	}
-	rc = control_client_request(name, json_writer_str(&w), 0, &res);
-	json_writer_free(&w);
-	if (rc) {
-		pr_err("%s", res.error);
-		control_result_free(&res);
-		return 1;
-	}
-	if (req->wait_s && cmd_wait_target(name, &mem_wait, req->wait_s, &res)) {
-		control_result_free(&res);
-		return 1;
-	}
-	rc = req->json ? cmd_print_reply(res.reply) : mem_print(name, res.reply);
-	control_result_free(&res);
-	return rc;
+	return cmd_change_one(name, &mem_wait, &req->change);
 }
 
 static int mem_main(int argc, char **argv)
@@ -153,7 +115,7 @@ static int mem_main(int argc, char **argv)
 		VM_SELECT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct mem_request req = { .have_set = false };
+	struct mem_request req = { .change = { .key = NULL } };
 	const struct cmd_options own = {
 		.options = options, .take = mem_take_option, .ctx = &req,
 	};
@@ -163,7 +125,7 @@ static int mem_main(int argc, char **argv)
 	rc = vm_select_parse(&req.sel, &cmd_mem, argc, argv, &own, &args);
 	if (rc >= 0)
 		return rc;
-	req.json = args.json;
+	req.change.json = args.json;
 	return vm_select_each(&req.sel, mem_one, &req);
 }
 

@@ -1,4 +1,5 @@
-/* The wait of thpvm balloon --wait and thpvm mem --wait (cmd_wait.h). */
+/* The request, wait and reply of thpvm balloon and thpvm mem
+ * (cmd_wait.h). */
 #include "cli/cmd_wait.h"
 
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cmd_util.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -88,4 +90,50 @@ int cmd_wait_target(const char *name, const struct cmd_wait *w,
 	if (shown)
 		fputc('\n', stderr);
 	return 0;
+}
+
+int cmd_wait_parse(const char *cmd, const char *arg, unsigned long *wait_s)
+{
+	*wait_s = WAIT_DEFAULT_S;
+	if (arg && (uint_parse(arg, WAIT_MAX_S, wait_s) || !*wait_s)) {
+		pr_err("%s: --wait=%s: expected seconds from 1 to %d", cmd, arg,
+		       WAIT_MAX_S);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cmd_change_one(const char *name, const struct cmd_wait *w,
+		   const struct cmd_change *c)
+{
+	struct control_result res;
+	struct json_writer jw;
+	int rc;
+
+	json_writer_init(&jw);
+	json_write_object_begin(&jw);
+	json_field_string(&jw, "cmd", w->cmd);
+	if (c->key)
+		json_field_uint(&jw, c->key, c->value);
+	json_write_object_end(&jw);
+	if (jw.err) {
+		pr_err("%s: cannot build the request: %s", w->cmd,
+		       strerror(-jw.err));
+		json_writer_free(&jw);
+		return 1;
+	}
+	rc = control_client_request(name, json_writer_str(&jw), 0, &res);
+	json_writer_free(&jw);
+	if (rc) {
+		pr_err("%s", res.error);
+		control_result_free(&res);
+		return 1;
+	}
+	if (c->wait_s && cmd_wait_target(name, w, c->wait_s, &res)) {
+		control_result_free(&res);
+		return 1;
+	}
+	rc = c->json ? cmd_print_reply(res.reply) : w->print(name, res.reply);
+	control_result_free(&res);
+	return rc;
 }

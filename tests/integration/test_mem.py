@@ -6,18 +6,7 @@ for a VM without the device, bad sizes and bad options, after which the
 VM still runs. The guest runs without its virtio-mem driver here, so
 nothing is plugged (test_mem_guest.py has the driver plug and unplug)."""
 import harness
-from harness import one_error, run, start, wait_for_line
-
-SERVE = "serve skip=smp,lapic,pit"
-
-
-def serving(name, args=()):
-    harness.require_kvm()
-    p = start(["run", "--name", name, "-m", "256M"] + list(args) +
-              ["-p", SERVE])
-    wait_for_line(p, "tg: serving")
-    return p
-
+from harness import one_error, run, serving
 
 def test_mem_status_and_requests():
     p = serving("hp", ["--mem-hotplug=1G,requested=64M"])
