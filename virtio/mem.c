@@ -212,8 +212,10 @@ static uint16_t do_state(struct virtio_mem *m, uint64_t addr, uint16_t nb,
 /* One request chain: the request readable, then room for the response.
  * Returns the bytes written, or -EIO for a chain no driver sends (the
  * device then needs a reset). */
-static int serve(struct virtio_mem *m, const struct virtq_chain *c)
+static int64_t serve(struct virtio_device *vdev,
+		     const struct virtq_chain *c)
 {
+	struct virtio_mem *m = to_mem(vdev);
 	struct virtio_mem_req req;
 	struct virtio_mem_resp resp;
 	uint16_t state = 0, type;
@@ -255,41 +257,10 @@ static int serve(struct virtio_mem *m, const struct virtq_chain *c)
 	return virtq_chain_write(c, 0, &resp, sizeof(resp));
 }
 
-static void process(struct virtio_mem *m)
-{
-	struct virtio_device *vdev = &m->vdev;
-	struct virtq *vq = &vdev->queues[REQ_QUEUE].vq;
-	uint16_t used = vq->used_idx;
-	struct virtq_chain chain;
-	int got, written;
-
-	for (;;) {
-		virtq_disable_notify(vq);
-		while (virtio_queue_ready(vdev, REQ_QUEUE)) {
-			got = virtq_pop(vq, &chain);
-			if (got < 0)
-				virtio_device_error(vdev, "queue %u: %s",
-						    REQ_QUEUE, vq->error);
-			if (got <= 0)
-				break;
-			written = serve(m, &chain);
-			if (written < 0)
-				break;
-			virtq_push(vq, chain.head, written);
-		}
-		if (!virtio_queue_ready(vdev, REQ_QUEUE) ||
-		    !virtq_enable_notify(vq))
-			break;
-	}
-	if (vq->used_idx != used)
-		virtio_queue_interrupt(vdev, REQ_QUEUE);
-}
-
 static void mem_queue_notify(struct virtio_device *vdev, unsigned q)
 {
 	pthread_mutex_lock(&vdev->lock);
-	if (virtio_queue_ready(vdev, REQ_QUEUE))
-		process(to_mem(vdev));
+	virtio_queue_serve(vdev, REQ_QUEUE, NULL, serve);
 	pthread_mutex_unlock(&vdev->lock);
 }
 
