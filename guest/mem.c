@@ -179,6 +179,8 @@ static bool unplug_one(void)
 	return false;
 }
 
+/* Moves to the host's requested size as far as it can; one line, and
+ * the device's plugged_size checked against what the driver holds. */
 void mem_follow(void)
 {
 	uint64_t t0 = clock_now(), unplugged = 0, dev;

@@ -17,7 +17,7 @@
 #define REQ_QUEUE 0
 #define WORD_BITS 64
 
-/* What a request's range is, or why it is none. */
+/* The blocks a request names: the first, and how many. */
 struct block_range {
 	uint64_t first, nr;
 };
