@@ -4,10 +4,9 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli/cmd_util.h"
+#include "cli/cmd_wait.h"
 #include "cli/vm_select.h"
 #include "control/control_client.h"
 #include "lib/log.h"
@@ -79,78 +78,6 @@ static int balloon_print(const char *name, const struct json_value *reply)
 	return 0;
 }
 
-#define WAIT_DEFAULT_S 60
-#define WAIT_MAX_S 86400
-#define WAIT_POLL_MS 100
-
-/* Why the guest's balloon does not move, where that can be known: the
- * VM is paused, or no driver has started the device. "" otherwise. */
-static const char *wait_blocker(const char *name,
-				const struct control_result *last)
-{
-	struct control_result info;
-	const char *state;
-	bool driver_ok = true, paused = false;
-
-	json_get_bool(last->reply, "driver_ok", &driver_ok);
-	if (!control_client_command(name, "info", 0, &info)) {
-		state = json_get_string(info.reply, "state");
-		paused = state && !strcmp(state, "paused");
-	}
-	control_result_free(&info);
-	if (paused)
-		return ": the VM is paused (thpvm resume)";
-	if (!driver_ok)
-		return ": no balloon driver has started in the guest";
-	return "";
-}
-
-/* Asks again until the driver's actual equals the target or timeout_s
- * pass; res holds the last reply. On a terminal, a progress line on
- * stderr. Returns 0, or 1 after reporting why. */
-static int wait_target(const char *name, unsigned timeout_s,
-		       struct control_result *res)
-{
-	bool tty = isatty(STDERR_FILENO), shown = false;
-	uint64_t target, actual;
-	struct timespec t0;
-	char a[32], b[32];
-	int rc = 0;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		target = get_u64(res->reply, "target");
-		actual = get_u64(res->reply, "actual");
-		if (actual == target)
-			break;
-		if (time_ms_since(&t0) >= timeout_s * 1e3) {
-			if (shown)
-				fputc('\n', stderr);
-			pr_err("balloon: VM \"%s\" did not reach the target of "
-			       "%s within %u s (actual %s)%s", name,
-			       fmt_size(target, a), timeout_s,
-			       fmt_size(actual, b), wait_blocker(name, res));
-			return 1;
-		}
-		if (tty)
-			shown = fprintf(stderr, "\rballoon: actual %s, target "
-					"%s ", fmt_size(actual, a),
-					fmt_size(target, b)) > 0;
-		usleep(WAIT_POLL_MS * 1000);
-		control_result_free(res);
-		rc = control_client_command(name, "balloon", 0, res);
-		if (rc) {
-			if (shown)
-				fputc('\n', stderr);
-			pr_err("%s", res->error);
-			return 1;
-		}
-	}
-	if (shown)
-		fputc('\n', stderr);
-	return 0;
-}
-
 static int parse_size(const char *opt, const char *arg, uint64_t *out)
 {
 	if (size_parse(arg, out)) {
@@ -165,14 +92,22 @@ static int parse_size(const char *opt, const char *arg, uint64_t *out)
 enum { OPT_INFLATE = 'i', OPT_DEFLATE = 'd', OPT_SET = CMD_OPT_BASE,
        OPT_WAIT };
 
+/* --wait: until the balloon holds what the host asked for. */
+static const struct cmd_wait balloon_wait = {
+	.cmd = "balloon",
+	.target_key = "target",
+	.actual_key = "actual",
+	.target_words = "the target of",
+	.actual_word = "actual",
+	.no_driver = "no balloon driver has started",
+	.print = balloon_print,
+};
+
 /* What the options ask for: which VM, a new target (key: inflate,
  * deflate or set; NULL: none) and how long to wait for it. */
 struct balloon_request {
 	struct vm_select sel;
-	const char *key;
-	uint64_t size;
-	unsigned long wait_s;
-	bool json;
+	struct cmd_change change;
 };
 
 static int balloon_take_option(void *ctx, int opt, const char *arg)
@@ -182,61 +117,25 @@ static int balloon_take_option(void *ctx, int opt, const char *arg)
 
 	if (rc >= 0)
 		return rc;
-	if (opt == OPT_WAIT) {
-		req->wait_s = WAIT_DEFAULT_S;
-		if (arg && (uint_parse(arg, WAIT_MAX_S, &req->wait_s) ||
-			    !req->wait_s)) {
-			pr_err("balloon: --wait=%s: expected seconds from 1 "
-			       "to %d", arg, WAIT_MAX_S);
-			return EXIT_USAGE;
-		}
-		return 0;
-	}
-	if (req->key) {
+	if (opt == OPT_WAIT)
+		return cmd_wait_parse("balloon", arg, &req->change.wait_s);
+	if (req->change.key) {
 		pr_err("balloon: --inflate, --deflate and --set exclude each "
 		       "other");
 		return EXIT_USAGE;
 	}
-	req->key = opt == OPT_INFLATE ? "inflate" :
-		   opt == OPT_DEFLATE ? "deflate" : "set";
-	return parse_size(req->key, arg, &req->size) ? EXIT_USAGE : 0;
+	req->change.key = opt == OPT_INFLATE ? "inflate" :
+			  opt == OPT_DEFLATE ? "deflate" : "set";
+	return parse_size(req->change.key, arg, &req->change.value) ?
+		       EXIT_USAGE : 0;
 }
 
 static int balloon_one(void *ctx, const char *name,
 		       const struct json_value *info)
 {
 	const struct balloon_request *req = ctx;
-	struct control_result res;
-	struct json_writer w;
-	int rc;
 
-	json_writer_init(&w);
-	json_write_object_begin(&w);
-	json_field_string(&w, "cmd", "balloon");
-	if (req->key)
-		json_field_uint(&w, req->key, req->size);
-	json_write_object_end(&w);
-	if (w.err) {
-		pr_err("balloon: cannot build the request: %s",
-		       strerror(-w.err));
-		json_writer_free(&w);
-		return 1;
-	}
-	rc = control_client_request(name, json_writer_str(&w), 0, &res);
-	json_writer_free(&w);
-	if (rc) {
-		pr_err("%s", res.error);
-		control_result_free(&res);
-		return 1;
-	}
-	if (req->wait_s && wait_target(name, req->wait_s, &res)) {
-		control_result_free(&res);
-		return 1;
-	}
-	rc = req->json ? cmd_print_reply(res.reply) :
-			 balloon_print(name, res.reply);
-	control_result_free(&res);
-	return rc;
+	return cmd_change_one(name, &balloon_wait, &req->change);
 }
 
 static int balloon_main(int argc, char **argv)
@@ -249,7 +148,7 @@ static int balloon_main(int argc, char **argv)
 		VM_SELECT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct balloon_request req = { .key = NULL };
+	struct balloon_request req = { .change = { .key = NULL } };
 	const struct cmd_options own = {
 		.options = options, .take = balloon_take_option, .ctx = &req,
 	};
@@ -259,7 +158,7 @@ static int balloon_main(int argc, char **argv)
 	rc = vm_select_parse(&req.sel, &cmd_balloon, argc, argv, &own, &args);
 	if (rc >= 0)
 		return rc;
-	req.json = args.json;
+	req.change.json = args.json;
 	return vm_select_each(&req.sel, balloon_one, &req);
 }
 

@@ -1,5 +1,5 @@
-/* thpvm stat NAME: a VM's state, how its RAM is backed on the host, and
- * what its rng served. */
+/* thpvm stat NAME: a VM's state, how its RAM and hotplug region are
+ * backed on the host, and what its rng served. */
 #include <stdio.h>
 
 #include "cli/cmd_util.h"
@@ -7,6 +7,28 @@
 #include "control/control_client.h"
 #include "lib/log.h"
 #include "lib/util.h"
+
+/* Only a VM with --mem-hotplug has these. */
+static void hotplug_print(const struct json_value *reply)
+{
+	uint64_t region, requested, plugged, resident, huge;
+	char a[32], b[32], c[32];
+
+	if (!json_get_u64(reply, "hotplug_region", &region) ||
+	    !json_get_u64(reply, "hotplug_requested", &requested) ||
+	    !json_get_u64(reply, "hotplug_plugged", &plugged) ||
+	    !json_get_u64(reply, "hotplug_resident", &resident) ||
+	    !json_get_u64(reply, "hotplug_huge", &huge))
+		return;
+	printf("Hotplug region: %s, %s requested, %s plugged\n",
+	       size_format(region, a, sizeof(a)),
+	       size_format(requested, b, sizeof(b)),
+	       size_format(plugged, c, sizeof(c)));
+	printf("Hotplug host resident: %s, huge pages: %s (%.1f%% of what "
+	       "is plugged)\n", size_format(resident, a, sizeof(a)),
+	       size_format(huge, b, sizeof(b)),
+	       plugged ? 100.0 * (double)huge / (double)plugged : 0);
+}
 
 static int stat_print(const char *name, const struct json_value *reply)
 {
@@ -39,6 +61,7 @@ static int stat_print(const char *name, const struct json_value *reply)
 	       size_format(resident, resident_s, sizeof(resident_s)));
 	printf("Huge pages: %s (%.1f%% of RAM)\n",
 	       size_format(huge, huge_s, sizeof(huge_s)), percent);
+	hotplug_print(reply);
 	/* A VM from before these were reported does without the line. */
 	if (json_get_u64(reply, "console_pending", &pending) &&
 	    json_get_u64(reply, "console_dropped", &dropped)) {
@@ -145,8 +168,9 @@ const struct command cmd_stat = {
 		 "Shows the state of the VM, its size, how much of its "
 		 "RAM the host\nbacks now, and with huge pages, the "
 		 "guest's console output that\nwaits for thpvm's stdout or "
-		 "was dropped because stdout was not read,\nand for a VM "
-		 "with --rng, what its rng served.\n"
+		 "was dropped because stdout was not read,\nfor a VM "
+		 "with --mem-hotplug, its hotplug region likewise, and\nfor "
+		 "a VM with --rng, what its rng served.\n"
 		 "\n"
 		 "  NAME, -n, --name NAME\n"
 		 "                 the VM called NAME\n"
@@ -163,7 +187,11 @@ const struct command cmd_stat = {
 		 "console_pending,\n"
 		 "                 console_dropped (sizes in bytes), and "
 		 "with --rng rng_bytes,\n"
-		 "                 rng_requests, rng_bytes_per_sec; with -a, "
+		 "                 rng_requests, rng_bytes_per_sec; with "
+		 "--mem-hotplug\n"
+		 "                 hotplug_region, hotplug_requested, "
+		 "hotplug_plugged,\n"
+		 "                 hotplug_resident, hotplug_huge; with -a, "
 		 "an array of them\n"
 		 "  -h, --help     print this help\n",
 	.main = stat_main,

@@ -18,6 +18,7 @@ extern const struct command cmd_pause;
 extern const struct command cmd_resume;
 extern const struct command cmd_stat;
 extern const struct command cmd_balloon;
+extern const struct command cmd_mem;
 extern const struct command cmd_console;
 extern const struct command cmd_version;
 extern const struct command cmd_help;

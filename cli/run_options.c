@@ -63,6 +63,14 @@ const char run_usage[] =
 "                         pages at once, or only whole host huge pages;\n"
 "                         default eager), transport=pci|mmio; see\n"
 "                         docs/balloon.md\n"
+"      --mem-hotplug=SIZE[,block=SIZE][,requested=SIZE][,transport=pci|mmio]\n"
+"                         a virtio-mem device over SIZE of hotpluggable\n"
+"                         memory above guest RAM (x86), plugged and\n"
+"                         unplugged by the guest in blocks (default and\n"
+"                         least: the host's huge page, 2 MiB on x86; a\n"
+"                         power of two); requested: what the guest is asked\n"
+"                         to plug at boot (default 0; later: thpvm mem);\n"
+"                         see docs/memory-hotplug.md\n"
 "      --rng[=OPTIONS]    a virtio-rng device fed from the host's getrandom();\n"
 "                         OPTIONS, comma-separated: bytes_per_sec=N (at\n"
 "                         most N bytes a second, N a number of bytes or a\n"
@@ -145,6 +153,7 @@ enum {
 	OPT_BOOT,
 	OPT_JSON,
 	OPT_BALLOON,
+	OPT_MEM_HOTPLUG,
 	OPT_VIRTIO_TRANSPORT,
 	OPT_DUMP_DTB,
 	OPT_NODEFAULTS,
@@ -171,6 +180,7 @@ static const struct option long_options[] = {
 	{ "disk", required_argument, NULL, 'd' },
 	{ "network", required_argument, NULL, 'n' },
 	{ "balloon", optional_argument, NULL, OPT_BALLOON },
+	{ "mem-hotplug", required_argument, NULL, OPT_MEM_HOTPLUG },
 	{ "virtio-transport", required_argument, NULL, OPT_VIRTIO_TRANSPORT },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "hugetlbfs", required_argument, NULL, OPT_HUGETLBFS },
@@ -601,6 +611,84 @@ static int parse_rng(const char *arg, struct machine_config *cfg)
 	return arg ? parse_key_list("--rng", arg, parse_rng_key, cfg) : 0;
 }
 
+/* --mem-hotplug's keys after SIZE (the block, the first request, the
+ * transport), and the whole argument for messages. */
+struct mem_keys {
+	struct machine_config *cfg;
+	const char *arg;
+};
+
+static int parse_mem_key(void *ctx, const char *keys, const char *key,
+			 const char *val)
+{
+	struct machine_config *cfg = ((struct mem_keys *)ctx)->cfg;
+	const char *arg = ((struct mem_keys *)ctx)->arg;
+	uint64_t size;
+
+	if (!strcmp(key, "block") || !strcmp(key, "requested")) {
+		if (size_parse(val, &size)) {
+			pr_err("--mem-hotplug=%s: %s: not a size above 0 "
+			       "(examples: 2M, 128M, 1G)", arg, key);
+			return -EINVAL;
+		}
+		*(key[0] == 'b' ? &cfg->mem_block : &cfg->mem_requested) = size;
+		return 0;
+	}
+	if (!strcmp(key, "transport")) {
+		if (transport_parse(val, &cfg->mem_transport))
+			return 0;
+		pr_err("--mem-hotplug=%s: transport must be pci or mmio", arg);
+		return -EINVAL;
+	}
+	pr_err("--mem-hotplug=%s: unknown key \"%s\" (expected block, "
+	       "requested or transport)", arg, key);
+	return -EINVAL;
+}
+
+/* SIZE[,block=SIZE][,requested=SIZE][,transport=pci|mmio]: the region,
+ * in whole blocks of a power of two of at least the host's huge page. */
+static int parse_mem_hotplug(const char *arg, struct machine_config *cfg)
+{
+	uint64_t block, huge = guest_ram_align();
+	const char *keys = strchr(arg, ',');
+	char size_s[32], huge_s[32];
+	uint64_t size;
+	int err;
+
+	if (cfg->vm.hotplug_size) {
+		pr_err("--mem-hotplug: given twice (one region per VM)");
+		return -EINVAL;
+	}
+	snprintf(size_s, sizeof(size_s), "%.*s",
+		 (int)(keys ? keys - arg : (long)strlen(arg)), arg);
+	if (size_parse(size_s, &size) || size > MAX_RAM) {
+		pr_err("--mem-hotplug=%s: SIZE: expected a size from 1 MiB to "
+		       "%llu TiB (examples: 1G, 4096; a bare number is MiB)",
+		       arg, MAX_RAM >> 40);
+		return -EINVAL;
+	}
+	err = keys ? parse_key_list("--mem-hotplug", keys + 1, parse_mem_key,
+				    &(struct mem_keys){ cfg, arg }) : 0;
+	if (err)
+		return err;
+	block = cfg->mem_block ?: huge;
+	size_format(huge, huge_s, sizeof(huge_s));
+	if (block < huge || block & (block - 1)) {
+		pr_err("--mem-hotplug=%s: block must be a power of two of at "
+		       "least %s, the host's huge page", arg, huge_s);
+		return -EINVAL;
+	}
+	if (size % block || cfg->mem_requested % block ||
+	    cfg->mem_requested > size) {
+		pr_err("--mem-hotplug=%s: SIZE and requested must be whole "
+		       "blocks of %s, requested at most SIZE", arg,
+		       size_format(block, size_s, sizeof(size_s)));
+		return -EINVAL;
+	}
+	cfg->vm.hotplug_size = size;
+	return 0;
+}
+
 /* lkvm's --console: the serial port (the default) or a virtio-console;
  * the last one given counts, as in lkvm. */
 static int parse_console(const char *arg, struct machine_config *cfg)
@@ -667,6 +755,8 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 		return parse_net(arg, cfg);
 	case OPT_BALLOON:
 		return parse_balloon(arg, cfg);
+	case OPT_MEM_HOTPLUG:
+		return parse_mem_hotplug(arg, cfg);
 	case OPT_NAME:
 		if (!control_path_name_valid(arg)) {
 			pr_err("--name %s: use 1 to %d letters, digits, '.', "

@@ -9,6 +9,7 @@
 
 #include "control/balloon_control.h"
 #include "control/control_server.h"
+#include "control/mem_control.h"
 #include "core/vm.h"
 #include "lib/util.h"
 #include "vmm/machine.h"
@@ -65,6 +66,28 @@ static void write_rng(struct machine *m, struct json_writer *reply)
 	json_field_uint(reply, "rng_bytes_per_sec", ri.bytes_per_sec);
 }
 
+/* The hotplug region's figures, where the VM has virtio-mem. */
+static int write_mem(struct machine *m, struct json_writer *reply)
+{
+	struct virtio_mem *mem = machine_mem(m);
+	struct virtio_mem_info mi;
+	struct guest_ram_usage u;
+	int err;
+
+	if (!mem)
+		return 0;
+	err = guest_ram_hotplug_usage(&m->vm.ram, &u);
+	if (err)
+		return err;
+	virtio_mem_info(mem, &mi);
+	json_field_uint(reply, "hotplug_region", mi.region_size);
+	json_field_uint(reply, "hotplug_requested", mi.requested_size);
+	json_field_uint(reply, "hotplug_plugged", mi.plugged_size);
+	json_field_uint(reply, "hotplug_resident", u.resident);
+	json_field_uint(reply, "hotplug_huge", u.huge);
+	return 0;
+}
+
 static int handle_stat(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
@@ -83,6 +106,11 @@ static int handle_stat(void *opaque, const struct json_value *request,
 	json_field_uint(reply, "huge", u.huge);
 	json_field_double(reply, "huge_percent",
 			  u.size ? 100.0 * (double)u.huge / (double)u.size : 0);
+	err = write_mem(opaque, reply);
+	if (err)
+		return control_reply_error(reply, err,
+					   "cannot read the hotplug region's "
+					   "usage: %s", strerror(-err));
 	console_out_stats(&vm->console_out, &con);
 	json_field_uint(reply, "console_pending", con.pending);
 	json_field_uint(reply, "console_dropped", con.dropped);
@@ -144,6 +172,7 @@ int vm_control_register(struct control_server *srv, struct machine *m)
 		{ "resume", NULL, handle_resume },
 		{ "stop", NULL, handle_stop },
 		{ "balloon", balloon_control_args, balloon_control_handle },
+		{ "mem", mem_control_args, mem_control_handle },
 	};
 	unsigned i;
 	int err;

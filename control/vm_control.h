@@ -1,5 +1,6 @@
 /* The control socket commands of a running VM: info, stat, pause, resume,
- * stop, and balloon from balloon_control.c (docs/control-protocol.md). */
+ * stop, balloon from balloon_control.c and mem from mem_control.c
+ * (docs/control-protocol.md). */
 #ifndef THPVM_VM_CONTROL_H
 #define THPVM_VM_CONTROL_H
 

@@ -67,6 +67,13 @@ long arch_vm_type(int kvm_fd, uint64_t ram_size);
 int arch_ram_layout(uint64_t ram_size, uint64_t align,
 		    struct ram_range *ranges);
 
+/* Where the memory hotplug region of size bytes goes (virtio-mem), given
+ * the boot RAM mapped: above all of it, outside every MMIO window and
+ * the boot memory map, aligned so that a Linux guest can add it in whole
+ * memory blocks. Returns 0 with *gpa set, or -errno after saying why. */
+int arch_hotplug_base(const struct guest_ram *ram, uint64_t size,
+		      uint64_t *gpa);
+
 /* The platform's wired interrupt lines (core/irq_lines.h): nr in all, of
  * which devices are given [first, first + count). */
 struct arch_irq_layout {

@@ -230,6 +230,59 @@ int guest_ram_map(struct guest_ram *ram, const struct ram_range *ranges,
 	return 0;
 }
 
+int guest_ram_map_hotplug(struct guest_ram *ram, uint64_t gpa, uint64_t size)
+{
+	uint64_t align = ram->huge_page_size, ram_end = 0;
+	struct ram_range r;
+	unsigned i;
+
+	if (ram->backing == RAM_BACKING_HUGETLBFS) {
+		pr_err("memory hotplug is not offered with --hugetlbfs");
+		return -ENOTSUP;
+	}
+	for (i = 0; guest_ram_range(ram, i, &r); i++)
+		ram_end = r.gpa + r.size;
+	if (ram->hotplug.host || !size || !IS_ALIGNED(gpa, align) ||
+	    !IS_ALIGNED(size, align) || size > UINT64_MAX - gpa ||
+	    gpa < ram_end) {
+		pr_err("cannot place a hotplug region of %llu MiB at 0x%llx",
+		       (unsigned long long)(size >> 20),
+		       (unsigned long long)gpa);
+		return -EINVAL;
+	}
+	ram->hotplug.gpa = gpa;
+	ram->hotplug.size = size;
+	return map_region(ram, &ram->hotplug);
+}
+
+bool guest_ram_hotplug(const struct guest_ram *ram, struct ram_range *out)
+{
+	*out = (struct ram_range){ ram->hotplug.gpa, ram->hotplug.size };
+	return ram->hotplug.host != NULL;
+}
+
+/* The hotplug region's memslot: one for the whole region, plugged or
+ * not, so that plugging never changes KVM's view of guest memory. */
+static int hotplug_register(const struct guest_ram *ram, int vm_fd)
+{
+	const struct ram_region *r = &ram->hotplug;
+	struct kvm_userspace_memory_region slot = {
+		.slot = GUEST_RAM_HOTPLUG_SLOT,
+		.guest_phys_addr = r->gpa,
+		.memory_size = r->size,
+		.userspace_addr = (uintptr_t)r->host,
+	};
+
+	if (!r->host)
+		return 0;
+	if (ioctl(vm_fd, KVM_SET_USER_MEMORY_REGION, &slot) < 0) {
+		pr_err("KVM_SET_USER_MEMORY_REGION (hotplug slot %u): %s",
+		       GUEST_RAM_HOTPLUG_SLOT, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 int guest_ram_register(const struct guest_ram *ram, int vm_fd)
 {
 	unsigned i;
@@ -249,7 +302,7 @@ int guest_ram_register(const struct guest_ram *ram, int vm_fd)
 			return -errno;
 		}
 	}
-	return 0;
+	return hotplug_register(ram, vm_fd);
 }
 
 void guest_ram_unmap(struct guest_ram *ram)
@@ -258,6 +311,9 @@ void guest_ram_unmap(struct guest_ram *ram)
 
 	for (i = 0; i < ram->nr_regions; i++)
 		munmap(ram->regions[i].host, ram->regions[i].size);
+	if (ram->hotplug.host)
+		munmap(ram->hotplug.host, ram->hotplug.size);
+	memset(&ram->hotplug, 0, sizeof(ram->hotplug));
 	if (ram->hugetlb_fd >= 0)
 		close(ram->hugetlb_fd);
 	if (ram->pidfd >= 0)
@@ -266,8 +322,8 @@ void guest_ram_unmap(struct guest_ram *ram)
 	ram->hugetlb_fd = ram->pidfd = -1;
 }
 
-static const struct ram_region *region_of(const struct guest_ram *ram,
-					  uint64_t gpa)
+static const struct ram_region *boot_region_of(const struct guest_ram *ram,
+					       uint64_t gpa)
 {
 	unsigned i;
 
@@ -279,6 +335,17 @@ static const struct ram_region *region_of(const struct guest_ram *ram,
 			return r;
 	}
 	return NULL;
+}
+
+/* A boot RAM or hotplug region. */
+static const struct ram_region *region_of(const struct guest_ram *ram,
+					  uint64_t gpa)
+{
+	const struct ram_region *h = &ram->hotplug;
+
+	if (h->host && gpa >= h->gpa && gpa - h->gpa < h->size)
+		return h;
+	return boot_region_of(ram, gpa);
 }
 
 bool guest_ram_range(const struct guest_ram *ram, unsigned i,
@@ -311,7 +378,7 @@ uint64_t guest_ram_contig(const struct guest_ram *ram, uint64_t gpa)
 
 uint64_t guest_ram_offset(const struct guest_ram *ram, uint64_t gpa)
 {
-	const struct ram_region *r = region_of(ram, gpa);
+	const struct ram_region *r = boot_region_of(ram, gpa);
 
 	return r ? r->offset + (gpa - r->gpa) : UINT64_MAX;
 }
@@ -395,20 +462,27 @@ unsigned guest_ram_discard(const struct guest_ram *ram,
 	return discard_each(ram, ext, nr, calls);
 }
 
-/* The region a host mapping (VMA) belongs to; madvise() can split one
- * region into several VMAs. */
-static const struct ram_region *region_of_vma(const struct guest_ram *ram,
-					      uintptr_t start)
+static bool vma_in(const struct ram_region *r, uintptr_t start)
+{
+	uintptr_t host = (uintptr_t)r->host;
+
+	return r->host && start >= host && start - host < r->size;
+}
+
+/* Whether a host mapping (VMA) belongs to boot RAM or, with hotplug, to
+ * the hotplug region; madvise() can split one region into several
+ * VMAs. */
+static bool vma_counted(const struct guest_ram *ram, bool hotplug,
+			uintptr_t start)
 {
 	unsigned i;
 
-	for (i = 0; i < ram->nr_regions; i++) {
-		uintptr_t host = (uintptr_t)ram->regions[i].host;
-
-		if (start >= host && start - host < ram->regions[i].size)
-			return &ram->regions[i];
-	}
-	return NULL;
+	if (hotplug)
+		return vma_in(&ram->hotplug, start);
+	for (i = 0; i < ram->nr_regions; i++)
+		if (vma_in(&ram->regions[i], start))
+			return true;
+	return false;
 }
 
 /* The smaps fields that say how a mapping is backed, in kB. */
@@ -425,14 +499,15 @@ static bool smaps_field(const char *line, const char *name, uint64_t *kb)
 	return true;
 }
 
-int guest_ram_usage(const struct guest_ram *ram, struct guest_ram_usage *u)
+static int usage_read(const struct guest_ram *ram, bool hotplug,
+		      struct guest_ram_usage *u)
 {
-	const struct ram_region *cur = NULL;
+	bool cur = false;
 	char line[512];
 	FILE *f;
 
 	memset(u, 0, sizeof(*u));
-	u->size = ram->total;
+	u->size = hotplug ? ram->hotplug.size : ram->total;
 	f = fopen("/proc/self/smaps", "re");
 	if (!f)
 		return -errno;
@@ -443,7 +518,7 @@ int guest_ram_usage(const struct guest_ram *ram, struct guest_ram_usage *u)
 		/* A mapping header: "start-end perms offset dev inode path". */
 		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
 		    strchr(line, '-') < strchr(line, ' ')) {
-			cur = region_of_vma(ram, start);
+			cur = vma_counted(ram, hotplug, start);
 			continue;
 		}
 		if (!cur)
@@ -461,4 +536,15 @@ int guest_ram_usage(const struct guest_ram *ram, struct guest_ram_usage *u)
 	if (ram->backing == RAM_BACKING_HUGETLBFS)
 		u->resident = u->huge;
 	return 0;
+}
+
+int guest_ram_usage(const struct guest_ram *ram, struct guest_ram_usage *u)
+{
+	return usage_read(ram, false, u);
+}
+
+int guest_ram_hotplug_usage(const struct guest_ram *ram,
+			    struct guest_ram_usage *u)
+{
+	return usage_read(ram, true, u);
 }

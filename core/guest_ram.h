@@ -17,6 +17,9 @@
 #include <stdint.h>
 
 #define GUEST_RAM_MAX_REGIONS 4
+/* The KVM memslot of the hotplug region (guest_ram_map_hotplug): after
+ * every boot RAM slot. */
+#define GUEST_RAM_HOTPLUG_SLOT GUEST_RAM_MAX_REGIONS
 /* Extents one guest_ram_discard() takes at most: the kernel's limit on
  * the iovecs of one process_madvise() (IOV_MAX). */
 #define GUEST_RAM_DISCARD_BATCH 1024
@@ -47,6 +50,9 @@ struct guest_ram {
 	unsigned nr_regions;
 	int hugetlb_fd;		/* -1 unless RAM_BACKING_HUGETLBFS */
 	int pidfd;		/* own pidfd for batched discards, or -1 */
+	/* Memory hotplug (virtio-mem): size 0 when there is none. Not boot
+	 * RAM: guest_ram_range and guest_ram_offset leave it out. */
+	struct ram_region hotplug;
 
 	/* Read-only once mapped. */
 	uint64_t total;
@@ -72,33 +78,41 @@ void guest_ram_init(struct guest_ram *ram);
 int guest_ram_map(struct guest_ram *ram, const struct ram_range *ranges,
 		  unsigned nr, enum ram_backing backing,
 		  const char *hugetlbfs_dir);
-/* Registers each region as a KVM memslot. */
+/* Maps the hotplug region at gpa, size bytes (both aligned to the huge
+ * page, above every boot RAM range): reserved, nothing committed until the
+ * guest touches it, with boot RAM's THP advice. Not on hugetlbfs. Reports
+ * its own errors. */
+int guest_ram_map_hotplug(struct guest_ram *ram, uint64_t gpa, uint64_t size);
+/* The hotplug region, or false when there is none. */
+bool guest_ram_hotplug(const struct guest_ram *ram, struct ram_range *out);
+/* Registers each region, and the hotplug region, as a KVM memslot. */
 int guest_ram_register(const struct guest_ram *ram, int vm_fd);
 /* Unmaps what guest_ram_map made (also after it failed). */
 void guest_ram_unmap(struct guest_ram *ram);
 
-/* Range i (0 .. nr - 1), in ascending address order; false past the
- * last. */
+/* Boot RAM range i (0 .. nr - 1), in ascending address order; false past
+ * the last. */
 bool guest_ram_range(const struct guest_ram *ram, unsigned i,
 		     struct ram_range *out);
 
 /* Host pointer for [gpa, gpa+len) or NULL when any byte of it lies outside
- * guest RAM (or the range wraps). len 0 is treated as 1. */
+ * guest RAM, boot or hotplug (or the range wraps). len 0 is treated as
+ * 1. */
 void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len);
 
 /* Bytes of guest RAM contiguous from gpa within its region (0 if gpa is not
  * RAM). */
 uint64_t guest_ram_contig(const struct guest_ram *ram, uint64_t gpa);
 
-/* Where gpa lies in RAM counted without its holes (0 .. total - 1), or
- * UINT64_MAX when it is not RAM. A range inside one region is contiguous
+/* Where gpa lies in boot RAM counted without its holes (0 .. total - 1),
+ * or UINT64_MAX when it is not boot RAM. A range inside one region is contiguous
  * there too, and huge pages start at multiples of huge_page_size: the
  * balloon keeps its bitmaps this way. */
 uint64_t guest_ram_offset(const struct guest_ram *ram, uint64_t gpa);
 
 /* Gives the host memory behind ext[0..nr) back (nr at most
  * GUEST_RAM_DISCARD_BATCH; each extent page_size-aligned, inside one
- * region; sorted, not overlapping): a later guest access reads zeros, and
+ * region, boot or hotplug; sorted, not overlapping): a later guest access reads zeros, and
  * faults in fresh memory. MADV_DONTNEED on anonymous RAM, in one
  * process_madvise() call where the host kernel takes that (Linux 6.13 and
  * later), else one call per extent; punched holes on hugetlbfs. Adds the
@@ -109,11 +123,14 @@ unsigned guest_ram_discard(const struct guest_ram *ram,
 			   uint64_t *calls);
 
 struct guest_ram_usage {
-	uint64_t size;		/* guest RAM */
+	uint64_t size;		/* guest RAM, or the hotplug region */
 	uint64_t resident;	/* host memory backing it now */
 	uint64_t huge;		/* of which in huge pages (THP or hugetlbfs) */
 };
-/* Reads the host's view of the RAM mappings from /proc/self/smaps. */
+/* Reads the host's view of the boot RAM mappings from /proc/self/smaps. */
 int guest_ram_usage(const struct guest_ram *ram, struct guest_ram_usage *u);
+/* The same for the hotplug region (all 0 when there is none). */
+int guest_ram_hotplug_usage(const struct guest_ram *ram,
+			    struct guest_ram_usage *u);
 
 #endif

@@ -113,6 +113,7 @@ static int kvm_irq_line(void *opaque, unsigned line, bool level)
 static int vm_map_ram(struct vm *vm)
 {
 	struct ram_range ranges[GUEST_RAM_MAX_REGIONS];
+	uint64_t hotplug_gpa;
 	int nr, err;
 
 	nr = arch_ram_layout(vm->cfg->ram_size, guest_ram_align(), ranges);
@@ -123,6 +124,11 @@ static int vm_map_ram(struct vm *vm)
 	}
 	err = guest_ram_map(&vm->ram, ranges, nr, vm->cfg->ram_backing,
 			    vm->cfg->hugetlbfs_dir);
+	if (!err && vm->cfg->hotplug_size)
+		err = arch_hotplug_base(&vm->ram, vm->cfg->hotplug_size,
+					&hotplug_gpa) ?:
+		      guest_ram_map_hotplug(&vm->ram, hotplug_gpa,
+					    vm->cfg->hotplug_size);
 	if (err)
 		return err;
 	return guest_ram_register(&vm->ram, vm->vm_fd);

@@ -29,6 +29,7 @@ struct vcpu;
 struct vm_config {
 	char name[VM_NAME_MAX + 1];	/* its control socket's */
 	uint64_t ram_size;
+	uint64_t hotplug_size;		/* memory hotplug region; 0: none */
 	unsigned nr_vcpus;
 	enum ram_backing ram_backing;
 	const char *hugetlbfs_dir;	/* RAM_BACKING_HUGETLBFS */

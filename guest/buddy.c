@@ -117,8 +117,9 @@ static bool ram_range(unsigned i, uint64_t *s, uint64_t *e)
 
 /* The metadata takes the start of the first range that holds it: two
  * bitmaps, then next, prev and owner per page, the pageblock counts and
- * an order per page. */
-void buddy_init(void)
+ * an order per page. It covers hotplugged memory up to hotplug_end too
+ * (0: none), whose blocks join later (buddy_add). */
+void buddy_init(uint64_t hotplug_end)
 {
 	uint64_t lo = ~0ULL, hi = 0, s, e, meta = 0, meta_end = 0, bytes;
 	uint64_t map_words;
@@ -133,6 +134,7 @@ void buddy_init(void)
 		bd.list[k] = NONE;
 	if (lo >= hi)
 		return;
+	hi = MAX(hi, hotplug_end >> PAGE_SHIFT);
 	bd.base = lo;
 	bd.npages = hi - lo;
 	bd.pb_first = lo >> PB_ORDER;
@@ -285,41 +287,115 @@ static int64_t pick_pageblock(void)
 	return best;
 }
 
-/* Assembles a free 2 MiB block as Linux compacts for an order-9
- * allocation: takes the free blocks of one pageblock off the free lists
- * (so that no page migrates into it), then copies each movable page into
- * a free page elsewhere and points its table entry there. Returns the
- * block, allocated, or 0; adds the pages migrated to *migrated. It
- * copies memory, so it is run in ring 3. */
-uint64_t buddy_compact(uint64_t *migrated)
+/* Takes the pages [first, first + n) (indexes, whole pageblocks) away
+ * from the allocator: their free blocks off the free lists, with the
+ * parts of a free block that reach past either end put back, so that no
+ * page migrates into the range; then each movable page copied into a
+ * free page elsewhere, its table entry pointed there. The caller made
+ * sure the movable pages fit. */
+static void isolate(uint64_t first, uint64_t n, uint64_t *migrated)
 {
-	int64_t b = pick_pageblock();
-	uint64_t first, i;
+	uint64_t end = first + n, i;
 
-	if (b < 0)
-		return 0;
-	first = ((bd.pb_first + b) << PB_ORDER) - bd.base;
-	for (i = first; i < first + PB_PAGES;) {
+	/* A free block larger than a pageblock may start before first. */
+	for (unsigned k = PB_ORDER + 1; k <= BUDDY_MAX_ORDER; k++) {
+		uint64_t h = ALIGN_DOWN(bd.base + first, 1ULL << k);
+
+		if (h >= bd.base && h - bd.base < first &&
+		    is_head(h - bd.base) && bd.order[h - bd.base] == k) {
+			unlink(h - bd.base);
+			add_pfns(h, bd.base + first);
+			add_pfns(bd.base + end, MAX(h + (1ULL << k),
+						    bd.base + end));
+			break;
+		}
+	}
+	for (i = first; i < end;) {
 		if (is_head(i)) {
-			unsigned k = bd.order[i];
+			uint64_t next = i + (1ULL << bd.order[i]);
 
 			unlink(i);
-			i += 1ULL << k;
+			add_pfns(bd.base + end, bd.base + MAX(next, end));
+			i = next;
 		} else {
 			i++;
 		}
 	}
-	for (i = first; i < first + PB_PAGES; i++) {
+	for (i = first; i < end; i++) {
 		uint64_t to;
 
 		if (!test_bit(bd.movable_map, i))
 			continue;
-		/* pick_pageblock() made sure there is room. */
 		to = buddy_alloc(0);
 		memcpy((void *)to, (void *)((bd.base + i) << PAGE_SHIFT), PAGE);
 		clear_movable(i);
 		set_movable((to >> PAGE_SHIFT) - bd.base, bd.owner[i]);
 		++*migrated;
 	}
+}
+
+/* Assembles a free 2 MiB block as Linux compacts for an order-9
+ * allocation: isolates the pageblock that needs the least copying.
+ * Returns the block, allocated, or 0; adds the pages migrated to
+ * *migrated. It copies memory, so it is run in ring 3. */
+uint64_t buddy_compact(uint64_t *migrated)
+{
+	int64_t b = pick_pageblock();
+	uint64_t first;
+
+	if (b < 0)
+		return 0;
+	first = ((bd.pb_first + b) << PB_ORDER) - bd.base;
+	isolate(first, PB_PAGES, migrated);
 	return (bd.base + first) << PAGE_SHIFT;
+}
+
+/* Whether [addr, addr + size) lies inside what the metadata covers. */
+static bool covered(uint64_t addr, uint64_t size)
+{
+	uint64_t pfn = addr >> PAGE_SHIFT;
+
+	return pfn >= bd.base && pfn - bd.base <= bd.npages &&
+	       size >> PAGE_SHIFT <= bd.npages - (pfn - bd.base);
+}
+
+bool buddy_add(uint64_t addr, uint64_t size)
+{
+	uint64_t s = addr >> PAGE_SHIFT, e = (addr + size) >> PAGE_SHIFT;
+
+	if (!covered(addr, size))
+		return false;
+	/* As freed pages, so that they merge with free neighbours. */
+	while (s < e) {
+		unsigned k = BUDDY_MAX_ORDER;
+
+		while (k && ((s & ((1ULL << k) - 1)) || s + (1ULL << k) > e))
+			k--;
+		buddy_free(s << PAGE_SHIFT, k);
+		s += 1ULL << k;
+	}
+	bd.total_pages += size >> PAGE_SHIFT;
+	return true;
+}
+
+bool buddy_remove(uint64_t addr, uint64_t size, uint64_t *migrated)
+{
+	uint64_t first = (addr >> PAGE_SHIFT) - bd.base, n = size >> PAGE_SHIFT;
+	uint64_t fr = 0, mov = 0;
+
+	if (!covered(addr, size) || (addr >> PAGE_SHIFT) % PB_PAGES ||
+	    n % PB_PAGES)
+		return false;
+	for (uint64_t b = 0; b < n / PB_PAGES; b++) {
+		uint64_t pb = ((addr >> PAGE_SHIFT) >> PB_ORDER) + b -
+			      bd.pb_first;
+
+		fr += bd.pb_free[pb];
+		mov += bd.pb_movable[pb];
+	}
+	if (fr + mov != n || bd.free_pages - fr < mov)
+		return false;
+	isolate(first, n, migrated);
+	bd.total_pages -= n;
+	return true;
 }

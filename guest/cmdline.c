@@ -167,6 +167,10 @@ static bool parse_one(const char *tok, size_t len)
 			params.balloon_flood = true;
 		else if (is_key(tok, klen, "rng"))
 			params.rng = true;
+		else if (is_key(tok, klen, "mem"))
+			params.mem = true;
+		else if (is_key(tok, klen, "mem_evil"))
+			params.mem_evil = true;
 		else if (is_key(tok, klen, "vcons"))
 			params.vcons = true;
 		else if (is_key(tok, klen, "punch_holes"))

@@ -48,6 +48,7 @@ struct params {
 	bool pci, blk, blkbench, blk_evil, blk_stream, net, netbench, balloon, rng;
 	bool vcons;
 	bool balloon_flood;
+	bool mem, mem_evil;
 	bool punch_holes;
 	uint64_t usemem, reuse;	/* bytes, 0: not asked for */
 	uint64_t ecam;		/* 0: the arch's other way (x86: mechanism #1) */
@@ -93,11 +94,13 @@ void __attribute__((noreturn)) guest_exit(unsigned status);
 void *alloc_pages(unsigned n);
 uint64_t kernel_area_end(void);
 void map_mmio(uint64_t addr, uint64_t size);
+/* Identity-maps [addr, addr + size) as ordinary RAM (x86). */
+void map_ram(uint64_t addr, uint64_t size);
 uint64_t free_ram(uint64_t size);
 
 /* Buddy page allocator over the RAM touch= uses (buddy.c). */
 #define BUDDY_MAX_ORDER 10	/* 4 MiB blocks, as Linux on x86 */
-void buddy_init(void);
+void buddy_init(uint64_t hotplug_end);
 uint64_t buddy_alloc(unsigned order);
 uint64_t buddy_take(unsigned order);
 void buddy_free(uint64_t addr, unsigned order);
@@ -107,6 +110,13 @@ void buddy_set_table(uint64_t *table);
 uint64_t buddy_alloc_movable(uint32_t entry);
 void buddy_free_movable(uint64_t addr);
 uint64_t buddy_compact(uint64_t *migrated);
+/* Hotplugged memory (guest/mem.c), below buddy_init's hotplug_end: a
+ * plugged range joins the free pages; a range leaves, whole pageblocks,
+ * only when all its pages are free or movable and those fit elsewhere,
+ * as Linux offlines a memory block (its movable pages migrate, counted
+ * in *migrated). Both false when they cannot. */
+bool buddy_add(uint64_t addr, uint64_t size);
+bool buddy_remove(uint64_t addr, uint64_t size, uint64_t *migrated);
 
 /* User mode (x86 ring 3, arm64 EL0) and interrupts. */
 long run_user(long (*fn)(long), long arg);
@@ -132,5 +142,16 @@ void __attribute__((noreturn)) balloon_serve(void);
 uint32_t balloon_deflate_on_oom(void);
 void run_usemem(void);
 void usemem_reuse(void);
+/* Checks that the pages usemem holds (some migrated) still hold their
+ * data: one usemem-verify result; nothing if usemem has not run. */
+void usemem_verify(void);
+/* virtio-mem (mem.c, x86): run_mem starts the driver (and with mem_evil
+ * runs its hostile requests); once the buddy allocator covers
+ * mem_region_end() (0 without a device), mem_follow plugs or unplugs to
+ * the host's requested size, and mem_serve does so for ever. */
+bool run_mem(void);
+uint64_t mem_region_end(void);
+void mem_follow(void);
+void __attribute__((noreturn)) mem_serve(void);
 
 #endif

@@ -148,19 +148,26 @@ void run_usemem(void)
 	}
 }
 
+void usemem_verify(void)
+{
+	uint64_t checked = 0;
+	long bad;
+
+	if (!um.started)
+		return;
+	bad = run_user(u_verify, (long)&checked);
+	report(!bad, "usemem-verify", "pages=%lu bad=%ld", checked, bad);
+}
+
 /* Once, after the balloon's first completed deflate: checks that the
  * pages kept (some migrated by compaction) still hold their data, frees
  * them and fills reuse= bytes anew. */
 void usemem_reuse(void)
 {
-	uint64_t checked = 0;
-	long bad;
-
 	if (!um.started || !params.reuse)
 		return;
+	usemem_verify();
 	um.started = false;
-	bad = run_user(u_verify, (long)&checked);
-	report(!bad, "usemem-verify", "pages=%lu bad=%ld", checked, bad);
 	run_user(u_free_all, 0);
 	fill("reuse", params.reuse);
 }

@@ -138,14 +138,30 @@ MUTATIONS = {
         "unit-virtio-rng", []),
     "rng-waits-busy": (
         "virtio/rng.c",
-        "\t\t\t\twait_for_period(r);",
-        "\t\t\t\tvirtio_queue_kick(vdev, REQ_QUEUE);",
+        "\twait_for_period(r);",
+        "\tvirtio_queue_kick(vdev, REQ_QUEUE);",
         "unit-virtio-rng", []),
     "rng-writes-readable-buffer": (
         "virtio/rng.c",
         "\tif (c->nr_out) {",
         "\tif (0) {",
         "unit-virtio-rng", []),
+    "mem-plugs-over-plugged": (
+        "virtio/mem.c",
+        "\tif (!why && count_plugged(m, &r))",
+        "\tif (0)",
+        "unit-virtio-mem", []),
+    "mem-unplug-keeps-memory": (
+        "virtio/mem.c",
+        "\t/* The host kept the memory: the guest may ask again. */\n"
+        "\tif (release(m, &r))",
+        "\tif (0 && release(m, &r))",
+        "unit-virtio-mem", []),
+    "hotplug-region-has-ram-offset": (
+        "core/guest_ram.c",
+        "\tconst struct ram_region *r = boot_region_of(ram, gpa);",
+        "\tconst struct ram_region *r = region_of(ram, gpa);",
+        "unit-guest-ram", []),
     "empty-image-accepted": (
         "cli/cmd_run.c",
         "\tif (!*size) {",

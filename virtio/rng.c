@@ -90,8 +90,9 @@ static size_t fill(uint8_t *buf, size_t len)
 /* One request: random bytes into its writable buffers, as many as they
  * hold and the period has left. Returns the bytes written, or -EIO for
  * a chain no driver sends (the device then needs a reset). */
-static int64_t serve(struct virtio_rng *r, const struct virtq_chain *c)
+static int64_t serve(struct virtio_device *vdev, const struct virtq_chain *c)
 {
+	struct virtio_rng *r = to_rng(vdev);
 	const struct iovec *iov = c->iov + c->nr_out;
 	uint64_t want = MIN(c->in_bytes, r->budget), done = 0;
 	unsigned i;
@@ -120,45 +121,22 @@ static int64_t serve(struct virtio_rng *r, const struct virtq_chain *c)
 	return done;
 }
 
+/* Periods start with a request, not before. Over budget: notifications
+ * stay off, and the timer comes for what waits. */
+static bool may_take(struct virtio_device *vdev)
+{
+	struct virtio_rng *r = to_rng(vdev);
+
+	budget_refill(r);
+	if (r->budget)
+		return true;
+	wait_for_period(r);
+	return false;
+}
+
 static void process(struct virtio_rng *r)
 {
-	struct virtio_device *vdev = &r->vdev;
-	struct virtq *vq = &vdev->queues[REQ_QUEUE].vq;
-	uint16_t used = vq->used_idx;
-	struct virtq_chain chain;
-	int64_t written;
-	int got;
-
-	for (;;) {
-		virtq_disable_notify(vq);
-		while (virtio_queue_ready(vdev, REQ_QUEUE) &&
-		       virtq_has_avail(vq)) {
-			/* Periods start with a request, not before. */
-			budget_refill(r);
-			/* Over budget: notifications stay off, and the
-			 * timer comes for what waits. */
-			if (!r->budget) {
-				wait_for_period(r);
-				goto out;
-			}
-			got = virtq_pop(vq, &chain);
-			if (got < 0)
-				virtio_device_error(vdev, "queue %u: %s",
-						    REQ_QUEUE, vq->error);
-			if (got <= 0)
-				break;
-			written = serve(r, &chain);
-			if (written < 0)
-				break;
-			virtq_push(vq, chain.head, written);
-		}
-		if (!virtio_queue_ready(vdev, REQ_QUEUE) ||
-		    !virtq_enable_notify(vq))
-			break;
-	}
-out:
-	if (vq->used_idx != used)
-		virtio_queue_interrupt(vdev, REQ_QUEUE);
+	virtio_queue_serve(&r->vdev, REQ_QUEUE, may_take, serve);
 }
 
 static void rng_queue_notify(struct virtio_device *vdev, unsigned q)

@@ -602,3 +602,40 @@ void virtio_device_error(struct virtio_device *vdev, const char *fmt, ...)
 	vdev->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
 	virtio_config_changed(vdev);
 }
+
+void virtio_queue_serve(struct virtio_device *vdev, unsigned q,
+			bool (*may_take)(struct virtio_device *vdev),
+			int64_t (*serve)(struct virtio_device *vdev,
+					 const struct virtq_chain *c))
+{
+	struct virtq *vq = &vdev->queues[q].vq;
+	uint16_t used = vq->used_idx;
+	struct virtq_chain chain;
+	int64_t written;
+	int got;
+
+	if (!virtio_queue_ready(vdev, q))
+		return;
+	for (;;) {
+		virtq_disable_notify(vq);
+		while (virtio_queue_ready(vdev, q) && virtq_has_avail(vq)) {
+			if (may_take && !may_take(vdev))
+				goto out;
+			got = virtq_pop(vq, &chain);
+			if (got < 0)
+				virtio_device_error(vdev, "queue %u: %s", q,
+						    vq->error);
+			if (got <= 0)
+				break;
+			written = serve(vdev, &chain);
+			if (written < 0)
+				break;
+			virtq_push(vq, chain.head, written);
+		}
+		if (!virtio_queue_ready(vdev, q) || !virtq_enable_notify(vq))
+			break;
+	}
+out:
+	if (vq->used_idx != used)
+		virtio_queue_interrupt(vdev, q);
+}

@@ -186,5 +186,17 @@ void virtio_device_error(struct virtio_device *vdev, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Whether the device may process queue q now (DRIVER_OK, not broken). */
 bool virtio_queue_ready(const struct virtio_device *vdev, unsigned q);
+/* A request queue's processing loop, for devices that answer each chain
+ * on its own (rng, mem), with vdev->lock held (nothing when the queue is
+ * not ready): while queue q is ready
+ * and may_take (NULL: always) allows, pops a chain and pushes it with
+ * the bytes serve wrote (serve returns them, or a negative errno after
+ * virtio_device_error, which ends the loop); re-enables notifications
+ * and drains again what the driver added meanwhile, or leaves them off
+ * when may_take stopped it; then one interrupt if any chain was used. */
+void virtio_queue_serve(struct virtio_device *vdev, unsigned q,
+			bool (*may_take)(struct virtio_device *vdev),
+			int64_t (*serve)(struct virtio_device *vdev,
+					 const struct virtq_chain *c));
 
 #endif

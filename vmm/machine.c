@@ -1,6 +1,6 @@
 /* The machine: the VM, then its virtio devices in a fixed order (disks as
  * given with -d, then the network device, the balloon, the rng, the
- * console), each on PCI or MMIO, so that guests find them in the same
+ * console, virtio-mem), each on PCI or MMIO, so that guests find them in the same
  * places on every boot. */
 #include "vmm/machine.h"
 
@@ -20,7 +20,7 @@
 #define PCI_CLASS_NETWORK_ETHERNET 0x020000
 /* As QEMU's virtio-serial-pci. */
 #define PCI_CLASS_COMMUNICATION_OTHER 0x078000
-/* As QEMU's virtio-balloon-pci and virtio-rng-pci (its PCI_CLASS_OTHERS,
+/* As QEMU's virtio-balloon-pci, -rng-pci and -mem-pci (its PCI_CLASS_OTHERS,
  * 0xff, is a 16-bit class and subclass): base class 0x00, subclass
  * 0xff. */
 #define PCI_CLASS_OTHERS 0x00ff00
@@ -57,6 +57,11 @@ struct rng_device {
 	struct device_slot slot;
 };
 
+struct mem_device {
+	struct virtio_mem mem;
+	struct device_slot slot;
+};
+
 struct console_device {
 	struct virtio_console con;
 	struct device_slot slot;
@@ -70,6 +75,7 @@ struct machine_devices {
 	struct balloon_device *balloon;
 	struct rng_device *rng;
 	struct console_device *console;
+	struct mem_device *mem;
 };
 
 /* Puts a device just created on its transport and starts it; class_code
@@ -176,6 +182,22 @@ static int add_rng(struct machine *m)
 			   PCI_CLASS_OTHERS);
 }
 
+static int add_mem(struct machine *m)
+{
+	struct mem_device *d;
+	int err;
+
+	d = m->devices->mem = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	err = virtio_mem_create(&d->mem, m->cfg->mem_block,
+				m->cfg->mem_requested, &m->vm.ram);
+	if (err)
+		return err;
+	return device_plug(m, &d->slot, m->cfg->mem_transport, &d->mem.vdev,
+			   PCI_CLASS_OTHERS);
+}
+
 /* The guest's console from now on: input goes to it, not to the
  * arch's UART, which stays for early boot messages. */
 static int add_console(struct machine *m)
@@ -221,6 +243,8 @@ static int devices_create(struct machine *m)
 		err = add_rng(m);
 	if (!err && cfg->virtio_console)
 		err = add_console(m);
+	if (!err && cfg->vm.hotplug_size)
+		err = add_mem(m);
 	return err;
 }
 
@@ -260,6 +284,12 @@ static void devices_destroy(struct machine *m)
 			virtio_console_destroy(&devs->console->con);
 		device_unplug(&devs->console->slot);
 	}
+	if (devs->mem) {
+		if (devs->mem->slot.created)
+			virtio_mem_destroy(&devs->mem->mem);
+		device_unplug(&devs->mem->slot);
+	}
+	free(devs->mem);
 	free(devs->console);
 	free(devs->rng);
 	free(devs->balloon);
@@ -299,4 +329,12 @@ struct virtio_rng *machine_rng(struct machine *m)
 
 	return devs && devs->rng && devs->rng->slot.on_bus ?
 		       &devs->rng->rng : NULL;
+}
+
+struct virtio_mem *machine_mem(struct machine *m)
+{
+	struct machine_devices *devs = m->devices;
+
+	return devs && devs->mem && devs->mem->slot.on_bus ?
+		       &devs->mem->mem : NULL;
 }

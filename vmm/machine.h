@@ -10,6 +10,7 @@
 
 #include "core/vm.h"
 #include "virtio/balloon.h"
+#include "virtio/mem.h"
 #include "virtio/rng.h"
 
 #define MACHINE_MAX_DISKS 16
@@ -58,6 +59,12 @@ struct machine_config {
 	bool rng;			/* a virtio-rng serving at most ... */
 	uint64_t rng_bytes_per_sec;	/* ... this many bytes a second */
 	enum virtio_transport rng_transport;
+	/* A virtio-mem over the hotplug region (vm.hotplug_size, not 0):
+	 * blocks of mem_block bytes (0: the host's huge page), asking for
+	 * mem_requested of them at boot. */
+	uint64_t mem_block;
+	uint64_t mem_requested;
+	enum virtio_transport mem_transport;
 	/* --console virtio: a virtio-console is the guest's console (on
 	 * the machine's transport) and gets the input. */
 	bool virtio_console;
@@ -77,7 +84,8 @@ struct machine {
 };
 
 /* The VM, then its devices: disks as given, then the network device,
- * the balloon, the rng and the console, each on its transport, so that
+ * the balloon, the rng, the console and virtio-mem, each on its
+ * transport, so that
  * guests find them in the same places (PCI slots, MMIO addresses) on
  * every boot. On failure, machine_destroy undoes what was made. */
 int machine_create(struct machine *m, const struct machine_config *cfg);
@@ -87,5 +95,7 @@ void machine_destroy(struct machine *m);
 struct virtio_balloon *machine_balloon(struct machine *m);
 /* The rng, or NULL when the VM has none. */
 struct virtio_rng *machine_rng(struct machine *m);
+/* The virtio-mem device, or NULL when the VM has none. */
+struct virtio_mem *machine_mem(struct machine *m);
 
 #endif

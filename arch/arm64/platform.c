@@ -59,6 +59,15 @@ int arch_ram_layout(uint64_t ram_size, uint64_t align,
 	return 1;
 }
 
+/* The guest-physical size is chosen from boot RAM before the region
+ * could be placed, and the device tree has no hotplug node yet. */
+int arch_hotplug_base(const struct guest_ram *ram, uint64_t size,
+		      uint64_t *gpa)
+{
+	pr_err("--mem-hotplug: not offered on arm64 yet");
+	return -ENOTSUP;
+}
+
 static unsigned bits_for(uint64_t end)
 {
 	unsigned bits = IPA_BITS_MIN;

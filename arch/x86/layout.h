@@ -63,6 +63,12 @@
 #define X86_PLATFORM_MMIO_END	0xfec00000ULL
 #define X86_IOAPIC_ADDR		0xfec00000ULL
 #define X86_LAPIC_ADDR		0xfee00000ULL
+/* Memory hotplug (virtio-mem) starts above RAM and 4 GiB on this
+ * boundary: Linux adds memory in blocks of 128 MiB up to 2 GiB, and
+ * QEMU's device memory is 1 GiB aligned too. Its end stays below 2^39,
+ * the fewest physical address bits of x86-64 CPUs KVM runs on. */
+#define X86_HOTPLUG_ALIGN	(1ULL << 30)
+#define X86_HOTPLUG_LIMIT	(1ULL << 39)
 /* Intel VMX needs three pages for its real-mode TSS (KVM_SET_TSS_ADDR). */
 #define X86_KVM_TSS_ADDR	0xfffbd000ULL
 

@@ -6,6 +6,7 @@
 #include "arch/x86/e820.h"
 #include "arch/x86/layout.h"
 #include "core/arch.h"
+#include "lib/log.h"
 #include "lib/util.h"
 
 int arch_ram_layout(uint64_t ram_size, uint64_t align,
@@ -21,6 +22,28 @@ int arch_ram_layout(uint64_t ram_size, uint64_t align,
 	ranges[1].gpa = X86_4G;
 	ranges[1].size = ram_size - X86_MMIO_HOLE_START;
 	return 2;
+}
+
+int arch_hotplug_base(const struct guest_ram *ram, uint64_t size,
+		      uint64_t *gpa)
+{
+	uint64_t end = X86_4G;
+	struct ram_range r;
+	unsigned i;
+
+	for (i = 0; guest_ram_range(ram, i, &r); i++)
+		end = MAX(end, r.gpa + r.size);
+	*gpa = ALIGN_UP(end, X86_HOTPLUG_ALIGN);
+	if (size > X86_HOTPLUG_LIMIT || *gpa > X86_HOTPLUG_LIMIT - size) {
+		pr_err("--mem-hotplug: %llu MiB above %llu MiB of RAM ends "
+		       "beyond the %llu GiB of guest-physical space x86 "
+		       "guests are sure to address",
+		       (unsigned long long)(size >> 20),
+		       (unsigned long long)(ram->total >> 20),
+		       X86_HOTPLUG_LIMIT >> 30);
+		return -ERANGE;
+	}
+	return 0;
 }
 
 static int e820_add(struct boot_e820_entry *map, unsigned max, unsigned *nr,

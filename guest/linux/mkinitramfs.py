@@ -45,7 +45,7 @@ MODULES = [
     ("virtio_pci", False), ("virtio_mmio", True),
     ("virtio_blk", False), ("virtio_net", False),
     ("virtio_balloon", False), ("virtio_rng", False),
-    ("virtio_console", False),
+    ("virtio_console", False), ("virtio_mem", True),
 ]
 MODULE_EXT = re.compile(r"\.ko(\.xz|\.gz|\.zst)?$")
 

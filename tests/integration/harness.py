@@ -272,6 +272,16 @@ class Pty:
                 self.buf += data
 
 
+def serving(name, args=(), params="serve skip=smp,lapic,pit"):
+    """thpvm run --name NAME -m 256M ARGS, once the test guest says it
+    serves (params) and so runs until stopped."""
+    require_kvm()
+    p = start(["run", "--name", name, "-m", "256M"] + list(args) +
+              ["-p", params])
+    wait_for_line(p, "tg: serving")
+    return p
+
+
 def read_stderr(p):
     """All of p's stderr, once it has exited."""
     return p.stderr.read().decode(errors="replace")

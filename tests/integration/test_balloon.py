@@ -5,18 +5,7 @@ without a balloon and for bad sizes, after which the VM still runs. The
 guest runs without its balloon driver here, so `actual` stays 0
 (test_balloon_guest.py has the driver inflate and deflate)."""
 import harness
-from harness import one_error, run, start, wait_for_line
-
-SERVE = "serve skip=smp,lapic,pit"
-
-
-def serving(name, args=()):
-    harness.require_kvm()
-    p = start(["run", "--name", name, "-m", "256M"] + list(args) +
-              ["-p", SERVE])
-    wait_for_line(p, "tg: serving")
-    return p
-
+from harness import one_error, run, serving
 
 def test_balloon_status_and_target():
     p = serving("bal", ["--balloon"])

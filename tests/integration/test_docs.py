@@ -19,6 +19,7 @@ EXPECTED = {
     "control-from-python", "test-guest-qemu", "test-guest-thpvm",
     "test-guest-balloon", "test-guest-net", "linux-initramfs",
     "cont-balloon-build", "linux-vm", "fuzz-replay", "security-user",
+    "mem-hotplug",
 }
 
 

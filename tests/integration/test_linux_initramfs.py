@@ -45,7 +45,7 @@ APPLETS = ["sh", "mount", "mkdir", "cat", "insmod", "uname", "setsid",
            "cttyhack", "poweroff", "sync", "dd", "printf", "sed", "grep",
            "tail", "date", "sleep", "kill", "env", "md5sum", "cut", "ip",
            "ping"]
-RUN_SCRIPTS = ["hackbench", "balloon-frag", "virtio-io"]
+RUN_SCRIPTS = ["hackbench", "balloon-frag", "virtio-io", "mem"]
 MODULES = ["virtio_ring", "virtio", "virtio_pci", "virtio_blk", "virtio_net",
            "virtio_balloon", "virtio_rng", "virtio_console"]
 
@@ -865,6 +865,47 @@ def test_boot_virtio_io_mmio():
     end = json.loads(r.err.strip().splitlines()[-1])
     assert end == {"name": end["name"], "exit_status": 0,
                    "reason": "reset"}, r
+
+
+def test_boot_virtio_mem():
+    """Linux's virtio_mem driver on thpvm's device (thpvm.run=mem), the
+    blocks onlined movable (memhp_default_state=online_movable): `thpvm
+    mem --set 256M --wait` adds 256 MiB to MemTotal, exactly, and `--set
+    64M --wait` takes 192 MiB away again, which the host gives back."""
+    harness.require_kvm()
+    require_capable("/init")
+    version, image = build_image()
+    name = "linux-mem"
+    kib = 1024
+    args = boot_args(version, image, "512M",
+                     "quiet memhp_default_state=online_movable "
+                     "thpvm.run=mem")
+    args = args[:1] + ["--name", name, "--mem-hotplug=512M"] + args[1:]
+
+    def boot():
+        p = harness.start(args)
+        lines = harness.wait_for_line(
+            p, r"thpvm-guest: mem (ready driver=virtio_mem total=\d+|FAIL)",
+            timeout=300)
+        return p, lines
+
+    p, lines = again_if_died(boot)
+    m = re.search(r"ready driver=virtio_mem total=(\d+)", lines[-1])
+    assert m, lines[-1]
+    base = int(m[1])
+    st = harness.ctl_json(["mem", name])
+    assert st["driver_ok"] is True and st["plugged_size"] == 0, st
+    for size, plugged in (("256M", 256), ("64M", 64)):
+        r = run(["mem", name, "--set", size, "--wait=300"], timeout=360)
+        assert r.rc == 0, r
+        harness.wait_for_line(
+            p, rf"thpvm-guest: mem total={base + plugged * kib}\r?$",
+            timeout=120)
+    st = harness.ctl_json(["mem", name])
+    assert st["plugged_size"] == 64 << 20 and st["refused"] == 0, st
+    assert st["released"] == 192 << 20, st
+    assert st["resident"] <= 64 << 20, st
+    assert harness.stop_and_wait(p, name) == 0
 
 
 if __name__ == "__main__":

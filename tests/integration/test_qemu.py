@@ -344,6 +344,36 @@ def test_qemu_virtio_balloon():
     balloon_run("", ["-device", "virtio-balloon-pci"], "polled")
 
 
+def test_qemu_virtio_mem():
+    """The virtio-mem driver against QEMU 7.2's virtio-mem-pci (its
+    device memory above 4 GiB, unplugged-inaccessible on): it plugs the
+    64 MiB requested at start, then follows qom-set requested-size up and
+    down, and QEMU's plugged size agrees with the guest's."""
+    with tempfile.TemporaryDirectory(prefix="thpvm-qemu-mem-") as tmp:
+        mon = os.path.join(tmp, "monitor")
+        p = start_cmd(qemu_cmd(
+            harness.GUEST_BZIMAGE, 1, "serve mem skip=smp,lapic,pit",
+            ["-m", "256M,maxmem=512M",
+             "-object", "memory-backend-ram,id=hp,size=256M",
+             "-device", "virtio-mem-pci,id=vm0,memdev=hp,block-size=2M,"
+             "requested-size=64M",
+             "-monitor", f"unix:{mon},server=on,wait=off"]))
+        lines = wait_for_line(p, "tg: serving", timeout=120)
+        dev = [l for l in lines if "tg: mem-dev " in l]
+        assert dev and "region=268435456 block=2097152" in dev[0], lines
+        assert [l for l in lines if "tg: mem reached requested=67108864 "
+                "plugged=67108864 " in l], lines
+        for size, plugged in (("128M", 128 * MIB), ("32M", 32 * MIB)):
+            hmp(mon, f"qom-set vm0 requested-size {size}")
+            wait_for_line(p, rf"tg: mem reached requested={plugged} "
+                          rf"plugged={plugged} ", timeout=60)
+            info = hmp(mon, "info memory-devices")
+            # "size" is what is plugged ("requested-size" the request).
+            assert re.search(rf"^\s*size: {plugged}\s*$", info, re.M), info
+        hmp(mon, "quit")
+        p.wait(timeout=30)
+
+
 def rng_run(kernel, params, args, base=BASE_CHECKS):
     """The rng check against QEMU's device fed by its default backend
     (the host's getrandom()); returns the check's fields."""

@@ -27,7 +27,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SVM_HOST = os.path.join(ROOT, "tests", "svm_host.py")
 # Each part's own limit, well inside meson's for the whole (2700 s), so
 # that a hang fails its part with the output so far. Normal times here:
-# about 130 s for the five boots, 150 s for the balloon modes.
+# about 130 s for the five boots before the virtio-mem boot joined
+# them, 150 s for the balloon modes.
 PART_TIMEOUT = 900
 
 
@@ -106,7 +107,8 @@ def test_linux_initramfs_boots():
     comments (a guest that died and booted again) is shown."""
     require_runner()
     tests = ["test_boot_hackbench", "test_boot_shell", "test_boot_virtio_io",
-             "test_boot_virtio_io_intx", "test_boot_virtio_io_mmio"]
+             "test_boot_virtio_io_intx", "test_boot_virtio_io_mmio",
+             "test_boot_virtio_mem"]
     r = svm_host(sys.executable, "tests/integration/test_linux_initramfs.py",
                  *tests)
     assert r.returncode == 0, shown(r)

@@ -1,7 +1,8 @@
 /* The test guest's page allocator (guest/buddy.c) on the host: its
  * per-pageblock counts against a full recount after every operation,
- * compaction's migrations keeping page contents and table entries, and
- * compaction of pageblocks that hold nothing but movable pages. The
+ * compaction's migrations keeping page contents and table entries,
+ * compaction of pageblocks that hold nothing but movable pages, and
+ * hotplugged memory joining and leaving (virtio-mem). The
  * allocator works on guest-physical addresses, which the guest maps
  * one to one, so its RAM is mapped here at the same address. */
 #include <stdlib.h>
@@ -25,8 +26,10 @@ uint64_t kernel_area_end(void)
 
 static uint64_t *table;
 
-/* RAM at RAM_BASE, [start, end) of it usable; the allocator reset. */
-static int ram_setup(uint64_t start, uint64_t end)
+/* RAM at RAM_BASE, [start, end) of it usable, metadata up to
+ * hotplug_end; the allocator reset. */
+static int ram_setup_hotplug(uint64_t start, uint64_t end,
+			     uint64_t hotplug_end)
 {
 	static void *ram;
 
@@ -43,10 +46,15 @@ static int ram_setup(uint64_t start, uint64_t end)
 	boot.nmem = 1;
 	boot.mem[0] = (struct mem_range){ RAM_BASE + start, end - start,
 					  MEM_RAM };
-	buddy_init();
+	buddy_init(hotplug_end);
 	table = (uint64_t *)buddy_alloc(TABLE_ORDER);
 	buddy_set_table(table);
 	return table ? 0 : -1;
+}
+
+static int ram_setup(uint64_t start, uint64_t end)
+{
+	return ram_setup_hotplug(start, end, 0);
 }
 
 /* pb_free and pb_movable against a count from the free lists' heads
@@ -195,11 +203,125 @@ static void test_compact_fully_movable_block(void)
 		}
 }
 
+#define HP_BASE (RAM_BASE + (40ULL << 20))	/* 12 blocks of 2 MiB */
+#define MIB (1ULL << 20)
+
+/* Boot RAM [0, 32 MiB) with the metadata for a hotplug region at 40-64
+ * MiB: plugged blocks join the free pages and merge; only covered ranges
+ * join. */
+static void test_hotplug_add(void)
+{
+	uint64_t total, free;
+
+	if (ram_setup_hotplug(0, 32 * MIB, RAM_BASE + RAM_SIZE)) {
+		SKIP("cannot map guest RAM at its guest-physical address");
+		return;
+	}
+	total = buddy_total_bytes();
+	free = buddy_free_bytes();
+	CHECK(buddy_add(HP_BASE, 8 * MIB));
+	CHECK_EQ(buddy_total_bytes(), total + 8 * MIB);
+	CHECK_EQ(buddy_free_bytes(), free + 8 * MIB);
+	/* Merged into two 4 MiB blocks. */
+	CHECK(is_head((HP_BASE >> PAGE_SHIFT) - bd.base));
+	CHECK_EQ(bd.order[(HP_BASE >> PAGE_SHIFT) - bd.base], BUDDY_MAX_ORDER);
+	CHECK(!buddy_add(RAM_BASE + RAM_SIZE, 2 * MIB));
+	CHECK(!buddy_add(RAM_BASE + RAM_SIZE - 2 * MIB, 4 * MIB));
+	CHECK(counts_agree());
+}
+
+/* A free 2 MiB block leaves from the middle of a 4 MiB free block, whose
+ * other half stays free; a block holding one unmovable page does not
+ * leave, and nothing changes. */
+static void test_hotplug_remove_free_and_unmovable(void)
+{
+	static uint64_t pages[16384];
+	uint64_t free, total, migrated = 0, n = 0, a, kept = 0;
+
+	if (ram_setup_hotplug(0, 32 * MIB, RAM_BASE + RAM_SIZE)) {
+		SKIP("cannot map guest RAM at its guest-physical address");
+		return;
+	}
+	CHECK(buddy_add(HP_BASE, 8 * MIB));
+	free = buddy_free_bytes();
+	total = buddy_total_bytes();
+	CHECK(buddy_remove(HP_BASE + 2 * MIB, 2 * MIB, &migrated));
+	CHECK_EQ(migrated, 0);
+	CHECK_EQ(buddy_free_bytes(), free - 2 * MIB);
+	CHECK_EQ(buddy_total_bytes(), total - 2 * MIB);
+	CHECK(counts_agree());
+	/* Misaligned or uncovered: refused. */
+	CHECK(!buddy_remove(HP_BASE + 4096, 2 * MIB, &migrated));
+	CHECK(!buddy_remove(RAM_BASE + RAM_SIZE, 2 * MIB, &migrated));
+	/* Everything allocated; every page but one of the last block freed
+	 * again. */
+	while (n < 16384 && (a = buddy_alloc(0)))
+		pages[n++] = a;
+	CHECK_EQ(buddy_free_bytes(), 0);
+	for (uint64_t i = 0; i < n; i++) {
+		CHECK(pages[i] < HP_BASE + 2 * MIB ||
+		      pages[i] >= HP_BASE + 4 * MIB);
+		if (pages[i] == HP_BASE + 7 * MIB)
+			kept++;
+		else
+			buddy_free(pages[i], 0);
+	}
+	CHECK_EQ(kept, 1);
+	free = buddy_free_bytes();
+	CHECK(!buddy_remove(HP_BASE + 6 * MIB, 2 * MIB, &migrated));
+	CHECK_EQ(buddy_free_bytes(), free);
+	CHECK(buddy_remove(HP_BASE + 4 * MIB, 2 * MIB, &migrated));
+	CHECK_EQ(migrated, 0);
+	CHECK(counts_agree());
+}
+
+/* Movable pages in a leaving block migrate with their data and table
+ * entries; none points into the block after, and it gives no page out. */
+static void test_hotplug_remove_migrates(void)
+{
+	uint64_t n = 0, migrated = 0, inside = 0, a;
+
+	if (ram_setup_hotplug(0, 32 * MIB, RAM_BASE + RAM_SIZE)) {
+		SKIP("cannot map guest RAM at its guest-physical address");
+		return;
+	}
+	CHECK(buddy_add(HP_BASE, 4 * MIB));
+	while (n < 16384 && fill_entry(n))
+		n++;
+	for (uint64_t e = 1; e < n; e += 2) {
+		buddy_free_movable(table[e]);
+		table[e] = 0;
+	}
+	for (uint64_t e = 0; e < n; e++)
+		inside += table[e] >= HP_BASE && table[e] < HP_BASE + 2 * MIB;
+	CHECK(inside > 0);
+	CHECK(buddy_remove(HP_BASE, 2 * MIB, &migrated));
+	CHECK_EQ(migrated, inside);
+	CHECK(counts_agree());
+	for (uint64_t e = 0; e < n; e++) {
+		if (!table[e])
+			continue;
+		CHECK(table[e] < HP_BASE || table[e] >= HP_BASE + 2 * MIB);
+		if (!entry_intact(e)) {
+			CHECK(!"a migrated page lost its data");
+			break;
+		}
+	}
+	while ((a = buddy_alloc(0)))
+		if (a >= HP_BASE && a < HP_BASE + 2 * MIB) {
+			CHECK(!"a removed page was handed out");
+			break;
+		}
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT_TEST(test_random_operations),
 		UNIT_TEST(test_compact_fully_movable_block),
+		UNIT_TEST(test_hotplug_add),
+		UNIT_TEST(test_hotplug_remove_free_and_unmovable),
+		UNIT_TEST(test_hotplug_remove_migrates),
 	};
 
 	return UNIT_RUN(tests);

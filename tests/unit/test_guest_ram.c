@@ -1,5 +1,6 @@
 /* Guest RAM: mapping alignment, the bounds checks every guest address
  * goes through, RAM offsets, and giving host memory back. */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -136,6 +137,65 @@ static void test_discard(void)
 	guest_ram_unmap(&ram);
 }
 
+/* The hotplug region: its own aligned mapping above boot RAM, reached by
+ * guest_ram_ptr but not listed as boot RAM; counted on its own; a whole
+ * block given back costs exactly its huge page. */
+static void test_hotplug_region(void)
+{
+	const struct ram_range r[] = { { 0, 4 << 20 } };
+	const struct ram_range block = { (64 << 20) + (2 << 20), 2 << 20 };
+	struct guest_ram_usage boot, before, after;
+	struct guest_ram ram;
+	struct ram_range h;
+	uint64_t calls = 0;
+	uint8_t *p;
+
+	CHECK_EQ(guest_ram_map(&ram, r, 1, RAM_BACKING_THP, NULL), 0);
+	CHECK(!guest_ram_hotplug(&ram, &h));
+	CHECK_EQ(guest_ram_map_hotplug(&ram, 2 << 20, 8 << 20), -EINVAL);
+	CHECK_EQ(guest_ram_map_hotplug(&ram, (64 << 20) + 4096, 8 << 20),
+		 -EINVAL);
+	CHECK_EQ(guest_ram_map_hotplug(&ram, 64 << 20, 0), -EINVAL);
+	CHECK_EQ(guest_ram_map_hotplug(&ram, 64 << 20, 8 << 20), 0);
+	CHECK_EQ(guest_ram_map_hotplug(&ram, 128 << 20, 8 << 20), -EINVAL);
+	CHECK(guest_ram_hotplug(&ram, &h));
+	CHECK_EQ(h.gpa, 64 << 20);
+	CHECK_EQ(h.size, 8 << 20);
+	CHECK(!guest_ram_range(&ram, 1, &h));
+	CHECK_EQ(ram.total, 4 << 20);
+	p = guest_ram_ptr(&ram, 64 << 20, 8 << 20);
+	CHECK(p && IS_ALIGNED((uintptr_t)p, guest_ram_align()));
+	CHECK(!guest_ram_ptr(&ram, (72 << 20) - 4096, 8192));
+	CHECK(!guest_ram_ptr(&ram, 4 << 20, 1));
+	CHECK_EQ(guest_ram_offset(&ram, 64 << 20), UINT64_MAX);
+	CHECK_EQ(guest_ram_contig(&ram, 70 << 20), 2 << 20);
+	if (!p) {
+		guest_ram_unmap(&ram);
+		return;
+	}
+	memset(p, 3, 8 << 20);
+	CHECK_EQ(guest_ram_hotplug_usage(&ram, &before), 0);
+	CHECK_EQ(guest_ram_usage(&ram, &boot), 0);
+	CHECK_EQ(before.size, 8 << 20);
+	CHECK_EQ(before.resident, 8 << 20);
+	CHECK_EQ(boot.size, 4 << 20);
+	CHECK(boot.resident <= 4 << 20);
+	CHECK_EQ(guest_ram_discard(&ram, &block, 1, &calls), 1);
+	CHECK_EQ(guest_ram_hotplug_usage(&ram, &after), 0);
+	CHECK_EQ(before.resident - after.resident, 2 << 20);
+	/* A whole aligned block: at most its own huge page went, none was
+	 * split into the rest. */
+	CHECK(before.huge - after.huge <= 2 << 20);
+	if (before.huge == 8 << 20)
+		CHECK_EQ(after.huge, 6 << 20);
+	else
+		printf("# no huge pages backed the hotplug region\n");
+	CHECK(p[(2 << 20) - 1] == 3 && p[2 << 20] == 0 &&
+	      p[(4 << 20) - 1] == 0 && p[4 << 20] == 3);
+	guest_ram_unmap(&ram);
+	CHECK(!guest_ram_hotplug(&ram, &h));
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -144,6 +204,7 @@ int main(void)
 		UNIT_TEST(test_ptr_bounds),
 		UNIT_TEST(test_usage_counts_huge_pages),
 		UNIT_TEST(test_discard),
+		UNIT_TEST(test_hotplug_region),
 	};
 
 	return UNIT_RUN(tests);

@@ -138,7 +138,7 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 		run_vcons();
 	run_touch_rand();
 	if (params.balloon || params.usemem)
-		buddy_init();
+		buddy_init(0);
 	ballooning = params.balloon && run_balloon();
 	if (params.usemem)
 		run_usemem();

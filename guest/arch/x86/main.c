@@ -95,7 +95,7 @@ static void triple_fault(void)
 
 void c_entry(int entry, uint64_t ptr)
 {
-	bool ballooning, virtio;
+	bool ballooning, virtio, mem = false;
 
 	/* Start-up benchmarks: nothing before the exit. */
 	if (cmdline_has_token(raw_cmdline(entry, ptr), "exit"))
@@ -108,7 +108,7 @@ void c_entry(int entry, uint64_t ptr)
 	print("tg: cmdline=%s\n", boot.cmdline);
 	parse_params(boot.cmdline);
 	virtio = params_want_blk() || params.net || params.netbench ||
-		 params.balloon || params.rng || params.vcons;
+		 params.balloon || params.rng || params.vcons || params.mem;
 	check_e820();
 
 	mm_init();
@@ -143,10 +143,15 @@ void c_entry(int entry, uint64_t ptr)
 	if (params.vcons)
 		run_vcons();
 	run_touch_rand();
+	/* The region sizes the allocator's metadata. */
+	if (params.mem)
+		mem = run_mem();
 	/* After touch, which overwrites all free RAM. */
-	if (params.balloon || params.usemem)
-		buddy_init();
+	if (params.balloon || params.usemem || params.mem)
+		buddy_init(mem_region_end());
 	ballooning = params.balloon && run_balloon();
+	if (mem)
+		mem_follow();
 	if (params.usemem)
 		run_usemem();
 	if (params.echo)
@@ -160,6 +165,8 @@ void c_entry(int entry, uint64_t ptr)
 		print("tg: serving\n");
 		if (ballooning)
 			balloon_serve();
+		if (mem)
+			mem_serve();
 		for (;;)
 			asm volatile("sti; hlt; cli");
 	}

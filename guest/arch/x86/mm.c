@@ -89,9 +89,7 @@ static uint64_t *next_table(uint64_t *entry)
 	return (uint64_t *)(*entry & PTE_ADDR);
 }
 
-/* Identity-maps [addr, addr + size) uncached; U/S too, as ring 3 writes
- * virtio notify registers. */
-void map_mmio(uint64_t addr, uint64_t size)
+static void map_identity(uint64_t addr, uint64_t size, uint64_t flags)
 {
 	uint64_t *pml4 = (uint64_t *)page_table_root;
 
@@ -100,10 +98,22 @@ void map_mmio(uint64_t addr, uint64_t size)
 		uint64_t *pdpt = next_table(&pml4[a >> 39 & 511]);
 		uint64_t *pd = next_table(&pdpt[a >> 30 & 511]);
 
-		pd[a >> 21 & 511] = a | PTE_P | PTE_W | PTE_U | PTE_PS |
-				    PTE_PCD | PTE_PWT;
+		pd[a >> 21 & 511] = a | PTE_P | PTE_W | PTE_U | PTE_PS | flags;
 	}
 	write_cr3(page_table_root);
+}
+
+/* Identity-maps [addr, addr + size) uncached; U/S too, as ring 3 writes
+ * virtio notify registers. */
+void map_mmio(uint64_t addr, uint64_t size)
+{
+	map_identity(addr, size, PTE_PCD | PTE_PWT);
+}
+
+/* Hotplugged RAM: cached, and U/S as ring 3's workloads use it. */
+void map_ram(uint64_t addr, uint64_t size)
+{
+	map_identity(addr, size, 0);
 }
 
 #include "free_ram.c"

@@ -1,0 +1,139 @@
+/* The request, wait and reply of thpvm balloon and thpvm mem
+ * (cmd_wait.h). */
+#include "cli/cmd_wait.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd_util.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+#define WAIT_POLL_MS 100
+
+static uint64_t get_u64(const struct json_value *reply, const char *key)
+{
+	uint64_t v = 0;
+
+	json_get_u64(reply, key, &v);
+	return v;
+}
+
+/* Why the guest's driver does not move, where that can be known: the VM
+ * is paused, or no driver has started the device. "" otherwise. */
+static const char *wait_blocker(const char *name, const struct cmd_wait *w,
+				const struct control_result *last,
+				char *buf, size_t len)
+{
+	struct control_result info;
+	const char *state;
+	bool driver_ok = true, paused = false;
+
+	json_get_bool(last->reply, "driver_ok", &driver_ok);
+	if (!control_client_command(name, "info", 0, &info)) {
+		state = json_get_string(info.reply, "state");
+		paused = state && !strcmp(state, "paused");
+	}
+	control_result_free(&info);
+	if (paused)
+		return ": the VM is paused (thpvm resume)";
+	if (!driver_ok) {
+		snprintf(buf, len, ": %s in the guest", w->no_driver);
+		return buf;
+	}
+	return "";
+}
+
+int cmd_wait_target(const char *name, const struct cmd_wait *w,
+		    unsigned timeout_s, struct control_result *res)
+{
+	bool tty = isatty(STDERR_FILENO), shown = false;
+	uint64_t target, actual;
+	struct timespec t0;
+	char a[32], b[32], why[96];
+	int rc = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		target = get_u64(res->reply, w->target_key);
+		actual = get_u64(res->reply, w->actual_key);
+		if (actual == target)
+			break;
+		if (time_ms_since(&t0) >= timeout_s * 1e3) {
+			if (shown)
+				fputc('\n', stderr);
+			pr_err("%s: VM \"%s\" did not reach %s %s within %u s "
+			       "(%s %s)%s", w->cmd, name, w->target_words,
+			       size_format(target, a, sizeof(a)), timeout_s,
+			       w->actual_word,
+			       size_format(actual, b, sizeof(b)),
+			       wait_blocker(name, w, res, why, sizeof(why)));
+			return 1;
+		}
+		if (tty)
+			shown = fprintf(stderr, "\r%s: %s %s, target %s ",
+					w->cmd, w->actual_word,
+					size_format(actual, a, sizeof(a)),
+					size_format(target, b, sizeof(b))) > 0;
+		usleep(WAIT_POLL_MS * 1000);
+		control_result_free(res);
+		rc = control_client_command(name, w->cmd, 0, res);
+		if (rc) {
+			if (shown)
+				fputc('\n', stderr);
+			pr_err("%s", res->error);
+			return 1;
+		}
+	}
+	if (shown)
+		fputc('\n', stderr);
+	return 0;
+}
+
+int cmd_wait_parse(const char *cmd, const char *arg, unsigned long *wait_s)
+{
+	*wait_s = WAIT_DEFAULT_S;
+	if (arg && (uint_parse(arg, WAIT_MAX_S, wait_s) || !*wait_s)) {
+		pr_err("%s: --wait=%s: expected seconds from 1 to %d", cmd, arg,
+		       WAIT_MAX_S);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cmd_change_one(const char *name, const struct cmd_wait *w,
+		   const struct cmd_change *c)
+{
+	struct control_result res;
+	struct json_writer jw;
+	int rc;
+
+	json_writer_init(&jw);
+	json_write_object_begin(&jw);
+	json_field_string(&jw, "cmd", w->cmd);
+	if (c->key)
+		json_field_uint(&jw, c->key, c->value);
+	json_write_object_end(&jw);
+	if (jw.err) {
+		pr_err("%s: cannot build the request: %s", w->cmd,
+		       strerror(-jw.err));
+		json_writer_free(&jw);
+		return 1;
+	}
+	rc = control_client_request(name, json_writer_str(&jw), 0, &res);
+	json_writer_free(&jw);
+	if (rc) {
+		pr_err("%s", res.error);
+		control_result_free(&res);
+		return 1;
+	}
+	if (c->wait_s && cmd_wait_target(name, w, c->wait_s, &res)) {
+		control_result_free(&res);
+		return 1;
+	}
+	rc = c->json ? cmd_print_reply(res.reply) : w->print(name, res.reply);
+	control_result_free(&res);
+	return rc;
+}
