@@ -6,7 +6,7 @@ cross-building thpvm statically and for the emulated hosts that run it.
 
 ARCH is a Debian architecture in ARCHES (arm64). DIR defaults to
 <repo>/sysroot-ARCH. The libraries' static archives and headers
-(libfdt, zlib, liblzma, libzstd, liblz4), static busybox, hackbench
+(libfdt, zlib, liblzma, libzstd, liblz4, liburing), static busybox, hackbench
 (rt-tests, with the shared libraries it runs on) and Debian's kernel
 for ARCH with its headers are downloaded with `apt-get download` into the cache
 (default ~/.cache/thpvm/debs; kept, so a second run downloads nothing)
@@ -54,8 +54,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # a dynamic program, with its libraries).
 COMMON = ["libfdt-dev", "libfdt1", "zlib1g-dev", "zlib1g", "liblzma-dev",
           "liblzma5", "libzstd-dev", "libzstd1", "liblz4-dev", "liblz4-1",
-          "busybox-static", "rt-tests", "libc6"]
-STATIC_LIBS = ["libfdt.a", "libz.a", "liblzma.a", "libzstd.a", "liblz4.a"]
+          "liburing-dev", "liburing2", "busybox-static", "rt-tests", "libc6"]
+STATIC_LIBS = ["libfdt.a", "libz.a", "liblzma.a", "libzstd.a", "liblz4.a",
+               "liburing.a"]
 
 # Per arch: the GNU triplet (Debian's multiarch library directory, the
 # cross tools' prefix), the metapackage that depends on the current
