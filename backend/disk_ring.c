@@ -2,12 +2,13 @@
 #include "backend/disk_ring.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lib/log.h"
 #include "lib/util.h"
 
 #define IMAGE_INDEX 0		/* the image, as the ring's fixed file */
@@ -23,14 +24,13 @@ static int ring_register(struct disk_ring *r, unsigned op, const void *arg,
 }
 
 /* What the ring may do once enabled: its three operations, on the
- * registered image only; of registrations, only dropping the image (see
- * disk_ring_exit). */
+ * registered image only, and no further registrations. */
 static int restrict_ring(struct disk_ring *r)
 {
 	static const uint8_t ops[] = {
 		IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_FSYNC,
 	};
-	struct io_uring_restriction res[ARRAY_SIZE(ops) + 3];
+	struct io_uring_restriction res[ARRAY_SIZE(ops) + 2];
 	unsigned n = 0, i;
 
 	memset(res, 0, sizeof(res));
@@ -38,13 +38,29 @@ static int restrict_ring(struct disk_ring *r)
 		res[n].opcode = IORING_RESTRICTION_SQE_OP;
 		res[n++].sqe_op = ops[i];
 	}
-	res[n].opcode = IORING_RESTRICTION_REGISTER_OP;
-	res[n++].register_op = IORING_UNREGISTER_FILES;
 	res[n].opcode = IORING_RESTRICTION_SQE_FLAGS_REQUIRED;
 	res[n++].sqe_flags = IOSQE_FIXED_FILE;
 	res[n].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
 	res[n++].sqe_flags = IOSQE_FIXED_FILE | IOSQE_IO_DRAIN;
 	return ring_register(r, IORING_REGISTER_RESTRICTIONS, res, n);
+}
+
+/* The image again, as a new open file description with the same access
+ * and O_DIRECT. The kernel frees a ring in the background after its fd is
+ * closed (also when thpvm is killed), holding the registered file until
+ * then; the image's OFD lock lives on d->fd's description, which this
+ * one does not share, so a VM started right after this one ended finds
+ * the image unlocked. */
+static int reopen(const struct disk_image *d)
+{
+	char path[32];
+	int flags = fcntl(d->fd, F_GETFL), fd;
+
+	if (flags < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", d->fd);
+	fd = open(path, (flags & (O_ACCMODE | O_DIRECT)) | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 int disk_ring_init(struct disk_ring *r, struct disk_image *d,
@@ -54,17 +70,24 @@ int disk_ring_init(struct disk_ring *r, struct disk_image *d,
 	int err;
 
 	memset(r, 0, sizeof(*r));
+	r->file_fd = reopen(d);
+	if (r->file_fd < 0)
+		return r->file_fd;
 	r->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (r->event_fd < 0)
-		return -errno;
+	if (r->event_fd < 0) {
+		err = -errno;
+		close(r->file_fd);
+		return err;
+	}
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_R_DISABLED;
 	err = io_uring_queue_init_params(entries, &r->ring, &p);
 	if (err) {
 		close(r->event_fd);
+		close(r->file_fd);
 		return err;
 	}
-	err = io_uring_register_files(&r->ring, &d->fd, 1);
+	err = io_uring_register_files(&r->ring, &r->file_fd, 1);
 	if (!err)
 		err = io_uring_register_eventfd(&r->ring, r->event_fd);
 	if (!err)
@@ -81,14 +104,8 @@ void disk_ring_exit(struct disk_ring *r)
 {
 	if (!r->ready)
 		return;
-	/* The kernel tears a ring down in the background after its fd is
-	 * closed, and the image's lock lasts as long as the ring's
-	 * reference to it: dropped here, so that a VM started right after
-	 * this one finds the image unlocked. */
-	if (io_uring_unregister_files(&r->ring))
-		pr_debug("io_uring: the image stays registered until the "
-			 "kernel drops the ring");
 	io_uring_queue_exit(&r->ring);
+	close(r->file_fd);
 	close(r->event_fd);
 	r->ready = false;
 }

@@ -20,6 +20,7 @@
 
 struct disk_ring {
 	struct io_uring ring;
+	int file_fd;		/* the image, registered (see reopen()) */
 	int event_fd;		/* readable: completions wait in the ring */
 	unsigned queued;	/* prepared, not yet submitted */
 	unsigned in_flight;	/* submitted or queued, not yet reaped */
