@@ -37,17 +37,37 @@ RAND_REQS = 20000                   # guest/blk_bench.c
 
 
 def make_image(path):
+    """Written and synced: dirty page-cache pages would make every
+    O_DIRECT read of the direct case wait for their writeback."""
     chunk = os.urandom(1 << 20)
     with open(path, "wb") as f:
         for _ in range(IMAGE_SIZE >> 20):
             f.write(chunk)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def set_cache(path, case):
+    """The image all in the page cache for the page-cache case, none of
+    it for the direct one."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if case == "direct":
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        else:
+            while os.read(fd, 1 << 20):
+                pass
+    finally:
+        os.close(fd)
 
 
 def qemu_disk(img, drive="", iothread=False):
+    """QEMU's disk; and debug-threads, which names its vCPU threads
+    "CPU N/KVM" so that host.vmm_cpu_ns tells them apart."""
     dev = "virtio-blk-pci,drive=d0,disable-legacy=on"
-    obj = []
+    obj = ["-name", "bench,debug-threads=on"]
     if iothread:
-        obj = ["-object", "iothread,id=io0"]
+        obj += ["-object", "iothread,id=io0"]
         dev += ",iothread=io0"
     return obj + ["-drive", f"file={img},if=none,id=d0,format=raw{drive}",
                   "-device", dev]
@@ -100,10 +120,12 @@ def main():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         img = os.path.join(d, "bench.img")
         make_image(img)
-        print(f"image 256 MiB in {d} (page cache warm for the page-cache "
-              f"case), -m {MEM}, {args.runs} runs each, medians; seq MB/s "
-              f"/ rand IOPS / I/O-path CPU µs per request")
+        print(f"image 256 MiB in {d}, synced (in the page cache for the "
+              f"page-cache case, dropped from it for direct), -m {MEM}, "
+              f"{args.runs} runs each, medians; seq MB/s / rand IOPS / "
+              f"I/O-path CPU µs per request")
         for case in cases:
+            set_cache(img, case)
             cfgs = configs(img, case)
             for qd in qds:
                 params = f"skip=smp,lapic,pit blkbench blkbench_qd={qd} serve"
