@@ -167,6 +167,11 @@ int disk_ring_submit(struct disk_ring *r)
 	return 0;
 }
 
+bool disk_ring_pending(struct disk_ring *r)
+{
+	return io_uring_cq_ready(&r->ring) > 0;
+}
+
 unsigned disk_ring_reap(struct disk_ring *r, struct disk_ring_done *out,
 			unsigned max, bool wait)
 {

@@ -48,6 +48,8 @@ int disk_ring_rw(struct disk_ring *r, bool write, const struct iovec *iov,
 int disk_ring_flush(struct disk_ring *r, uint64_t tag);
 /* Hands what was queued to the kernel. 0 or -errno. */
 int disk_ring_submit(struct disk_ring *r);
+/* Completions are waiting to be reaped. */
+bool disk_ring_pending(struct disk_ring *r);
 /* Up to max completions that have arrived, without waiting; with wait,
  * waits for one first if none has. Returns how many were stored. */
 unsigned disk_ring_reap(struct disk_ring *r, struct disk_ring_done *out,

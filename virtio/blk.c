@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/log.h"
 #include "lib/thread_name.h"
@@ -483,43 +484,109 @@ static enum drain_result drain_queue(struct virtio_blk *blk, unsigned q)
 	}
 }
 
-static void blk_queue_notify(struct virtio_device *vdev, unsigned q)
+/* Worker threads: takes every available chain for the workers. */
+static void threads_serve(struct virtio_blk *blk, unsigned q)
 {
-	struct virtio_blk *blk = to_blk(vdev);
+	struct virtio_device *vdev = &blk->vdev;
 	struct virtq *vq = &vdev->queues[q].vq;
-	bool ring = blk->engine == BLK_ENGINE_IO_URING;
 
 	/* Readiness is checked under the lock: a reset may have come
 	 * between the notification and here. */
 	pthread_mutex_lock(&vdev->lock);
 	while (virtio_queue_ready(vdev, q)) {
-		enum drain_result res;
-
 		virtq_disable_notify(vq);
-		res = drain_queue(blk, q);
-		/* One submission for the batch; what completed inside it
-		 * (page-cache hits) is answered at once. */
-		while (ring && ring_reap(blk, false))
-			;
 		/* Notifications stay off while starved: a completion kicks. */
-		if (res != DRAIN_EMPTY || !virtio_queue_ready(vdev, q) ||
-		    !virtq_enable_notify(vq))
+		if (drain_queue(blk, q) != DRAIN_EMPTY ||
+		    !virtio_queue_ready(vdev, q) || !virtq_enable_notify(vq))
 			break;
 	}
 	interrupt_pushed(blk);
 	pthread_mutex_unlock(&vdev->lock);
 }
 
-/* The ring's eventfd: completions that did not finish inline. */
-static void blk_ring_event(struct virtio_device *vdev, uint32_t events)
+static uint64_t now_ns(void)
 {
-	struct virtio_blk *blk = to_blk(vdev);
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* With the lock let go, notifications off: new chains or completions
+ * within the poll window? A guest that submits again soon then needs no
+ * kick (an exit) and this thread no wake-up. The window doubles while
+ * polling finds work and halves when it does not, between BLK_POLL_MIN_NS
+ * and BLK_POLL_MAX_NS. */
+static bool ring_poll(struct virtio_blk *blk, unsigned q)
+{
+	struct virtio_device *vdev = &blk->vdev;
+	uint64_t end = now_ns() + blk->poll_ns;
+	bool work = false;
+
+	do {
+		pthread_mutex_lock(&vdev->lock);
+		work = !virtio_queue_ready(vdev, q) ||
+		       virtq_has_avail(&vdev->queues[q].vq) ||
+		       disk_ring_pending(&blk->ring);
+		pthread_mutex_unlock(&vdev->lock);
+	} while (!work && now_ns() < end);
+	blk->poll_ns = work ? MIN(blk->poll_ns * 2, BLK_POLL_MAX_NS) :
+			      MAX(blk->poll_ns / 2, BLK_POLL_MIN_NS);
+	return work;
+}
+
+/* io_uring: takes every available chain and submits them as one batch,
+ * answers what completed, raises one interrupt, and polls for more
+ * before it turns notifications back on. */
+static void ring_serve(struct virtio_blk *blk, unsigned q)
+{
+	struct virtio_device *vdev = &blk->vdev;
+	struct virtq *vq = &vdev->queues[q].vq;
 
 	pthread_mutex_lock(&vdev->lock);
+	while (virtio_queue_ready(vdev, q)) {
+		enum drain_result res;
+
+		virtq_disable_notify(vq);
+		res = drain_queue(blk, q);
+		/* Page-cache hits complete inside the submission. */
+		while (ring_reap(blk, false))
+			;
+		interrupt_pushed(blk);
+		/* Notifications stay off while starved: a completion kicks. */
+		if (res != DRAIN_EMPTY)
+			break;
+		pthread_mutex_unlock(&vdev->lock);
+		if (ring_poll(blk, q)) {
+			pthread_mutex_lock(&vdev->lock);
+			continue;
+		}
+		pthread_mutex_lock(&vdev->lock);
+		if (!virtio_queue_ready(vdev, q) || !virtq_enable_notify(vq))
+			break;
+	}
+	/* Completions that came after the last look. */
 	while (ring_reap(blk, false))
 		;
 	interrupt_pushed(blk);
 	pthread_mutex_unlock(&vdev->lock);
+}
+
+static void blk_queue_notify(struct virtio_device *vdev, unsigned q)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+
+	if (blk->engine == BLK_ENGINE_IO_URING)
+		ring_serve(blk, q);
+	else
+		threads_serve(blk, q);
+}
+
+/* The ring's eventfd: completions that did not finish inline; the guest
+ * may answer them with new requests, which ring_serve polls for. */
+static void blk_ring_event(struct virtio_device *vdev, uint32_t events)
+{
+	ring_serve(to_blk(vdev), 0);
 }
 
 /* Requests taken before the pause finish first, as a paused VM's disk
@@ -648,6 +715,7 @@ int virtio_blk_create(struct virtio_blk *blk, unsigned index,
 	blk->pending_tail = &blk->pending;
 	pthread_cond_init(&blk->work, NULL);
 	pthread_cond_init(&blk->idle, NULL);
+	blk->poll_ns = BLK_POLL_MIN_NS;
 	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);
 	/* Up to 20 bytes, no terminator needed (the guest pads). */
 	snprintf(blk->serial, sizeof(blk->serial), "thpvm-disk%u", index);

@@ -16,6 +16,10 @@
 
 #define BLK_WORKERS 4
 #define BLK_QUEUE_SIZE 256
+/* io_uring's poll window after a batch (see ring_poll); the ceiling is
+ * QEMU's iothreads' default poll-max-ns. */
+#define BLK_POLL_MIN_NS 2000
+#define BLK_POLL_MAX_NS 32000
 
 enum blk_engine {
 	BLK_ENGINE_AUTO,	/* io_uring, or threads where it is refused */
@@ -49,6 +53,7 @@ struct virtio_blk {
 	pthread_t workers[BLK_WORKERS];
 	unsigned nr_workers;
 	struct disk_ring ring;		/* BLK_ENGINE_IO_URING */
+	uint64_t poll_ns;		/* its poll window, device thread's */
 };
 
 /* Opens the image (one message on failure) and starts the engine; index
