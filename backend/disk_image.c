@@ -143,19 +143,20 @@ static void write_end(struct disk_image *d)
 		pthread_rwlock_unlock(&d->rmw_lock);
 }
 
-static bool direct_aligned(const struct disk_image *d,
-			   const struct iovec *iov, unsigned nr,
-			   uint64_t offset)
+bool disk_image_bounces(const struct disk_image *d, const struct iovec *iov,
+			unsigned nr, uint64_t offset)
 {
 	unsigned i;
 
-	if (!IS_ALIGNED(offset, d->direct_align))
+	if (!d->direct)
 		return false;
+	if (!IS_ALIGNED(offset, d->direct_align))
+		return true;
 	for (i = 0; i < nr; i++)
 		if (!IS_ALIGNED((uintptr_t)iov[i].iov_base, d->direct_align) ||
 		    !IS_ALIGNED(iov[i].iov_len, d->direct_align))
-			return false;
-	return true;
+			return true;
+	return false;
 }
 
 static uint64_t iov_bytes(const struct iovec *iov, unsigned nr)
@@ -284,7 +285,7 @@ static int bounce(struct disk_image *d, const struct iovec *iov, unsigned nr,
 int disk_image_readv(struct disk_image *d, const struct iovec *iov,
 		     unsigned nr, uint64_t offset)
 {
-	if (d->direct && !direct_aligned(d, iov, nr, offset))
+	if (disk_image_bounces(d, iov, nr, offset))
 		return bounce(d, iov, nr, offset, false);
 	return transfer(d, iov, nr, offset, false);
 }
@@ -296,7 +297,7 @@ int disk_image_writev(struct disk_image *d, const struct iovec *iov,
 
 	if (d->read_only)
 		return -EROFS;
-	if (d->direct && !direct_aligned(d, iov, nr, offset))
+	if (disk_image_bounces(d, iov, nr, offset))
 		return bounce(d, iov, nr, offset, true);
 	write_begin(d, false);
 	err = transfer(d, iov, nr, offset, true);

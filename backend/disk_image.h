@@ -40,6 +40,10 @@ int disk_image_readv(struct disk_image *d, const struct iovec *iov,
 int disk_image_writev(struct disk_image *d, const struct iovec *iov,
 		      unsigned nr, uint64_t offset);
 int disk_image_flush(struct disk_image *d);
+/* Whether a transfer of iov at offset goes through the bounce buffer:
+ * O_DIRECT with a buffer, length or offset off the image's alignment. */
+bool disk_image_bounces(const struct disk_image *d, const struct iovec *iov,
+			unsigned nr, uint64_t offset);
 /* Deallocates the range (it reads as zeros afterwards on files). */
 int disk_image_discard(struct disk_image *d, uint64_t offset, uint64_t len);
 /* Makes the range read as zeros, deallocating it if unmap is set. */

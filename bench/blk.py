@@ -1,83 +1,162 @@
 #!/usr/bin/env python3
-"""virtio-blk throughput: the test guest's `blkbench` (sequential 64 KiB
-reads over the whole disk, then random 4 KiB reads, 16 requests in
-flight) on a 256 MiB image, under thpvm and under QEMU's virtio-blk-pci
+"""virtio-blk throughput and host CPU: the test guest's `blkbench`
+(sequential 64 KiB reads over the whole disk, then 20000 random 4 KiB
+reads, QD requests in flight) on a 256 MiB image, under thpvm and QEMU
 with the same guest and image, runs interleaved, in one run of this
-script. Both VMMs use the host page cache (thpvm's default, QEMU's
-cache=writeback). Then each VMM's own memory: resident memory minus
-resident guest RAM, with one disk attached, after boot.
+script, at queue depths 1, 16 and 64. Two cases, each VMM in its default
+and its best setup:
 
-usage: bench/blk.py [RUNS]   (default 3; needs a build in ./build)"""
+  page cache  thpvm -d IMG (io_uring), -d IMG,aio=threads;
+              QEMU default (aio=threads, no iothread) and tuned
+              (iothread, aio=io_uring)
+  direct      thpvm -d IMG,direct (io_uring), -d IMG,direct,aio=threads;
+              QEMU cache=none default (aio=threads) and tuned
+              (iothread, cache=none, aio=native)
+
+Host CPU per request: the CPU time of the VMM's threads other than its
+vCPUs (its I/O path: device thread, workers, iothread, io_uring's
+kernel workers) over the run, divided by the requests; the guest polls,
+so vCPU time is the run's length whoever serves it. Then each VMM's own
+memory: resident memory minus resident guest RAM, one disk, after boot.
+
+usage: bench/blk.py [RUNS] [--qd N,N] [--case page-cache|direct]
+  (default 3 runs, queue depths 1,16,64, both cases; a build in ./build
+  or BUILD=)"""
+import argparse
 import os
-import sys
 import tempfile
-import time
 
 from common import (QEMU, THPVM, median, print_command, qemu_cmd,
-                    require_build, run_guest, start_serving, tg_fields)
-from host import vmm_overhead
+                    require_build, start_serving, tg_fields)
+from host import vmm_cpu_ns, vmm_overhead
 
-PARAMS = "skip=smp,lapic,pit blkbench"
 MEM = "256M"
 IMAGE_SIZE = 256 << 20
+SEQ_REQS = IMAGE_SIZE // (64 << 10)
+RAND_REQS = 20000                   # guest/blk_bench.c
 
 
 def make_image(path):
+    """Written and synced: dirty page-cache pages would make every
+    O_DIRECT read of the direct case wait for their writeback."""
     chunk = os.urandom(1 << 20)
     with open(path, "wb") as f:
         for _ in range(IMAGE_SIZE >> 20):
             f.write(chunk)
+        f.flush()
+        os.fsync(f.fileno())
 
 
-def qemu_disk(img):
-    return ["-drive", f"file={img},if=none,id=d0,format=raw",
-            "-device", "virtio-blk-pci,drive=d0,disable-legacy=on"]
+def set_cache(path, case):
+    """The image all in the page cache for the page-cache case, none of
+    it for the direct one."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if case == "direct":
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        else:
+            while os.read(fd, 1 << 20):
+                pass
+    finally:
+        os.close(fd)
+
+
+def qemu_disk(img, drive="", iothread=False):
+    """QEMU's disk; and debug-threads, which names its vCPU threads
+    "CPU N/KVM" so that host.vmm_cpu_ns tells them apart."""
+    dev = "virtio-blk-pci,drive=d0,disable-legacy=on"
+    obj = ["-name", "bench,debug-threads=on"]
+    if iothread:
+        obj += ["-object", "iothread,id=io0"]
+        dev += ",iothread=io0"
+    return obj + ["-drive", f"file={img},if=none,id=d0,format=raw{drive}",
+                  "-device", dev]
+
+
+def configs(img, case):
+    """(name, a function of the guest's params giving the command)."""
+    direct = case == "direct"
+    opt = ",direct" if direct else ""
+    out = [("thpvm io_uring", lambda p: [THPVM, "run", "-m", MEM, "-d",
+                                         img + opt, "-p", p]),
+           ("thpvm threads", lambda p: [THPVM, "run", "-m", MEM, "-d",
+                                        img + opt + ",aio=threads", "-p",
+                                        p])]
+    if QEMU:
+        cache = ",cache=none" if direct else ""
+        tuned = ",cache=none,aio=native" if direct else ",aio=io_uring"
+        out += [("QEMU default", lambda p: qemu_cmd(MEM, p) +
+                 qemu_disk(img, cache)),
+                ("QEMU tuned", lambda p: qemu_cmd(MEM, p) +
+                 qemu_disk(img, tuned, iothread=True))]
+    return out
 
 
 def measure(cmd):
-    out = run_guest(cmd)
+    """(seq MB/s, rand IOPS, I/O-path CPU µs per request) of one run."""
+    p = start_serving(cmd)
+    try:
+        out = "".join(p.out_lines)
+        _, dev_ns = vmm_cpu_ns(p.pid)
+    finally:
+        p.kill()
+        p.wait()
     seq = tg_fields(out, "blkbench seq64k")
     rnd = tg_fields(out, "blkbench rand4k")
-    return float(seq["MBps"]), float(rnd["iops"])
+    return (float(seq["MBps"]), float(rnd["iops"]),
+            dev_ns / 1e3 / (SEQ_REQS + RAND_REQS))
 
 
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs", nargs="?", type=int, default=3)
+    ap.add_argument("--qd", default="1,16,64")
+    ap.add_argument("--case", choices=["page-cache", "direct"])
+    args = ap.parse_args()
     require_build()
     print_command()
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    with tempfile.TemporaryDirectory() as d:
+    cases = [args.case] if args.case else ["page-cache", "direct"]
+    qds = [int(q) for q in args.qd.split(",")]
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         img = os.path.join(d, "bench.img")
         make_image(img)
-        configs = [("thpvm", [THPVM, "run", "-m", MEM, "-d", img, "-p",
-                              PARAMS])]
-        if QEMU:
-            configs.append(("QEMU 7.2 -accel kvm",
-                            qemu_cmd(MEM, PARAMS) + qemu_disk(img)))
-        results = {name: [] for name, _ in configs}
-        for _ in range(runs):
-            for name, cmd in configs:
-                results[name].append(measure(cmd))
-        print(f"image 256 MiB (page cache warm), -m {MEM}, -p '{PARAMS}', "
-              f"{runs} runs each ({time.strftime('%Y-%m-%d')})")
-        print(f"{'config':<22} {'seq 64 KiB MB/s':>16} {'rand 4 KiB IOPS':>16}")
-        med = {}
-        for name, rs in results.items():
-            med[name] = (median([r[0] for r in rs]),
-                         median([r[1] for r in rs]))
-            print(f"{name:<22} {med[name][0]:>16.1f} {med[name][1]:>16.0f}"
-                  f"   runs: {', '.join(f'{a:.0f}/{b:.0f}' for a, b in rs)}")
+        print(f"image 256 MiB in {d}, synced (in the page cache for the "
+              f"page-cache case, dropped from it for direct), -m {MEM}, "
+              f"{args.runs} runs each, medians; seq MB/s / rand IOPS / "
+              f"I/O-path CPU µs per request")
+        for case in cases:
+            set_cache(img, case)
+            cfgs = configs(img, case)
+            for qd in qds:
+                params = f"skip=smp,lapic,pit blkbench blkbench_qd={qd} serve"
+                res = {name: [] for name, _ in cfgs}
+                for _ in range(args.runs):
+                    for name, cmd in cfgs:
+                        res[name].append(measure(cmd(params)))
+                print(f"\n{case}, qd {qd}")
+                med = {}
+                for name, rs in res.items():
+                    med[name] = [median([r[i] for r in rs])
+                                 for i in range(3)]
+                    print(f"  {name:<16} {med[name][0]:>8.0f} MB/s "
+                          f"{med[name][1]:>9.0f} IOPS "
+                          f"{med[name][2]:>7.2f} µs/req   runs: " +
+                          ", ".join(f"{a:.0f}/{b:.0f}/{c:.1f}"
+                                    for a, b, c in rs))
+                if "QEMU tuned" in med:
+                    t, q = med["thpvm io_uring"], med["QEMU tuned"]
+                    print(f"  thpvm io_uring / QEMU tuned: seq "
+                          f"{t[0] / q[0]:.2f}, rand {t[1] / q[1]:.2f}, "
+                          f"CPU per request {t[2] / q[2]:.2f} (lower is "
+                          f"less)")
         serve = "serve skip=smp,lapic,pit"
         mem = {"thpvm": vmm_overhead(start_serving(
             [THPVM, "run", "-m", MEM, "-d", img, "-p", serve]))}
         if QEMU:
-            q = med["QEMU 7.2 -accel kvm"]
-            t = med["thpvm"]
-            print(f"thpvm / QEMU: seq {t[0] / q[0]:.2f}, "
-                  f"rand {t[1] / q[1]:.2f} (higher is better)")
             mem["QEMU"] = vmm_overhead(start_serving(
                 qemu_cmd(MEM, serve) + qemu_disk(img)))
-        print("VMM memory (resident minus resident guest RAM), one disk: " +
-              ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in mem.items()))
+        print("\nVMM memory (resident minus resident guest RAM), one disk: "
+              + ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in mem.items()))
 
 
 if __name__ == "__main__":

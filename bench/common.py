@@ -97,15 +97,22 @@ def run_guest(cmd, timeout=600):
 
 def start_serving(cmd):
     """Starts a VMM on the test guest in serve mode and returns once the
-    guest says it is serving."""
+    guest says it is serving (p.out_lines: what it printed up to there),
+    with no check failed before."""
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                         text=True)
+                         text=True, errors="replace")
+    p.out_lines = []
     for line in p.stdout:
+        p.out_lines.append(line)
+        if "tg: FAIL" in line:
+            break
         if "tg: serving" in line:
             return p
     p.kill()
-    raise RuntimeError(f"{' '.join(cmd)} ended before serving")
+    p.wait()
+    raise RuntimeError(f"{' '.join(cmd)} failed or ended before serving:\n"
+                       + "".join(p.out_lines[-10:]))
 
 
 def median(xs):

@@ -30,6 +30,29 @@ static void hotplug_print(const struct json_value *reply)
 	       plugged ? 100.0 * (double)huge / (double)plugged : 0);
 }
 
+/* "Disk virtio-blk0: PATH (io_uring, direct, read-only)" for each. */
+static void print_disks(const struct json_value *disks)
+{
+	size_t i;
+
+	if (!disks || disks->type != JSON_ARRAY)
+		return;
+	for (i = 0; i < disks->array.len; i++) {
+		const struct json_value *d = &disks->array.items[i];
+		const char *name = json_get_string(d, "name");
+		const char *path = json_get_string(d, "path");
+		const char *engine = json_get_string(d, "engine");
+		bool direct = false, read_only = false;
+
+		if (!name || !path || !engine)
+			continue;
+		json_get_bool(d, "direct", &direct);
+		json_get_bool(d, "read_only", &read_only);
+		printf("Disk %s: %s (%s%s%s)\n", name, path, engine,
+		       direct ? ", direct" : "", read_only ? ", read-only" : "");
+	}
+}
+
 static int stat_print(const char *name, const struct json_value *reply)
 {
 	uint64_t pid, vcpus, ram, resident, huge, pending, dropped, filtered;
@@ -82,6 +105,7 @@ static int stat_print(const char *name, const struct json_value *reply)
 		       "second)\n", (unsigned long long)rng_bytes,
 		       (unsigned long long)rng_requests,
 		       size_format(rng_rate, rng_s, sizeof(rng_s)));
+	print_disks(json_object_get(reply, "disks"));
 	return 0;
 }
 

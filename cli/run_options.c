@@ -43,11 +43,13 @@ const char run_usage[] =
 "                         a multiple of the host's huge page (2 MiB on x86)\n"
 "  -c, --cpus N           number of vCPUs (default 1): 1 to 254 on x86,\n"
 "                         1 to 123 on arm64 (8 with a GICv2)\n"
-"  -d, --disk PATH[,ro][,direct][,pci|,mmio]\n"
+"  -d, --disk PATH[,ro][,direct][,aio=io_uring|threads][,pci|,mmio]\n"
 "                         a virtio-blk disk: raw image file or block device\n"
 "                         (repeatable, up to 16); ro: read-only; direct:\n"
-"                         O_DIRECT, bypassing the host page cache; pci or\n"
-"                         mmio: its transport\n"
+"                         O_DIRECT, bypassing the host page cache; aio: its\n"
+"                         requests through io_uring or worker threads\n"
+"                         (default: io_uring where the kernel allows it);\n"
+"                         pci or mmio: its transport\n"
 "  -n, --network mode=tap[,tapif=NAME][,mac=MAC][,transport=pci|mmio]\n"
 "                         a virtio-net device on tap NAME (default thpvmN),\n"
 "                         created if missing; its link and addresses are\n"
@@ -267,7 +269,8 @@ static bool transport_parse(const char *s, enum virtio_transport *out)
 	return true;
 }
 
-/* PATH[,ro][,direct][,pci|,mmio]: options are taken off the end, so a
+/* PATH[,ro][,direct][,aio=io_uring|threads][,pci|,mmio]: options are
+ * taken off the end, so a
  * path may hold commas as long as it does not end in one of the option
  * names. A word after a comma that is no option is part of the path only
  * if that path exists: otherwise it is a misspelt option (img,rw), named
@@ -292,17 +295,23 @@ static int parse_disk(const char *arg, struct machine_config *cfg)
 			d->read_only = true;
 		else if (!strcmp(comma + 1, "direct"))
 			d->direct = true;
+		else if (!strcmp(comma + 1, "aio=io_uring"))
+			d->engine = BLK_ENGINE_IO_URING;
+		else if (!strcmp(comma + 1, "aio=threads"))
+			d->engine = BLK_ENGINE_THREADS;
 		else if (!transport_parse(comma + 1, &d->transport)) {
 			if (access(d->path, F_OK) == 0)
 				break;	/* a comma in the file's name */
 			pr_err("-d %s: unknown disk option \"%s\" (expected ro, "
-			       "direct, pci or mmio)", arg, comma + 1);
+			       "direct, aio=io_uring, aio=threads, pci or mmio)",
+			       arg, comma + 1);
 			return -EINVAL;
 		}
 		*comma = '\0';
 	}
 	if (!d->path[0]) {
-		pr_err("-d %s: expected PATH[,ro][,direct][,pci|,mmio]", arg);
+		pr_err("-d %s: expected PATH[,ro][,direct][,aio=io_uring|"
+		       "threads][,pci|,mmio]", arg);
 		return -EINVAL;
 	}
 	cfg->nr_disks++;

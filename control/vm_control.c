@@ -88,6 +88,26 @@ static int write_mem(struct machine *m, struct json_writer *reply)
 	return 0;
 }
 
+/* Each disk with how its requests run. */
+static void write_disks(struct machine *m, struct json_writer *reply)
+{
+	struct virtio_blk *blk;
+	unsigned i;
+
+	json_write_key(reply, "disks");
+	json_write_array_begin(reply);
+	for (i = 0; (blk = machine_disk(m, i)); i++) {
+		json_write_object_begin(reply);
+		json_field_string(reply, "name", blk->name);
+		json_field_string(reply, "path", blk->disk.path);
+		json_field_string(reply, "engine", blk_engine_name(blk->engine));
+		json_field_bool(reply, "direct", blk->disk.direct);
+		json_field_bool(reply, "read_only", blk->disk.read_only);
+		json_write_object_end(reply);
+	}
+	json_write_array_end(reply);
+}
+
 static int handle_stat(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
@@ -117,6 +137,7 @@ static int handle_stat(void *opaque, const struct json_value *request,
 	if (vm->cfg->console_filter)
 		json_field_uint(reply, "console_filtered", con.filtered);
 	write_rng(opaque, reply);
+	write_disks(opaque, reply);
 	return 0;
 }
 

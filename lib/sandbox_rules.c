@@ -34,6 +34,12 @@ static const struct sandbox_rule common[] = {
 	ANY("rt_sigaction"), ANY("rt_sigreturn"), ANY("restart_syscall"),
 	{ "unlink", SANDBOX_UNLINK_A0 }, { "unlinkat", SANDBOX_UNLINK_A1 },
 	ANY("exit"), ANY("exit_group"),
+	/* A disk's io_uring: its device thread submits and reaps, and
+	 * whichever thread pauses or resets the device (control, vCPU,
+	 * main) waits for it to drain. The ring was set up before the
+	 * filters and reaches the disk's own file only (backend/
+	 * disk_ring.c); no thread may set up or register another. */
+	ANY("io_uring_enter"),
 	/* Following the main thread's drop to --user (and no other). */
 	{ "setresuid", SANDBOX_TO_UID }, { "setresgid", SANDBOX_TO_GID },
 	{ "setgroups", SANDBOX_ONE_GROUP },

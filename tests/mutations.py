@@ -126,6 +126,11 @@ MUTATIONS = {
         "\tif (!co->filtering) {",
         "\tif (1) {",
         "integration-console", ["test_console_filter"]),
+    "ring-holds-the-locked-file": (
+        "backend/disk_ring.c",
+        "\tfd = open(path, (flags & (O_ACCMODE | O_DIRECT)) | O_CLOEXEC);",
+        "\tfd = fcntl(d->fd, F_DUPFD_CLOEXEC, 0);",
+        "integration-blk", ["test_disk_free_once_vm_exits"]),
     "balloon-pass-unbounded": (
         "virtio/balloon.c",
         "\tuint64_t budget = BALLOON_PASS_BUDGET;",

@@ -114,7 +114,7 @@ static int add_disk(struct machine *m, unsigned i)
 
 	m->devices->nr_blks++;
 	err = virtio_blk_create(&d->blk, i, dc->path, dc->read_only,
-				dc->direct, &m->vm.ram);
+				dc->direct, dc->engine, &m->vm.ram);
 	if (err)
 		return err;
 	return device_plug(m, &d->slot, dc->transport, &d->blk.vdev,
@@ -321,6 +321,14 @@ struct virtio_balloon *machine_balloon(struct machine *m)
 
 	return devs && devs->balloon && devs->balloon->slot.on_bus ?
 		       &devs->balloon->balloon : NULL;
+}
+
+struct virtio_blk *machine_disk(struct machine *m, unsigned i)
+{
+	struct machine_devices *devs = m->devices;
+
+	return devs && i < devs->nr_blks && devs->blks[i].slot.on_bus ?
+		       &devs->blks[i].blk : NULL;
 }
 
 struct virtio_rng *machine_rng(struct machine *m)

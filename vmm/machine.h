@@ -11,6 +11,7 @@
 #include "core/vm.h"
 #include "virtio/balloon.h"
 #include "virtio/mem.h"
+#include "virtio/blk.h"
 #include "virtio/rng.h"
 
 #define MACHINE_MAX_DISKS 16
@@ -27,6 +28,7 @@ struct disk_config {
 	char path[DISK_PATH_MAX];
 	bool read_only;
 	bool direct;		/* O_DIRECT: bypass the host page cache */
+	enum blk_engine engine;	/* aio=: how its requests run */
 	enum virtio_transport transport;
 };
 
@@ -97,5 +99,7 @@ struct virtio_balloon *machine_balloon(struct machine *m);
 struct virtio_rng *machine_rng(struct machine *m);
 /* The virtio-mem device, or NULL when the VM has none. */
 struct virtio_mem *machine_mem(struct machine *m);
+/* The i-th disk, in -d order; NULL past the last. */
+struct virtio_blk *machine_disk(struct machine *m, unsigned i);
 
 #endif

@@ -10,8 +10,6 @@
 
 #define S_DRIVER (VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER)
 
-static int image_fd = -1;
-
 static void ignore_irq(void *transport, uint16_t vector)
 {
 }
@@ -102,21 +100,24 @@ reset:
 	virtio_set_status(vdev, 0);
 }
 
-void fuzz_blk_create(struct virtio_blk *blk, const struct guest_ram *ram)
+void fuzz_blk_create(struct virtio_blk *blk, enum blk_engine engine,
+		     const struct guest_ram *ram)
 {
 	char path[] = "/tmp/thpvm-fuzz-blk-XXXXXX";
+	int fd = mkstemp(path);
 
-	image_fd = mkstemp(path);
-	if (image_fd < 0 || ftruncate(image_fd, FUZZ_DISK_SIZE) ||
-	    virtio_blk_create(blk, 0, path, false, false, ram)) {
+	if (fd < 0 || ftruncate(fd, FUZZ_DISK_SIZE) ||
+	    virtio_blk_create(blk, 0, path, false, false, engine, ram)) {
 		fprintf(stderr, "fuzz: cannot set up a disk at %s\n", path);
 		abort();
 	}
+	close(fd);
 	unlink(path);
 }
 
-void fuzz_blk_clear(void)
+void fuzz_blk_clear(const struct virtio_blk *blk)
 {
-	if (ftruncate(image_fd, 0) || ftruncate(image_fd, FUZZ_DISK_SIZE))
+	if (ftruncate(blk->disk.fd, 0) ||
+	    ftruncate(blk->disk.fd, FUZZ_DISK_SIZE))
 		abort();
 }

@@ -33,11 +33,13 @@ void fuzz_virtio_run(struct virtio_device *vdev, const uint8_t *data,
 /* vdev's queue handler for q, then a wait for what it took. */
 void fuzz_virtio_kick(struct virtio_device *vdev, unsigned q);
 
-/* A virtio-blk on a scratch image of FUZZ_DISK_SIZE bytes in /tmp,
- * whose name is gone once the device has it open (aborts on failure);
- * and the image emptied again, for the next input. */
+/* A virtio-blk with the given engine on a scratch image of
+ * FUZZ_DISK_SIZE bytes in /tmp, whose name is gone once the device has
+ * it open (aborts on failure); and its image emptied again, for the
+ * next input. */
 #define FUZZ_DISK_SIZE (64 * 1024)
-void fuzz_blk_create(struct virtio_blk *blk, const struct guest_ram *ram);
-void fuzz_blk_clear(void);
+void fuzz_blk_create(struct virtio_blk *blk, enum blk_engine engine,
+		     const struct guest_ram *ram);
+void fuzz_blk_clear(const struct virtio_blk *blk);
 
 #endif

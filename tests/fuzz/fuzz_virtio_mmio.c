@@ -32,7 +32,7 @@ static void mmio_setup(void)
 	struct irq_source irq;
 
 	fuzz_ram_load(NULL, 0);
-	fuzz_blk_create(&blk, &fuzz_ram);
+	fuzz_blk_create(&blk, BLK_ENGINE_AUTO, &fuzz_ram);
 	if (irq_lines_init(&lines, 24, 16, 8, record_line, NULL) ||
 	    irq_lines_alloc(&lines, &irq)) {
 		fprintf(stderr, "fuzz_virtio_mmio: no interrupt line\n");
@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!ready)
 		mmio_setup();
-	fuzz_blk_clear();
+	fuzz_blk_clear(&blk);
 	fuzz_ram_load(in.data + regs.len, in.len - regs.len);
 	while (regs.len) {
 		uint16_t op = fuzz_u16(&regs);

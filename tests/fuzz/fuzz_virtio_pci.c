@@ -49,7 +49,7 @@ static void pci_setup(void)
 		fprintf(stderr, "fuzz_virtio_pci: cannot create a VM\n");
 		abort();
 	}
-	fuzz_blk_create(&blk, &vm.ram);
+	fuzz_blk_create(&blk, BLK_ENGINE_AUTO, &vm.ram);
 	if (virtio_pci_add(&vm, &vp, &blk.vdev, PCI_CLASS_STORAGE_OTHER) < 0) {
 		fprintf(stderr, "fuzz_virtio_pci: cannot add the device\n");
 		abort();
@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fuzz_unavailable())
 		abort();
-	fuzz_blk_clear();
+	fuzz_blk_clear(&blk);
 	fuzz_ram_fill(&vm.ram, in.data + ops.len, in.len - ops.len);
 	while (ops.len) {
 		uint8_t kind = fuzz_u8(&ops);

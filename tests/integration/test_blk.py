@@ -121,6 +121,8 @@ def test_disk_errors():
     one_error(run(["run", "-d", ",ro"]), "expected PATH[,ro][,direct]")
     # A misspelt option, not a missing file "img,rw".
     one_error(run(["run", "-d", "img,rw"]), 'unknown disk option "rw"', rc=2)
+    one_error(run(["run", "-d", "img,aio=posix"]),
+              'unknown disk option "aio=posix"', rc=2)
     with tempfile.TemporaryDirectory() as d:
         small = os.path.join(d, "small.img")
         with open(small, "wb") as f:
@@ -143,6 +145,55 @@ def test_disk_locked_by_running_vm():
                   "in use by another process")
         assert first.poll() is None
         assert harness.stop_and_wait(first, "holder") == 0
+
+
+def test_engines_in_stat():
+    """Each disk's engine: io_uring by default (this kernel has it), the
+    one -d names otherwise; thpvm stat says which, and both serve the
+    guest's checks."""
+    harness.require_kvm()
+    with tempfile.TemporaryDirectory() as d:
+        imgs = [os.path.join(d, f"{i}.img") for i in range(3)]
+        for img in imgs:
+            make_image(img, RW_SIZE)
+        p = start(["run", "--name", "engines", "-d", imgs[0],
+                   "-d", imgs[1] + ",aio=threads",
+                   "-d", imgs[2] + ",direct,aio=io_uring",
+                   "-p", "skip=smp,lapic,pit blk serve"])
+        lines = wait_for_line(p, "tg: serving")
+        disks = harness.ctl_json(["stat", "engines"])["disks"]
+        assert [(x["engine"], x["direct"]) for x in disks] == [
+            ("io_uring", False), ("threads", False), ("io_uring", True)], \
+            disks
+        text = run(["stat", "engines"]).out
+        assert f"Disk virtio-blk1: {imgs[1]} (threads)\n" in text, text
+        assert harness.stop_and_wait(p, "engines") == 0
+        tg = harness.parse_tg("\n".join(lines))
+        assert not tg["fail"], lines
+        for i in range(3):
+            assert f"blk{i}-write" in tg["ok"], lines
+        for img in imgs:
+            check_rw_image(img)
+
+
+def test_disk_free_once_vm_exits():
+    """A VM started right after one that used the disk ended, or was
+    killed, finds it unlocked: the kernel frees an io_uring in the
+    background, and the file it holds must not be the one with the
+    lock."""
+    harness.require_kvm()
+    with tempfile.TemporaryDirectory() as d:
+        img = os.path.join(d, "again.img")
+        make_image(img, MIB)
+        args = ["run", "-d", img, "-p", "skip=smp,lapic,pit"]
+        for _ in range(4):
+            harness.assert_guest_passed(run(args))
+        for _ in range(4):
+            p = start(args[:-1] + [args[-1] + " serve"])
+            wait_for_line(p, "tg: serving")
+            p.kill()
+            p.wait()
+            harness.assert_guest_passed(run(args))
 
 
 def test_shared_read_only_disk():

@@ -5,7 +5,7 @@ completed. thpvm is killed with SIGKILL right after the first such line,
 or at a later one while the stream goes on, and the image must hold every
 write whose completed flush the host saw: a word there may be newer (the
 guest wrote on before the kill) but never older. Page-cache and O_DIRECT
-disks alike."""
+disks alike, on io_uring (the default) and on worker threads."""
 import array
 import os
 import re
@@ -86,6 +86,14 @@ def test_kill_right_after_first_flush_direct():
 
 def test_kill_during_write_stream_direct():
     kill_after_flush(45, ",direct")
+
+
+def test_kill_during_write_stream_threads():
+    kill_after_flush(45, ",aio=threads")
+
+
+def test_kill_during_write_stream_direct_threads():
+    kill_after_flush(45, ",direct,aio=threads")
 
 
 if __name__ == "__main__":

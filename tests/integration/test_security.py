@@ -35,21 +35,24 @@ def thread_status(pid):
 
 
 def serve(name, extra=()):
-    """A VM with a thread of each kind: vCPUs, device threads (blk with
-    its workers, rng, balloon), control, console socket."""
+    """A VM with a thread of each kind: vCPUs, device threads (a disk on
+    io_uring, one with worker threads, rng, balloon), control, console
+    socket."""
     harness.require_kvm()
-    disk = tempfile.NamedTemporaryFile(suffix=".img")
-    disk.truncate(4 << 20)
+    disks = [tempfile.NamedTemporaryFile(suffix=".img") for _ in range(2)]
+    for disk in disks:
+        disk.truncate(4 << 20)
     p = start(["run", "--name", name, "-m", "256M", "-c", "2",
-               "-d", disk.name, "--rng", "--balloon",
+               "-d", disks[0].name, "-d", disks[1].name + ",aio=threads",
+               "--rng", "--balloon",
                "--console-socket", os.path.join(
                    os.environ["XDG_RUNTIME_DIR"], name + ".console"),
                "-p", SERVE] + list(extra))
-    p.disk = disk
+    p.disks = disks
     return p
 
 
-WANT = ("vcpu0", "vcpu1", "blk0", "blk0-io", "rng0", "balloon0", "control",
+WANT = ("vcpu0", "vcpu1", "blk0", "blk1-io", "rng0", "balloon0", "control",
         "console-sock")
 
 
@@ -63,7 +66,7 @@ def wait_threads(p, seccomp):
         if (all(any(n.startswith(w) for n in names) for w in WANT) and
                 all(t["Seccomp"] == seccomp for t in threads.values())):
             return threads
-        if time.monotonic() > deadline:
+        if p.poll() is not None or time.monotonic() > deadline:
             raise AssertionError(f"threads: {names}, "
                                  f"{[t['Seccomp'] for t in threads.values()]}")
         time.sleep(0.1)

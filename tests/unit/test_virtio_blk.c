@@ -1,7 +1,8 @@
 /* virtio-blk without KVM, as test_virtio_net.c drives virtio-net: guest
- * RAM mapped, rings built by hand, the device and its workers on their
- * threads, a scratch image file. fdatasync is wrapped (--wrap) so that
- * each case sees whether a flush reached the disk. */
+ * RAM mapped, rings built by hand, the device on its threads, a scratch
+ * image file; each case on both engines (io_uring, worker threads).
+ * fdatasync and disk_ring_flush are wrapped (--wrap) so that each case
+ * sees whether a flush went to the disk, and can make it fail. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/virtio_blk.h>
@@ -22,12 +23,15 @@
 #define STATUS_GPA 0x120000
 
 static struct virtio_blk blk;
-static char image[] = "/tmp/thpvm-blk-XXXXXX";
-static unsigned syncs;		/* fdatasync calls that reached the file */
-static int sync_error;		/* errno fdatasync fails with, or 0 */
+static enum blk_engine engine;	/* what the case runs on */
+static char image[64];
+static unsigned syncs;		/* flushes sent to the file */
+static int sync_error;		/* errno a flush fails with, or 0 */
 
 int __real_fdatasync(int fd);
 int __wrap_fdatasync(int fd);
+int __real_disk_ring_flush(struct disk_ring *r, uint64_t tag);
+int __wrap_disk_ring_flush(struct disk_ring *r, uint64_t tag);
 
 int __wrap_fdatasync(int fd)
 {
@@ -39,25 +43,77 @@ int __wrap_fdatasync(int fd)
 	return __real_fdatasync(fd);
 }
 
-static bool setup(bool read_only)
+/* The ring's flush is an fsync the kernel does: counted as it is
+ * queued, and failed before it is. */
+int __wrap_disk_ring_flush(struct disk_ring *r, uint64_t tag)
 {
-	int fd = mkstemp(image);
+	if (sync_error)
+		return -sync_error;
+	__atomic_add_fetch(&syncs, 1, __ATOMIC_SEQ_CST);
+	return __real_disk_ring_flush(r, tag);
+}
 
-	if (fd < 0 || ftruncate(fd, DISK_SIZE)) {
-		CHECK(!"scratch image");
+static void drop_image(void)
+{
+	unlink(image);
+}
+
+/* A scratch image of DISK_SIZE bytes in dir; with direct, only where
+ * O_DIRECT opens (tmpfs refuses it). */
+static bool make_image(const char *dir, bool direct)
+{
+	int fd;
+
+	snprintf(image, sizeof(image), "%s/thpvm-blk-XXXXXX", dir);
+	fd = mkstemp(image);
+	if (fd < 0)
 		return false;
+	if (ftruncate(fd, DISK_SIZE) == 0) {
+		close(fd);
+		fd = open(image, O_RDWR | (direct ? O_DIRECT : 0));
+		if (fd >= 0) {
+			close(fd);
+			return true;
+		}
 	}
 	close(fd);
+	drop_image();
+	return false;
+}
+
+static bool setup_disk(bool read_only, bool direct)
+{
+	int err;
+
+	if (!make_image("/tmp", direct) && !make_image("/var/tmp", direct)) {
+		if (direct)
+			SKIP("neither /tmp nor /var/tmp takes O_DIRECT "
+			     "(tmpfs?)");
+		else
+			CHECK(!"scratch image");
+		return false;
+	}
 	syncs = 0;
 	sync_error = 0;
 	if (!fake_driver_map_ram()) {
 		CHECK(!"guest_ram_map");
+		drop_image();
 		return false;
 	}
-	if (virtio_blk_create(&blk, 0, image, read_only, false, &ram)) {
-		CHECK(!"virtio_blk_create");
+	err = virtio_blk_create(&blk, 0, image, read_only, direct, engine,
+				&ram);
+	if (err) {
+		/* qemu-user (the arm64 cross build's unit tests) has no
+		 * io_uring; the emulated arm64 host runs these for real. */
+		if (err == -ENOSYS && engine == BLK_ENGINE_IO_URING)
+			SKIP("no io_uring in this kernel (ENOSYS)");
+		else
+			CHECK(!"virtio_blk_create");
+		guest_ram_unmap(&ram);
+		drop_image();
 		return false;
 	}
+	CHECK_EQ(blk.engine, engine);
 	blk.vdev.notify = count_irq;
 	blk.vdev.isr_cleared = count_isr_cleared;
 	CHECK_EQ(virtio_device_start(&blk.vdev), 0);
@@ -66,18 +122,23 @@ static bool setup(bool read_only)
 	return true;
 }
 
+static bool setup(bool read_only)
+{
+	return setup_disk(read_only, false);
+}
+
 static void teardown(void)
 {
 	virtio_blk_destroy(&blk);
 	guest_ram_unmap(&ram);
-	unlink(image);
-	strcpy(image, "/tmp/thpvm-blk-XXXXXX");
+	drop_image();
 }
 
 /* One request: header, data (len bytes at DATA_GPA, device-writable for
  * a read) unless len is 0, status; returns the status byte, or 0xff if it
  * did not complete. */
-static uint8_t request(uint32_t type, uint64_t sector, uint32_t len)
+static uint8_t request_at(uint32_t type, uint64_t sector, uint64_t data,
+			  uint32_t len)
 {
 	uint16_t before = used_idx(0);
 	uint8_t *hdr = gpa(HDR_GPA), *status = gpa(STATUS_GPA);
@@ -90,7 +151,7 @@ static uint8_t request(uint32_t type, uint64_t sector, uint32_t len)
 	set_desc(0, n, HDR_GPA, 16, VRING_DESC_F_NEXT, n + 1);
 	n++;
 	if (len) {
-		set_desc(0, n, DATA_GPA, len, VRING_DESC_F_NEXT |
+		set_desc(0, n, data, len, VRING_DESC_F_NEXT |
 			 (type == VIRTIO_BLK_T_IN ? VRING_DESC_F_WRITE : 0),
 			 n + 1);
 		n++;
@@ -103,8 +164,14 @@ static uint8_t request(uint32_t type, uint64_t sector, uint32_t len)
 	return __atomic_load_n(status, __ATOMIC_ACQUIRE);
 }
 
-/* A write reaches the image; a flush completes only after fdatasync. */
-static void test_write_then_flush(void)
+static uint8_t request(uint32_t type, uint64_t sector, uint32_t len)
+{
+	return request_at(type, sector, DATA_GPA, len);
+}
+
+/* A write reaches the image; a flush completes only after one went to
+ * the file. */
+static void write_then_flush(void)
 {
 	uint8_t back[SECTOR];
 	int fd;
@@ -128,7 +195,7 @@ static void test_write_then_flush(void)
 }
 
 /* A flush the disk refuses is an I/O error, never a success. */
-static void test_flush_error(void)
+static void flush_error(void)
 {
 	if (!setup(false))
 		return;
@@ -142,7 +209,7 @@ static void test_flush_error(void)
 
 /* Refusals: a write to a read-only disk, past its end, an unknown
  * request. */
-static void test_refusals(void)
+static void refusals(void)
 {
 	if (!setup(true))
 		return;
@@ -155,12 +222,70 @@ static void test_refusals(void)
 	teardown();
 }
 
+/* The image shrank under the device: a read past its new end is an I/O
+ * error (nothing to read there), not a hang or a short success. */
+static void image_shrank(void)
+{
+	if (!setup(false))
+		return;
+	CHECK_EQ(truncate(image, 4 * SECTOR), 0);
+	CHECK_EQ(request(VIRTIO_BLK_T_IN, 8, SECTOR), VIRTIO_BLK_S_IOERR);
+	CHECK_EQ(request(VIRTIO_BLK_T_IN, 2, SECTOR), VIRTIO_BLK_S_OK);
+	teardown();
+}
+
+/* O_DIRECT with a buffer off the sector alignment: through the bounce
+ * buffer (on io_uring, once the ring is empty), the data intact. */
+static void direct_unaligned(void)
+{
+	uint64_t odd = DATA_GPA + 8;
+
+	if (!setup_disk(false, true))
+		return;
+	memset(gpa(odd), 0xa5, 2 * SECTOR);
+	CHECK_EQ(request_at(VIRTIO_BLK_T_OUT, 5, odd, 2 * SECTOR),
+		 VIRTIO_BLK_S_OK);
+	memset(gpa(odd), 0, 2 * SECTOR);
+	CHECK_EQ(request_at(VIRTIO_BLK_T_IN, 5, odd, 2 * SECTOR),
+		 VIRTIO_BLK_S_OK);
+	CHECK_EQ(*gpa(odd), 0xa5);
+	CHECK_EQ(*gpa(odd + 2 * SECTOR - 1), 0xa5);
+	CHECK_EQ(request(VIRTIO_BLK_T_IN, 5, 2 * SECTOR), VIRTIO_BLK_S_OK);
+	CHECK_EQ(*gpa(DATA_GPA + SECTOR), 0xa5);
+	teardown();
+}
+
+#define ON_BOTH(name)							\
+	static void test_##name##_io_uring(void)			\
+	{								\
+		engine = BLK_ENGINE_IO_URING;				\
+		name();							\
+	}								\
+	static void test_##name##_threads(void)				\
+	{								\
+		engine = BLK_ENGINE_THREADS;				\
+		name();							\
+	}
+
+ON_BOTH(write_then_flush)
+ON_BOTH(flush_error)
+ON_BOTH(refusals)
+ON_BOTH(image_shrank)
+ON_BOTH(direct_unaligned)
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
-		UNIT_TEST(test_write_then_flush),
-		UNIT_TEST(test_flush_error),
-		UNIT_TEST(test_refusals),
+		UNIT_TEST(test_write_then_flush_io_uring),
+		UNIT_TEST(test_write_then_flush_threads),
+		UNIT_TEST(test_flush_error_io_uring),
+		UNIT_TEST(test_flush_error_threads),
+		UNIT_TEST(test_refusals_io_uring),
+		UNIT_TEST(test_refusals_threads),
+		UNIT_TEST(test_image_shrank_io_uring),
+		UNIT_TEST(test_image_shrank_threads),
+		UNIT_TEST(test_direct_unaligned_io_uring),
+		UNIT_TEST(test_direct_unaligned_threads),
 	};
 
 	return UNIT_RUN(tests);
