@@ -1,7 +1,6 @@
 /* ELF64 parsing for kernel images. Headers are copied out with memcpy,
  * since an image unpacked from a bzImage need not be aligned in memory. */
 #include "boot/elf_image.h"
-#include "lib/log.h"
 #include "lib/util.h"
 
 #include <elf.h>
@@ -27,6 +26,18 @@ static bool elf_table_ok(uint64_t off, uint16_t count, uint16_t entsize,
 		elf_range_ok(off, (uint64_t)count * entsize, len));
 }
 
+/* Says why the image is refused, in why[ELF_WHY_MAX]. */
+__attribute__((format(printf, 2, 3)))
+static int elf_fail(char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, ELF_WHY_MAX, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
 bool elf_is_elf64(const uint8_t *data, size_t len)
 {
 	return len >= EI_NIDENT && !memcmp(data, ELFMAG, SELFMAG) &&
@@ -35,30 +46,24 @@ bool elf_is_elf64(const uint8_t *data, size_t len)
 
 /* Reads and checks the file header, including that the program header
  * table is within the file. */
-static int elf_read_ehdr(const uint8_t *data, size_t len, Elf64_Ehdr *eh)
+static int elf_read_ehdr(const uint8_t *data, size_t len, Elf64_Ehdr *eh,
+			 char *why)
 {
-	if (!elf_is_elf64(data, len)) {
-		pr_err("ELF: not an ELF64 file");
-		return -EINVAL;
-	}
-	if (len < sizeof(*eh)) {
-		pr_err("ELF: header truncated (%zu of %zu bytes)", len,
-		       sizeof(*eh));
-		return -EINVAL;
-	}
+	if (!elf_is_elf64(data, len))
+		return elf_fail(why, "not an ELF64 file");
+	if (len < sizeof(*eh))
+		return elf_fail(why, "header truncated (%zu of %zu bytes)",
+				len, sizeof(*eh));
 	memcpy(eh, data, sizeof(*eh));
 	/* We read fields natively, and only build for little-endian hosts. */
-	if (eh->e_ident[EI_DATA] != ELFDATA2LSB) {
-		pr_err("ELF: not a little-endian file");
-		return -EINVAL;
-	}
+	if (eh->e_ident[EI_DATA] != ELFDATA2LSB)
+		return elf_fail(why, "not a little-endian file");
 	if (!elf_table_ok(eh->e_phoff, eh->e_phnum, eh->e_phentsize,
-			  sizeof(Elf64_Phdr), len)) {
-		pr_err("ELF: program header table (offset 0x%" PRIx64
-		       ", %u entries of %u bytes) is malformed or beyond the end of the %zu-byte file",
-		       eh->e_phoff, eh->e_phnum, eh->e_phentsize, len);
-		return -EINVAL;
-	}
+			  sizeof(Elf64_Phdr), len))
+		return elf_fail(why, "program header table (offset 0x%" PRIx64
+				", %u entries of %u bytes) is malformed or beyond the end of the %zu-byte file",
+				eh->e_phoff, eh->e_phnum, eh->e_phentsize,
+				len);
 	return 0;
 }
 
@@ -69,18 +74,18 @@ static void elf_read_phdr(const uint8_t *data, const Elf64_Ehdr *eh,
 	       sizeof(*ph));
 }
 
-int elf_parse(const uint8_t *data, size_t len, struct elf_image *img)
+int elf_parse(const uint8_t *data, size_t len, struct elf_image *img,
+	      char *why)
 {
 	Elf64_Ehdr eh;
 	int err;
 
-	err = elf_read_ehdr(data, len, &eh);
+	err = elf_read_ehdr(data, len, &eh, why);
 	if (err)
 		return err;
-	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
-		pr_err("ELF: file type %u is not an executable", eh.e_type);
-		return -EINVAL;
-	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
+		return elf_fail(why, "file type %u is not an executable",
+				eh.e_type);
 	memset(img, 0, sizeof(*img));
 	img->entry = eh.e_entry;
 	img->machine = eh.e_machine;
@@ -90,30 +95,22 @@ int elf_parse(const uint8_t *data, size_t len, struct elf_image *img)
 		elf_read_phdr(data, &eh, i, &ph);
 		if (ph.p_type != PT_LOAD)
 			continue;
-		if (!elf_range_ok(ph.p_offset, ph.p_filesz, len)) {
-			pr_err("ELF: segment %u (offset 0x%" PRIx64
-			       ", 0x%" PRIx64
-			       " bytes) runs past the end of the %zu-byte file",
-			       i, ph.p_offset, ph.p_filesz, len);
-			return -EINVAL;
-		}
-		if (ph.p_filesz > ph.p_memsz) {
-			pr_err("ELF: segment %u has filesz 0x%" PRIx64
-			       " larger than memsz 0x%" PRIx64,
-			       i, ph.p_filesz, ph.p_memsz);
-			return -EINVAL;
-		}
-		if (ph.p_memsz > UINT64_MAX - ph.p_paddr) {
-			pr_err("ELF: segment %u (paddr 0x%" PRIx64
-			       ", 0x%" PRIx64 " bytes) wraps around",
-			       i, ph.p_paddr, ph.p_memsz);
-			return -EINVAL;
-		}
-		if (img->nr_segments == ELF_MAX_SEGMENTS) {
-			pr_err("ELF: more than %d PT_LOAD segments",
-			       ELF_MAX_SEGMENTS);
-			return -EINVAL;
-		}
+		if (!elf_range_ok(ph.p_offset, ph.p_filesz, len))
+			return elf_fail(why, "segment %u (offset 0x%" PRIx64
+					", 0x%" PRIx64
+					" bytes) runs past the end of the %zu-byte file",
+					i, ph.p_offset, ph.p_filesz, len);
+		if (ph.p_filesz > ph.p_memsz)
+			return elf_fail(why, "segment %u has filesz 0x%" PRIx64
+					" larger than memsz 0x%" PRIx64,
+					i, ph.p_filesz, ph.p_memsz);
+		if (ph.p_memsz > UINT64_MAX - ph.p_paddr)
+			return elf_fail(why, "segment %u (paddr 0x%" PRIx64
+					", 0x%" PRIx64 " bytes) wraps around",
+					i, ph.p_paddr, ph.p_memsz);
+		if (img->nr_segments == ELF_MAX_SEGMENTS)
+			return elf_fail(why, "more than %d PT_LOAD segments",
+					ELF_MAX_SEGMENTS);
 		img->segments[img->nr_segments++] = (struct elf_segment){
 			.paddr = ph.p_paddr,
 			.offset = ph.p_offset,
@@ -121,10 +118,8 @@ int elf_parse(const uint8_t *data, size_t len, struct elf_image *img)
 			.memsz = ph.p_memsz,
 		};
 	}
-	if (!img->nr_segments) {
-		pr_err("ELF: no PT_LOAD segments");
-		return -EINVAL;
-	}
+	if (!img->nr_segments)
+		return elf_fail(why, "no PT_LOAD segments");
 	return 0;
 }
 
@@ -134,7 +129,7 @@ struct elf_note_query {
 	uint32_t type;
 	const uint8_t *desc;
 	size_t desc_len;
-	char why[160]; /* the first malformation seen, for the error line */
+	char why[160]; /* the first malformation seen */
 };
 
 /* Records why the notes are malformed, keeping the first reason. */
@@ -200,7 +195,8 @@ static int elf_note_search(const uint8_t *data, size_t len, uint64_t off,
 }
 
 int elf_find_note(const uint8_t *data, size_t len, const char *owner,
-		  uint32_t type, const uint8_t **desc, size_t *desc_len)
+		  uint32_t type, const uint8_t **desc, size_t *desc_len,
+		  char *why)
 {
 	struct elf_note_query q = {
 		.owner = owner,
@@ -211,7 +207,7 @@ int elf_find_note(const uint8_t *data, size_t len, const char *owner,
 	Elf64_Ehdr eh;
 	int err;
 
-	err = elf_read_ehdr(data, len, &eh);
+	err = elf_read_ehdr(data, len, &eh, why);
 	if (err)
 		return err;
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
@@ -252,10 +248,9 @@ int elf_find_note(const uint8_t *data, size_t len, const char *owner,
 			malformed |= err == -EINVAL;
 		}
 	}
-	if (malformed) {
-		pr_err("ELF: looking for note %s/%u: %s", owner, type, q.why);
-		return -EINVAL;
-	}
+	if (malformed)
+		return elf_fail(why, "looking for note %s/%u: %s", owner, type,
+				q.why);
 	return -ENOENT;
 
 found:

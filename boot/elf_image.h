@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #define ELF_MAX_SEGMENTS 16
+/* The buffer that says why an image is refused: one line. */
+#define ELF_WHY_MAX 256
 
 struct elf_segment {
 	uint64_t paddr, offset, filesz, memsz;
@@ -26,16 +28,18 @@ struct elf_image {
 bool elf_is_elf64(const uint8_t *data, size_t len);
 
 /* Parses the header and the PT_LOAD segments (by physical address).
- * Returns 0, or -EINVAL with one pr_err line saying what is wrong (an
+ * Returns 0, or -EINVAL with why[ELF_WHY_MAX] saying what is wrong (an
  * offset or size beyond len, filesz > memsz, overflow, no PT_LOAD, more
  * than ELF_MAX_SEGMENTS of them, not little-endian ELF64). */
-int elf_parse(const uint8_t *data, size_t len, struct elf_image *img);
+int elf_parse(const uint8_t *data, size_t len, struct elf_image *img,
+	      char *why);
 
 /* Finds the note of the given owner name and type in the PT_NOTE segments,
  * else in SHT_NOTE sections, and points *desc / *desc_len into data.
- * Returns 0, -ENOENT if there is none, or -EINVAL (with a pr_err line) if
- * the headers or the notes, where none matched, are malformed. */
+ * Returns 0, -ENOENT if there is none, or -EINVAL with why[ELF_WHY_MAX]
+ * set if the headers or the notes, where none matched, are malformed. */
 int elf_find_note(const uint8_t *data, size_t len, const char *owner,
-		  uint32_t type, const uint8_t **desc, size_t *desc_len);
+		  uint32_t type, const uint8_t **desc, size_t *desc_len,
+		  char *why);
 
 #endif

@@ -18,13 +18,16 @@
 static int pvh_entry(struct x86_boot *b, const uint8_t *elf, size_t len,
 		     uint32_t *entry)
 {
+	char why[ELF_WHY_MAX];
 	const uint8_t *desc;
 	size_t desc_len;
 	uint64_t v;
 	int err;
 
 	err = elf_find_note(elf, len, "Xen", XEN_ELFNOTE_PHYS32_ENTRY, &desc,
-			    &desc_len);
+			    &desc_len, why);
+	if (err == -EINVAL)
+		pr_err("%s: ELF: %s", b->src->kernel_name, why);
 	if (err)
 		return err;
 	if (desc_len != 4 && desc_len != 8) {
@@ -108,6 +111,7 @@ static int write_start_info(struct x86_boot *b)
 
 int x86_boot_pvh(struct x86_boot *b, const uint8_t *elf, size_t len)
 {
+	char why[ELF_WHY_MAX];
 	struct elf_image img;
 	uint32_t entry;
 	int err;
@@ -115,9 +119,11 @@ int x86_boot_pvh(struct x86_boot *b, const uint8_t *elf, size_t len)
 	err = pvh_entry(b, elf, len, &entry);
 	if (err)
 		return err;
-	err = elf_parse(elf, len, &img);
-	if (err)
+	err = elf_parse(elf, len, &img, why);
+	if (err) {
+		pr_err("%s: ELF: %s", b->src->kernel_name, why);
 		return err;
+	}
 	err = load_segments(b, elf, &img) ?:
 	      x86_boot_write_cmdline(b, X86_CMDLINE_MAX - 1) ?:
 	      x86_boot_place_initrd(b, UINT64_MAX) ?: write_start_info(b);

@@ -14,6 +14,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	char elf_why[ELF_WHY_MAX];
 	struct elf_image elf;
 	struct bzimage img;
 	enum compression c;
@@ -40,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		       &out, &out_len))
 		return 0;
 	if (elf_is_elf64(out, out_len))
-		elf_parse(out, out_len, &elf);
+		elf_parse(out, out_len, &elf, elf_why);
 	free(out);
 	return 0;
 }

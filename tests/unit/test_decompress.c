@@ -658,6 +658,7 @@ static void test_debian_kernel(void)
 	uint8_t *image = NULL, *vmlinux = NULL;
 	size_t len = 0, vmlinux_len = 0, desc_len = 0;
 	uint64_t payload_off, payload_len;
+	char why[ELF_WHY_MAX];
 	struct elf_image elf;
 	struct timespec start;
 	double secs;
@@ -702,12 +703,12 @@ static void test_debian_kernel(void)
 
 	if (vmlinux) {
 		CHECK(elf_is_elf64(vmlinux, vmlinux_len));
-		CHECK_EQ(elf_parse(vmlinux, vmlinux_len, &elf), 0);
+		CHECK_EQ(elf_parse(vmlinux, vmlinux_len, &elf, why), 0);
 		CHECK_EQ(elf.machine, EM_X86_64);
 		CHECK(elf.nr_segments > 0);
 		CHECK_EQ(elf_find_note(vmlinux, vmlinux_len, "Xen",
 				       XEN_ELFNOTE_PHYS32_ENTRY, &desc,
-				       &desc_len),
+				       &desc_len, why),
 			 0);
 		/* Xen reads 32 bits, but x86-64 Linux emits the note with
 		 * _ASM_PTR: 8 bytes, the upper half zero. */

@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define XEN_ELFNOTE_PHYS32_ENTRY 18
 
@@ -106,6 +107,19 @@ static void img_build(void)
 	memset(img + IMG_SEG2, 0xbb, 0x80);
 }
 
+/* Why the last refusal refused. */
+static char why[ELF_WHY_MAX];
+
+/* A refusal (-EINVAL) that gives the wanted reason. */
+static void check_why(int ret, const char *want)
+{
+	CHECK_EQ(ret, -EINVAL);
+	CHECK(strstr(why, want));
+	if (!strstr(why, want))
+		printf("# refused with \"%s\", wanted \"%s\"\n", why, want);
+	why[0] = '\0';
+}
+
 /* elf_parse on an exact-size copy of the first len bytes, so that ASan
  * catches any read beyond them. */
 static int img_parse(size_t len, struct elf_image *out)
@@ -114,7 +128,7 @@ static int img_parse(size_t len, struct elf_image *out)
 	int err;
 
 	memcpy(copy, img, len);
-	err = elf_parse(copy, len, out);
+	err = elf_parse(copy, len, out, why);
 	free(copy);
 	return err;
 }
@@ -128,7 +142,7 @@ static int img_find_note(size_t len, const char *owner, uint32_t type,
 
 	memcpy(copy, img, len);
 	*desc_len = 0;
-	err = elf_find_note(copy, len, owner, type, &desc, desc_len);
+	err = elf_find_note(copy, len, owner, type, &desc, desc_len, why);
 	if (!err) {
 		CHECK(desc >= copy && desc + *desc_len <= copy + len);
 		memcpy(desc_copy, desc, MIN(*desc_len, 64));
@@ -194,26 +208,26 @@ static void test_not_elf64(void)
 
 	CHECK(!elf_is_elf64(text, sizeof(text)));
 	CHECK(!elf_is_elf64(text, 0));
-	CHECK_EQ(elf_parse(text, sizeof(text), &elf), -EINVAL);
+	check_why(elf_parse(text, sizeof(text), &elf, why), "not an ELF64");
 
 	img_build();
 	eh = ehdr_get();
 	eh.e_ident[EI_CLASS] = ELFCLASS32;
 	ehdr_put(&eh);
 	CHECK(!elf_is_elf64(img, sizeof(img)));
-	CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
+	check_why(img_parse(sizeof(img), &elf), "not an ELF64");
 
 	img_build();
 	eh = ehdr_get();
 	eh.e_ident[EI_DATA] = ELFDATA2MSB;
 	ehdr_put(&eh);
-	CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
+	check_why(img_parse(sizeof(img), &elf), "not a little-endian");
 
 	img_build();
 	eh = ehdr_get();
 	eh.e_type = ET_REL;
 	ehdr_put(&eh);
-	CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
+	check_why(img_parse(sizeof(img), &elf), "file type 1 is not an executable");
 }
 
 static void test_truncated_header(void)
@@ -226,14 +240,16 @@ static void test_truncated_header(void)
 	/* The identification alone says ELF64; the header is cut short. */
 	CHECK(elf_is_elf64(img, EI_NIDENT));
 	CHECK(!elf_is_elf64(img, EI_NIDENT - 1));
-	CHECK_EQ(img_parse(EI_NIDENT, &elf), -EINVAL);
-	CHECK_EQ(img_parse(sizeof(Elf64_Ehdr) - 1, &elf), -EINVAL);
-	CHECK_EQ(img_parse(0, &elf), -EINVAL);
-	CHECK_EQ(img_find_note(sizeof(Elf64_Ehdr) - 1, "Xen",
-			       XEN_ELFNOTE_PHYS32_ENTRY, desc, &desc_len),
-		 -EINVAL);
+	check_why(img_parse(EI_NIDENT, &elf), "header truncated (16 of 64");
+	check_why(img_parse(sizeof(Elf64_Ehdr) - 1, &elf),
+		  "header truncated (63 of 64");
+	check_why(img_parse(0, &elf), "not an ELF64");
+	check_why(img_find_note(sizeof(Elf64_Ehdr) - 1, "Xen",
+				XEN_ELFNOTE_PHYS32_ENTRY, desc, &desc_len),
+		  "header truncated");
 	/* Header complete, program headers cut short. */
-	CHECK_EQ(img_parse(IMG_PHOFF + sizeof(Elf64_Phdr), &elf), -EINVAL);
+	check_why(img_parse(IMG_PHOFF + sizeof(Elf64_Phdr), &elf),
+		  "program header table");
 }
 
 static void test_phoff_out_of_range(void)
@@ -250,29 +266,30 @@ static void test_phoff_out_of_range(void)
 		eh = ehdr_get();
 		eh.e_phoff = phoffs[i];
 		ehdr_put(&eh);
-		CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
-		CHECK_EQ(img_find_note(sizeof(img), "Xen",
-				       XEN_ELFNOTE_PHYS32_ENTRY, desc,
-				       &desc_len),
-			 -EINVAL);
+		check_why(img_parse(sizeof(img), &elf),
+			  "program header table");
+		check_why(img_find_note(sizeof(img), "Xen",
+					XEN_ELFNOTE_PHYS32_ENTRY, desc,
+					&desc_len),
+			  "program header table");
 	}
 	/* Too many entries for the file, and entries too small. */
 	img_build();
 	eh = ehdr_get();
 	eh.e_phnum = 0xffff;
 	ehdr_put(&eh);
-	CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
+	check_why(img_parse(sizeof(img), &elf), "65535 entries");
 	img_build();
 	eh = ehdr_get();
 	eh.e_phentsize = sizeof(Elf64_Phdr) - 8;
 	ehdr_put(&eh);
-	CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
+	check_why(img_parse(sizeof(img), &elf), "entries of 48 bytes");
 	/* No program headers at all: nothing to load. */
 	img_build();
 	eh = ehdr_get();
 	eh.e_phnum = 0;
 	ehdr_put(&eh);
-	CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
+	check_why(img_parse(sizeof(img), &elf), "no PT_LOAD segments");
 }
 
 static void test_segment_beyond_file(void)
@@ -295,11 +312,12 @@ static void test_segment_beyond_file(void)
 		ph.p_filesz = bad[i].filesz;
 		ph.p_memsz = UINT64_MAX / 2;
 		phdr_put(2, &ph);
-		CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
+		check_why(img_parse(sizeof(img), &elf),
+			  "segment 2 (offset");
 	}
 	/* The file cut inside the second segment's data. */
 	img_build();
-	CHECK_EQ(img_parse(IMG_SEG2 + 0x7f, &elf), -EINVAL);
+	check_why(img_parse(IMG_SEG2 + 0x7f, &elf), "runs past the end");
 	CHECK_EQ(img_parse(IMG_SEG2 + 0x80, &elf), 0);
 }
 
@@ -312,13 +330,14 @@ static void test_filesz_gt_memsz(void)
 	ph = phdr_get(0);
 	ph.p_memsz = ph.p_filesz - 1;
 	phdr_put(0, &ph);
-	CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
+	check_why(img_parse(sizeof(img), &elf),
+		  "segment 0 has filesz 0x100 larger than memsz 0xff");
 	/* A segment that wraps around the physical address space. */
 	img_build();
 	ph = phdr_get(2);
 	ph.p_paddr = UINT64_MAX - 0x100;
 	phdr_put(2, &ph);
-	CHECK_EQ(img_parse(sizeof(img), &elf), -EINVAL);
+	check_why(img_parse(sizeof(img), &elf), "wraps around");
 }
 
 static void test_too_many_segments(void)
@@ -339,8 +358,11 @@ static void test_too_many_segments(void)
 
 			phdr_put(i, &ph);
 		}
-		CHECK_EQ(img_parse(sizeof(img), &elf),
-			 n <= ELF_MAX_SEGMENTS ? 0 : -EINVAL);
+		if (n <= ELF_MAX_SEGMENTS)
+			CHECK_EQ(img_parse(sizeof(img), &elf), 0);
+		else
+			check_why(img_parse(sizeof(img), &elf),
+				  "more than 16 PT_LOAD segments");
 	}
 }
 
@@ -363,10 +385,11 @@ static void test_note_bad_sizes(void)
 		else
 			nh.n_descsz = 0xfffffff0;
 		memcpy(img + IMG_NOTES, &nh, sizeof(nh));
-		CHECK_EQ(img_find_note(sizeof(img), "Xen",
-				       XEN_ELFNOTE_PHYS32_ENTRY, desc,
-				       &desc_len),
-			 -EINVAL);
+		check_why(img_find_note(sizeof(img), "Xen",
+					XEN_ELFNOTE_PHYS32_ENTRY, desc,
+					&desc_len),
+			  "looking for note Xen/18: note at offset 0x0 of "
+			  "PT_NOTE segment 1");
 	}
 	/* A note area cut inside the Xen note (a desc of 4 would run past
 	 * it), and one beyond the file. */
@@ -374,16 +397,16 @@ static void test_note_bad_sizes(void)
 	ph = phdr_get(1);
 	ph.p_filesz = 12 + 20 + 4 + 12 + 4 + 2;
 	phdr_put(1, &ph);
-	CHECK_EQ(img_find_note(sizeof(img), "Xen", XEN_ELFNOTE_PHYS32_ENTRY,
-			       desc, &desc_len),
-		 -EINVAL);
+	check_why(img_find_note(sizeof(img), "Xen", XEN_ELFNOTE_PHYS32_ENTRY,
+				desc, &desc_len),
+		  "overruns it");
 	img_build();
 	ph = phdr_get(1);
 	ph.p_offset = IMG_SIZE - 8;
 	phdr_put(1, &ph);
-	CHECK_EQ(img_find_note(sizeof(img), "Xen", XEN_ELFNOTE_PHYS32_ENTRY,
-			       desc, &desc_len),
-		 -EINVAL);
+	check_why(img_find_note(sizeof(img), "Xen", XEN_ELFNOTE_PHYS32_ENTRY,
+				desc, &desc_len),
+		  "PT_NOTE segment 1 (offset");
 	/* Damage after the note sought does not hide it: the last note,
 	 * "Linux", is 24 bytes (12 + 6 padded to 8 + 4). */
 	img_build();
@@ -394,8 +417,8 @@ static void test_note_bad_sizes(void)
 	CHECK_EQ(img_find_note(sizeof(img), "Xen", XEN_ELFNOTE_PHYS32_ENTRY,
 			       desc, &desc_len),
 		 0);
-	CHECK_EQ(img_find_note(sizeof(img), "Linux", 0x100, desc, &desc_len),
-		 -EINVAL);
+	check_why(img_find_note(sizeof(img), "Linux", 0x100, desc, &desc_len),
+		  "looking for note Linux/256");
 	/* Trailing bytes too few for a note header are padding. */
 	img_build();
 	ph = phdr_get(1);
@@ -439,9 +462,9 @@ static void test_note_in_section(void)
 	/* A section table beyond the file. */
 	eh.e_shoff = IMG_SIZE - sizeof(Elf64_Shdr);
 	ehdr_put(&eh);
-	CHECK_EQ(img_find_note(sizeof(img), "Xen", XEN_ELFNOTE_PHYS32_ENTRY,
-			       desc, &desc_len),
-		 -EINVAL);
+	check_why(img_find_note(sizeof(img), "Xen", XEN_ELFNOTE_PHYS32_ENTRY,
+				desc, &desc_len),
+		  "section header table");
 }
 
 /* A note area that says it is 8-aligned uses 8-byte padding (GNU
