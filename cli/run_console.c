@@ -38,7 +38,8 @@ void run_console_init(struct run_console *rc)
 	unsigned i;
 
 	memset(rc, 0, sizeof(*rc));
-	rc->listen_fd = rc->out_rd = rc->out_wr = rc->stop_fd = -1;
+	rc->out_rd = rc->out_wr = rc->stop_fd = -1;
+	listener_init(&rc->listener, -1, "console socket");
 	for (i = 0; i < RUN_CONSOLE_MAX_CLIENTS; i++)
 		rc->clients[i].fd = -1;
 }
@@ -54,10 +55,8 @@ int run_console_open(struct run_console *rc, const char *path)
 		return -ENAMETOOLONG;
 	}
 	strcpy(rc->path, path);
-	rc->listen_fd = control_path_listen(path, RUN_CONSOLE_MAX_CLIENTS);
-	if (rc->listen_fd < 0) {
-		err = rc->listen_fd;
-		rc->listen_fd = -1;
+	err = control_path_listen(path, RUN_CONSOLE_MAX_CLIENTS);
+	if (err < 0) {
 		if (err == -EADDRINUSE)
 			pr_err("console socket %s: another VM listens there",
 			       path);
@@ -69,6 +68,7 @@ int run_console_open(struct run_console *rc, const char *path)
 			       strerror(-err));
 		return err;
 	}
+	rc->listener.fd = err;
 	rc->linked = 1;
 	rc->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (rc->stop_fd < 0 || pipe2(fds, O_CLOEXEC) < 0) {
@@ -90,8 +90,7 @@ static void client_close(struct run_console_client *c)
 
 static void client_accept(struct run_console *rc)
 {
-	int fd = accept4(rc->listen_fd, NULL, NULL,
-			 SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = listener_accept(&rc->listener);
 	unsigned i;
 
 	if (fd < 0)
@@ -194,7 +193,8 @@ static void *console_thread(void *arg)
 		fds[0] = (struct pollfd){ rc->stop_fd, POLLIN, 0 };
 		fds[1] = (struct pollfd){ output_open ? rc->out_rd : -1,
 					  POLLIN, 0 };
-		fds[2] = (struct pollfd){ rc->listen_fd, POLLIN, 0 };
+		fds[2] = (struct pollfd){ listener_poll_fd(&rc->listener),
+					  POLLIN, 0 };
 		for (i = 0; i < RUN_CONSOLE_MAX_CLIENTS; i++) {
 			struct run_console_client *c = &rc->clients[i];
 
@@ -203,7 +203,8 @@ static void *console_thread(void *arg)
 				(room ? POLLIN : 0) |
 				(c->sent < rc->total ? POLLOUT : 0), 0 };
 		}
-		if (poll(fds, ARRAY_SIZE(fds), room ? -1 : INPUT_RETRY_MS) < 0 &&
+		if (poll(fds, ARRAY_SIZE(fds), listener_timeout(&rc->listener,
+				room ? -1 : INPUT_RETRY_MS)) < 0 &&
 		    errno != EINTR)
 			break;
 		/* Stopped: what the VM left in the pipe went out above. */
@@ -297,8 +298,8 @@ void run_console_close(struct run_console *rc)
 	for (i = 0; i < RUN_CONSOLE_MAX_CLIENTS; i++)
 		if (rc->clients[i].fd >= 0)
 			client_close(&rc->clients[i]);
-	if (rc->listen_fd >= 0)
-		close(rc->listen_fd);
+	if (rc->listener.fd >= 0)
+		close(rc->listener.fd);
 	if (rc->out_rd >= 0)
 		close(rc->out_rd);
 	if (rc->out_wr >= 0)

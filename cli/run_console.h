@@ -15,6 +15,7 @@
 
 #include "control/control_path.h"
 #include "core/console.h"
+#include "lib/listener.h"
 
 #define RUN_CONSOLE_SCROLLBACK (64 * 1024)
 #define RUN_CONSOLE_MAX_CLIENTS 4
@@ -28,7 +29,7 @@ struct run_console_client {
 struct run_console {
 	char path[CONTROL_PATH_MAX];
 	volatile sig_atomic_t linked;	/* the socket file at path is ours */
-	int listen_fd;
+	struct listener listener;	/* fd -1: not listening */
 	int out_rd, out_wr;	/* the pipe the VM's console output takes */
 	int stop_fd;		/* eventfd: the thread ends */
 	pthread_mutex_t lock;		/* guards guest */

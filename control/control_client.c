@@ -12,19 +12,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "control/control_path.h"
 #include "control/control_server.h"
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "lib/util.h"
 
 static int result_fail(struct control_result *res, int err, const char *fmt,
 		       ...) __attribute__((format(printf, 3, 4)));
@@ -91,7 +83,7 @@ static int wait_fd(int fd, short events, int64_t deadline)
 	struct pollfd p = { .fd = fd, .events = events };
 
 	for (;;) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - monotonic_ms();
 		int r;
 
 		if (left <= 0)
@@ -212,9 +204,9 @@ int control_client_request(const char *name, const char *request,
 	fd = client_connect(name, res);
 	if (fd < 0)
 		return fd;
-	err = send_all(fd, request, strlen(request), now_ms() + CONTROL_TIMEOUT_MS);
+	err = send_all(fd, request, strlen(request), monotonic_ms() + CONTROL_TIMEOUT_MS);
 	if (!err)
-		err = send_all(fd, "\n", 1, now_ms() + CONTROL_TIMEOUT_MS);
+		err = send_all(fd, "\n", 1, monotonic_ms() + CONTROL_TIMEOUT_MS);
 	/* On other errors the VM may still have said why it hung up (e.g.
 	 * too many clients): read on. */
 	if (err == -ETIMEDOUT) {
@@ -227,7 +219,7 @@ int control_client_request(const char *name, const char *request,
 		goto out;
 	}
 	n = recv_until(fd, buf, CONTROL_REPLY_MAX, true,
-		       now_ms() + CONTROL_TIMEOUT_MS);
+		       monotonic_ms() + CONTROL_TIMEOUT_MS);
 	if (n == -ETIMEDOUT)
 		err = result_fail(res, -ETIMEDOUT, "VM \"%s\" is not "
 				  "responding", name);
@@ -242,7 +234,7 @@ int control_client_request(const char *name, const char *request,
 	if (err || !(flags & CONTROL_WAIT_CLOSE))
 		goto out;
 	n = recv_until(fd, buf, CONTROL_REPLY_MAX, false,
-		       now_ms() + CONTROL_TIMEOUT_MS);
+		       monotonic_ms() + CONTROL_TIMEOUT_MS);
 	if (n < 0)
 		err = result_fail(res, (int)n, "VM \"%s\" did not exit within "
 				  "%d s", name, CONTROL_TIMEOUT_MS / 1000);

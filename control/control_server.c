@@ -15,16 +15,15 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "control/control_path.h"
 #include "lib/log.h"
 #include "lib/sandbox.h"
+#include "lib/listener.h"
 #include "lib/thread_name.h"
 #include "lib/util.h"
 
-#define ACCEPT_BACKOFF_MS 100	/* after accept() fails for lack of fds */
 #define TOO_MANY_CLIENTS "{\"ok\":false,\"error\":\"too many clients\"}\n"
 
 struct control_command {
@@ -47,25 +46,16 @@ struct control_client {
 
 struct control_server {
 	char path[CONTROL_PATH_MAX];
-	int listen_fd;
+	struct listener listener;
 	int stop_fd;		/* eventfd: written to stop the thread */
 	pthread_t thread;
 	bool started;
-	int64_t accept_paused_until_ms;
 	bool was_full;		/* all client slots were taken last round */
 	uid_t owner;		/* the uid clients must have, or root */
 	struct control_command commands[CONTROL_MAX_COMMANDS];
 	unsigned nr_commands;
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int control_reply_error(struct json_writer *reply, int err, const char *fmt,
 			...)
@@ -101,7 +91,6 @@ int control_server_open(const char *path, struct control_server **out)
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
-	srv->listen_fd = -1;
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		srv->clients[i].fd = -1;
 	srv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -110,11 +99,10 @@ int control_server_open(const char *path, struct control_server **out)
 		goto fail;
 	}
 	strcpy(srv->path, path);
-	srv->listen_fd = control_path_listen(path, CONTROL_MAX_CLIENTS);
-	if (srv->listen_fd < 0) {
-		err = srv->listen_fd;
+	err = control_path_listen(path, CONTROL_MAX_CLIENTS);
+	if (err < 0)
 		goto fail;
-	}
+	listener_init(&srv->listener, err, "control socket");
 	*out = srv;
 	return 0;
 fail:
@@ -286,7 +274,7 @@ static void client_flush(struct control_client *c)
 			return;
 		}
 		c->out_pos += (size_t)n;
-		c->last_active_ms = now_ms();
+		c->last_active_ms = monotonic_ms();
 	}
 }
 
@@ -355,7 +343,7 @@ static void client_read(struct control_client *c)
 			client_close(c);
 		return;
 	}
-	c->last_active_ms = now_ms();
+	c->last_active_ms = monotonic_ms();
 	if (n == 0)
 		c->eof = true;
 	c->in_len += (size_t)n;
@@ -422,21 +410,9 @@ static void server_accept(struct control_server *srv)
 			return;
 		}
 		srv->was_full = !c;
-		fd = accept4(srv->listen_fd, NULL, NULL,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
-				/* Out of fds or memory: the listener stays
-				 * readable, so wait before trying again. */
-				pr_warn_ratelimited("control socket: accept: %s",
-						    strerror(errno));
-				srv->accept_paused_until_ms =
-					now_ms() + ACCEPT_BACKOFF_MS;
-			}
+		fd = listener_accept(&srv->listener);
+		if (fd < 0)
 			return;
-		}
 		if (!client_allowed(srv, fd)) {
 			close(fd);
 			continue;
@@ -458,7 +434,7 @@ static void server_accept(struct control_server *srv)
 		c->eof = false;
 		json_writer_init(&c->out);
 		c->out_pos = 0;
-		c->last_active_ms = now_ms();
+		c->last_active_ms = monotonic_ms();
 	}
 }
 
@@ -466,7 +442,7 @@ static void server_accept(struct control_server *srv)
  * returns the poll timeout until the next deadline (-1: none). */
 static int server_expire(struct control_server *srv)
 {
-	int64_t now = now_ms(), next = -1;
+	int64_t now = monotonic_ms(), next = -1;
 	unsigned i;
 
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
@@ -483,13 +459,7 @@ static int server_expire(struct control_server *srv)
 		if (next < 0 || left < next)
 			next = left;
 	}
-	if (srv->accept_paused_until_ms > now) {
-		int64_t left = srv->accept_paused_until_ms - now;
-
-		if (next < 0 || left < next)
-			next = left;
-	}
-	return (int)next;
+	return listener_timeout(&srv->listener, (int)next);
 }
 
 static void *server_thread(void *arg)
@@ -505,8 +475,7 @@ static void *server_thread(void *arg)
 
 		pfd[n++] = (struct pollfd){ .fd = srv->stop_fd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){
-			.fd = srv->accept_paused_until_ms > now_ms() ?
-				      -1 : srv->listen_fd,
+			.fd = listener_poll_fd(&srv->listener),
 			.events = POLLIN,
 		};
 		for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
@@ -591,7 +560,7 @@ void control_server_close(struct control_server *srv)
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		if (srv->clients[i].fd >= 0)
 			client_close(&srv->clients[i]);
-	close(srv->listen_fd);
+	close(srv->listener.fd);
 	close(srv->stop_fd);
 	free(srv);
 }

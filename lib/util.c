@@ -195,3 +195,16 @@ uint8_t byte_checksum(const uint8_t *p, size_t len)
 		sum += *p++;
 	return (uint8_t)-sum;
 }
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000 + (uint64_t)t.tv_nsec;
+}
+
+int64_t monotonic_ms(void)
+{
+	return (int64_t)(monotonic_ns() / 1000000);
+}

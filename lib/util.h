@@ -60,6 +60,10 @@ double time_ms_since(const struct timespec *start);
  * checksums of ACPI and MP tables). */
 uint8_t byte_checksum(const uint8_t *p, size_t len);
 
+/* CLOCK_MONOTONIC, for deadlines and poll windows. */
+uint64_t monotonic_ns(void);
+int64_t monotonic_ms(void);
+
 /* Little-endian loads from byte buffers that come from files or guests. */
 static inline uint16_t get_le16(const void *p)
 {

@@ -202,6 +202,11 @@ MUTATIONS = {
         "\tcmdline = user->no_acpi ? cmdline_with_mmio(vm, user->cmdline)",
         "\tcmdline = true ? cmdline_with_mmio(vm, user->cmdline)",
         "integration-boot", ["test_virtio_mmio_announced"]),
+    "listener-never-rests": (
+        "lib/listener.c",
+        "\t\t\tl->rest_until_ms = monotonic_ms() + LISTENER_REST_MS;",
+        "\t\t\tl->rest_until_ms = 0;",
+        "integration-control", ["test_out_of_descriptors_rests"]),
     "insn-name-without-rex-w": (
         "arch/x86/insn_name.c",
         "\t\trex_w = insn[i] & 0x08;",

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <string.h>
-#include <time.h>
 
 #include "lib/log.h"
 #include "lib/sandbox.h"
@@ -506,14 +505,6 @@ static void threads_serve(struct virtio_blk *blk, unsigned q)
 	pthread_mutex_unlock(&vdev->lock);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /* With the lock let go, notifications off: new chains or completions
  * within the poll window? A guest that submits again soon then needs no
  * kick (an exit) and this thread no wake-up. The window doubles while
@@ -522,7 +513,7 @@ static uint64_t now_ns(void)
 static bool ring_poll(struct virtio_blk *blk, unsigned q)
 {
 	struct virtio_device *vdev = &blk->vdev;
-	uint64_t end = now_ns() + blk->poll_ns;
+	uint64_t end = monotonic_ns() + blk->poll_ns;
 	bool work = false;
 
 	do {
@@ -531,7 +522,7 @@ static bool ring_poll(struct virtio_blk *blk, unsigned q)
 		       virtq_has_avail(&vdev->queues[q].vq) ||
 		       disk_ring_pending(&blk->ring);
 		pthread_mutex_unlock(&vdev->lock);
-	} while (!work && now_ns() < end);
+	} while (!work && monotonic_ns() < end);
 	blk->poll_ns = work ? MIN(blk->poll_ns * 2, BLK_POLL_MAX_NS) :
 			      MAX(blk->poll_ns / 2, BLK_POLL_MIN_NS);
 	return work;

@@ -3,6 +3,7 @@
 list, stat, pause, resume, stop; names, stale sockets, garbage."""
 import json
 import os
+import resource
 import socket
 import stat
 import tempfile
@@ -250,6 +251,77 @@ def test_threads_are_named():
                  "balloon0", "rng0"):
         assert want in names, (want, names)
     assert "blk0-io" not in names, names
+
+
+def thread_cpu_s(pid, name):
+    """CPU seconds (user + system) of pid's thread called name."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() != name:
+                continue
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    raise AssertionError(f"no thread {name} in {pid}")
+
+
+def console_serving(path, timeout=60):
+    """A client of the console socket at path, once the guest said it
+    serves."""
+    deadline = time.monotonic() + timeout
+    out = b""
+    while True:
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            break
+        except (FileNotFoundError, ConnectionRefusedError):
+            s.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    s.settimeout(timeout)
+    while b"tg: serving" not in out:
+        data = s.recv(65536)
+        assert data, out
+        out += data
+    return s
+
+
+def test_out_of_descriptors_rests():
+    """With no descriptor left, a client's connection waits in the
+    listen queue and accept() fails, the socket staying readable: the
+    control and console-socket threads rest between tries instead of
+    spinning on it (a second of spinning is a second of CPU), and serve
+    the clients once descriptors are back."""
+    harness.require_kvm()
+    console = os.path.join(os.environ["XDG_RUNTIME_DIR"], "nofd.console")
+    p = start(["run", "--name", "nofd", "-m", "256M", "-p", SERVE,
+               "--console-socket", console])
+    first = console_serving(console)
+    limit = resource.prlimit(p.pid, resource.RLIMIT_NOFILE)
+    in_use = len(os.listdir(f"/proc/{p.pid}/fd"))
+    resource.prlimit(p.pid, resource.RLIMIT_NOFILE, (in_use, limit[1]))
+    ctl = socket.socket(socket.AF_UNIX)
+    ctl.connect(sock_path("nofd"))
+    ctl.sendall(b'{"cmd":"stat"}\n')
+    con = socket.socket(socket.AF_UNIX)
+    con.connect(console)
+    threads = ("control", "console-sock")
+    time.sleep(0.2)
+    before = [thread_cpu_s(p.pid, t) for t in threads]
+    time.sleep(1)
+    spent = [thread_cpu_s(p.pid, t) - b for t, b in zip(threads, before)]
+    resource.prlimit(p.pid, resource.RLIMIT_NOFILE, limit)
+    assert all(s < 0.1 for s in spent), dict(zip(threads, spent))
+    ctl.settimeout(10)
+    assert json.loads(ctl.makefile().readline())["state"] == "running"
+    con.settimeout(10)
+    assert b"tg: serving" in con.recv(65536)
+    for sock in (ctl, con, first):
+        sock.close()
+    assert harness.stop_and_wait(p, "nofd") == 0
+    assert "accept: Too many open files" in harness.read_stderr(p)
 
 
 def test_usage_errors_exit_2():
