@@ -27,7 +27,7 @@ static uint64_t get_u64(const struct json_value *reply, const char *key)
 
 static int balloon_print(const char *name, const struct json_value *reply)
 {
-	const struct json_value *stats = json_object_get(reply, "stats");
+	const struct json_value *stats = json_get(reply, "stats");
 	char a[32], b[32];
 	const char *policy = json_get_string(reply, "policy");
 	uint64_t ram;
@@ -59,7 +59,7 @@ static int balloon_print(const char *name, const struct json_value *reply)
 	printf("Host resident: %s\n", fmt_size(get_u64(reply, "resident"), a));
 	printf("Huge pages: %s (%.1f%% of RAM)\n",
 	       fmt_size(get_u64(reply, "huge"), a), percent);
-	if (!stats || stats->type != JSON_OBJECT ||
+	if (!stats || stats->type != JSON_TYPE_OBJECT ||
 	    !json_get_double(reply, "stats_age", &age)) {
 		printf("Guest stats: none yet\n");
 		return 0;

@@ -35,7 +35,7 @@ static void print_disks(const struct json_value *disks)
 {
 	size_t i;
 
-	if (!disks || disks->type != JSON_ARRAY)
+	if (!disks || disks->type != JSON_TYPE_ARRAY)
 		return;
 	for (i = 0; i < disks->array.len; i++) {
 		const struct json_value *d = &disks->array.items[i];
@@ -105,7 +105,7 @@ static int stat_print(const char *name, const struct json_value *reply)
 		       "second)\n", (unsigned long long)rng_bytes,
 		       (unsigned long long)rng_requests,
 		       size_format(rng_rate, rng_s, sizeof(rng_s)));
-	print_disks(json_object_get(reply, "disks"));
+	print_disks(json_get(reply, "disks"));
 	return 0;
 }
 

@@ -27,7 +27,7 @@ int balloon_control_target(const struct json_value *request, uint64_t ram,
 
 	/* Which one first: its value is checked only when it is alone. */
 	for (i = 0; keys[i]; i++) {
-		if (!json_object_get(request, keys[i]))
+		if (!json_get(request, keys[i]))
 			continue;
 		if (key)
 			return control_reply_error(reply, -EINVAL,

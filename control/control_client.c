@@ -171,8 +171,7 @@ static int reply_parse(const char *name, const char *line, size_t len,
 	err = json_parse(line, len, &reply, &jerr);
 	if (err == -EINVAL)
 		return result_fail(res, -EPROTO, "VM \"%s\" sent an invalid "
-				   "reply: %s at byte %zu", name, jerr.msg,
-				   jerr.offset);
+				   "reply: %s", name, jerr.msg);
 	if (err)
 		return result_fail(res, err, "reading the reply: %s",
 				   strerror(-err));

@@ -155,42 +155,34 @@ int control_server_add_command(struct control_server *srv, const char *cmd,
 	return 0;
 }
 
-/* Which bit of request_check_members()'s seen-mask key takes: 0 for
- * "cmd", 1 + n for the command's args[n], -1 for a member it does not
- * take. */
-static int member_bit(const struct control_command *cmd, const char *key)
+static bool member_taken(const struct control_command *cmd, const char *key)
 {
 	unsigned n;
 
 	if (!strcmp(key, "cmd"))
-		return 0;
+		return true;
 	for (n = 0; cmd->args && cmd->args[n]; n++)
 		if (!strcmp(key, cmd->args[n]))
-			return 1 + n;
-	return -1;
+			return true;
+	return false;
 }
 
-/* The request's members must be "cmd" and the command's arguments, each
- * at most once: a misspelt argument is refused, not silently ignored. */
+/* The request's members must be "cmd" and the command's arguments (the
+ * parser refuses one given twice): a misspelt argument is refused, not
+ * silently ignored. */
 static int request_check_members(const struct control_command *cmd,
 				 const struct json_value *req,
 				 struct json_writer *w)
 {
-	unsigned seen = 0, i;
+	unsigned i;
 
 	for (i = 0; i < req->object.len; i++) {
 		const char *key = req->object.members[i].key;
-		int bit = member_bit(cmd, key);
 
-		if (bit < 0)
+		if (!member_taken(cmd, key))
 			return control_reply_error(w, -EINVAL,
 						   "\"%s\" takes no member "
 						   "\"%.64s\"", cmd->name, key);
-		if (seen & 1U << bit)
-			return control_reply_error(w, -EINVAL,
-						   "member \"%.64s\" given "
-						   "twice", key);
-		seen |= 1U << bit;
 	}
 	return 0;
 }
@@ -212,12 +204,14 @@ static int server_handle(struct control_server *srv, struct control_client *c,
 	json_write_object_begin(w);
 	json_field_bool(w, "ok", true);
 	err = json_parse(line, len, &req, &jerr);
-	if (err == -EINVAL) {
+	if (err == -EINVAL && jerr.offset == JSON_OFFSET_NONE) {
+		control_reply_error(w, err, "invalid JSON: %s", jerr.msg);
+	} else if (err == -EINVAL) {
 		control_reply_error(w, err, "invalid JSON at byte %zu: %s",
 				    jerr.offset, jerr.msg);
 	} else if (err) {
 		control_reply_error(w, err, "%s", strerror(-err));
-	} else if (req->type != JSON_OBJECT) {
+	} else if (req->type != JSON_TYPE_OBJECT) {
 		control_reply_error(w, -EINVAL,
 				    "a request must be a JSON object");
 	} else if (!(name = json_get_string(req, "cmd"))) {

@@ -20,7 +20,7 @@ static int set_requested(struct virtio_mem *m, const struct json_value *req,
 	char a[32], b[32];
 	uint64_t n;
 
-	if (!json_object_get(req, "set"))
+	if (!json_get(req, "set"))
 		return 0;
 	if (!json_get_u64(req, "set", &n))
 		return control_reply_error(reply, -EINVAL,

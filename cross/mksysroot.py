@@ -6,9 +6,10 @@ cross-building thpvm statically and for the emulated hosts that run it.
 
 ARCH is a Debian architecture in ARCHES (arm64). DIR defaults to
 <repo>/sysroot-ARCH. The libraries' static archives and headers
-(libfdt, zlib, liblzma, libzstd, liblz4, libseccomp, liburing), static
-busybox, hackbench (rt-tests, with the shared libraries it runs on) and
-Debian's kernel for ARCH with its headers are downloaded with `apt-get download` into the cache
+(libfdt, zlib, liblzma, libzstd, liblz4, libseccomp, liburing, jansson),
+static busybox, hackbench (rt-tests, with the shared libraries it runs
+on) and Debian's kernel for ARCH with its headers are downloaded with
+`apt-get download` into the cache
 (default ~/.cache/thpvm/debs; kept, so a second run downloads nothing)
 and unpacked with `dpkg-deb -x` into DIR, which also gets paths.ini, the
 machine-specific half of the Meson cross file:
@@ -55,9 +56,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMON = ["libfdt-dev", "libfdt1", "zlib1g-dev", "zlib1g", "liblzma-dev",
           "liblzma5", "libzstd-dev", "libzstd1", "liblz4-dev", "liblz4-1",
           "libseccomp-dev", "libseccomp2", "liburing-dev", "liburing2",
-          "busybox-static", "rt-tests", "libc6"]
+          "libjansson-dev", "libjansson4", "busybox-static", "rt-tests",
+          "libc6"]
 STATIC_LIBS = ["libfdt.a", "libz.a", "liblzma.a", "libzstd.a", "liblz4.a",
-               "libseccomp.a", "liburing.a"]
+               "libseccomp.a", "liburing.a", "libjansson.a"]
 
 # Per arch: the GNU triplet (Debian's multiarch library directory, the
 # cross tools' prefix), the metapackage that depends on the current

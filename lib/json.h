@@ -1,6 +1,6 @@
 /* JSON for the control socket: a parser for untrusted input that builds a
- * tree (bounded nesting and size, errors with a byte offset), and a writer
- * that builds one document in a growable buffer. */
+ * tree (jansson underneath; bounded nesting, errors with a byte offset),
+ * and a writer that builds one document in a growable buffer. */
 #ifndef THPVM_JSON_H
 #define THPVM_JSON_H
 
@@ -9,16 +9,14 @@
 #include <stdint.h>
 
 #define JSON_MAX_DEPTH 32		/* nested arrays and objects */
-#define JSON_MAX_VALUES (1u << 20)	/* values in one document */
-#define JSON_MAX_NUMBER_LEN 64		/* characters of one number */
 
 enum json_type {
-	JSON_NULL,
-	JSON_BOOL,
-	JSON_NUMBER,
-	JSON_STRING,
-	JSON_ARRAY,
-	JSON_OBJECT,
+	JSON_TYPE_NULL,
+	JSON_TYPE_BOOL,
+	JSON_TYPE_NUMBER,
+	JSON_TYPE_STRING,
+	JSON_TYPE_ARRAY,
+	JSON_TYPE_OBJECT,
 };
 
 struct json_member;
@@ -30,7 +28,8 @@ struct json_value {
 		struct {
 			double d;	/* always set */
 			int64_t i;	/* set when is_int */
-			bool is_int;	/* integer syntax that fits int64_t */
+			bool is_int;	/* integer syntax (which must fit
+					 * int64_t) */
 		} number;
 		struct {
 			char *s;	/* valid UTF-8, NUL-terminated; U+0000
@@ -54,24 +53,26 @@ struct json_member {
 	struct json_value value;
 };
 
+#define JSON_OFFSET_NONE SIZE_MAX	/* the error is the document's */
+
 struct json_error {
-	size_t offset;		/* bytes into the input */
-	const char *msg;	/* static text, e.g. "expected ':'" */
+	size_t offset;		/* bytes into the input, or JSON_OFFSET_NONE */
+	char msg[160];		/* e.g. "'[' or '{' expected near 'x'" */
 };
 
 /* Parses exactly one JSON document (RFC 8259, UTF-8) from text[0..len),
- * which need not be NUL-terminated. Returns 0 with *out set (free it with
- * json_free), -EINVAL with *err filled for malformed input or input over
- * the limits above, or -ENOMEM. */
+ * which need not be NUL-terminated; the caller bounds len. Returns 0 with
+ * *out set (free it with json_free), -EINVAL with *err filled for
+ * malformed input (a member given twice, U+0000 in a string, an integer
+ * beyond int64_t, nesting over JSON_MAX_DEPTH), or -ENOMEM. */
 int json_parse(const char *text, size_t len, struct json_value **out,
 	       struct json_error *err);
 void json_free(struct json_value *v);
 
-/* Object lookups; a duplicated key finds its first occurrence. All return
- * NULL/false when obj is not an object or the member is missing or of
- * another type. */
-const struct json_value *json_object_get(const struct json_value *obj,
-					 const char *key);
+/* Object lookups. All return NULL/false when obj is not an object or the
+ * member is missing or of another type. */
+const struct json_value *json_get(const struct json_value *obj,
+				  const char *key);
 const char *json_get_string(const struct json_value *obj, const char *key);
 bool json_get_bool(const struct json_value *obj, const char *key,
 		   bool *out);
@@ -113,6 +114,8 @@ void json_write_key(struct json_writer *w, const char *key);
 void json_write_string(struct json_writer *w, const char *s);
 void json_write_string_len(struct json_writer *w, const char *s, size_t len);
 void json_write_int(struct json_writer *w, int64_t v);
+/* Past INT64_MAX as a double: a reader's integers (jansson's too) are
+ * int64_t, and a guest can report any 64-bit figure. */
 void json_write_uint(struct json_writer *w, uint64_t v);
 /* The shortest form that reads back to the same double; NaN and the
  * infinities (not JSON) are written as null. */

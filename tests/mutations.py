@@ -68,8 +68,8 @@ MUTATIONS = {
         "unit-x86-boot", []),
     "control-unknown-member-accepted": (
         "control/control_server.c",
-        "\t\tif (bit < 0)",
-        "\t\tif (bit < 0 && 0)",
+        "\t\tif (!member_taken(cmd, key))",
+        "\t\tif (!member_taken(cmd, key) && 0)",
         "unit-control", []),
     "mmio-line-not-lowered": (
         "virtio/virtio_mmio.c",

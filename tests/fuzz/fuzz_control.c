@@ -27,7 +27,7 @@ static char reply[CONTROL_REPLY_MAX * 2];
 static int handle_echo(void *opaque, const struct json_value *request,
 		       struct json_writer *w)
 {
-	const struct json_value *v = json_object_get(request, "value");
+	const struct json_value *v = json_get(request, "value");
 	uint64_t bytes;
 	bool force;
 

@@ -457,9 +457,9 @@ static void test_requests(void)
 	expect_refused("req", "{\"cmd\":\"errno\",\"arg\":\"x\"}",
 		       "\"errno\" takes no member \"arg\"");
 	expect_refused("req", "{\"cmd\":\"echo\",\"arg\":\"x\",\"arg\":\"y\"}",
-		       "member \"arg\" given twice");
+		       "invalid JSON at byte 29: member \"arg\" given twice");
 	expect_refused("req", "{\"cmd\":\"echo\",\"cmd\":\"echo\"}",
-		       "member \"cmd\" given twice");
+		       "invalid JSON at byte 19: member \"cmd\" given twice");
 
 	CHECK_EQ(control_client_command("req", "huge", 0, &res), -EREMOTEIO);
 	CHECK(strstr(res.error, "too large") != NULL);
@@ -543,18 +543,18 @@ static void test_garbage(void)
 		return;
 	fd = raw_connect("junk");
 	raw_send(fd, lines, sizeof(lines) - 1);
-	expect_error(fd, "invalid JSON at byte 0");
+	expect_error(fd, "invalid JSON at byte 3: invalid token");
 	expect_error(fd, "must be a JSON object");
 	expect_error(fd, "needs \"cmd\"");
 	expect_error(fd, "needs \"cmd\"");
-	expect_error(fd, "invalid JSON");
-	expect_error(fd, "unexpected end of input");
-	expect_error(fd, "unexpected data after the value");
+	expect_error(fd, "invalid JSON at byte 1: invalid token");
+	expect_error(fd, "invalid JSON at byte 0: unexpected token");
+	expect_error(fd, "end of file expected near 'trailing'");
 	expect_echo(fd, "a");
-	expect_error(fd, "invalid JSON");
+	expect_error(fd, "\\u0000 in a string is not supported");
 	expect_echo(fd, "b");
 	raw_send(fd, nul_line, sizeof(nul_line) - 1);
-	expect_error(fd, "invalid JSON at byte 7");
+	expect_error(fd, "invalid JSON at byte 8");
 
 	/* Over-long lines get one error each, and the next line is served. */
 	buf = malloc(big);
