@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -13,7 +12,7 @@
 
 #include "lib/log.h"
 #include "lib/sandbox.h"
-#include "lib/thread_name.h"
+#include "lib/thread_start.h"
 #include "lib/util.h"
 
 /* With the guest's input buffer full, clients are read again after
@@ -235,23 +234,18 @@ static void *console_thread(void *arg)
 
 int run_console_start(struct run_console *rc, const struct vm_console *guest)
 {
-	sigset_t all, old;
 	int err;
 
 	rc->guest = guest;
 	pthread_mutex_init(&rc->lock, NULL);
-	/* Signals belong to the main thread and the vCPUs. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&rc->thread, NULL, console_thread, rc);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = thread_start_unsignalled(&rc->thread, console_thread, rc,
+				       "console-sock");
 	if (err) {
 		pr_err("cannot start the console socket's thread: %s",
 		       strerror(-err));
 		return err;
 	}
 	rc->started = true;
-	thread_name_set(rc->thread, "console-sock");
 	return 0;
 }
 

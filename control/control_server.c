@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +20,7 @@
 #include "lib/log.h"
 #include "lib/sandbox.h"
 #include "lib/listener.h"
-#include "lib/thread_name.h"
+#include "lib/thread_start.h"
 #include "lib/util.h"
 
 #define TOO_MANY_CLIENTS "{\"ok\":false,\"error\":\"too many clients\"}\n"
@@ -502,7 +501,6 @@ static void *server_thread(void *arg)
 
 int control_server_start(struct control_server *srv)
 {
-	sigset_t all, old;
 	int err;
 
 	if (srv->started)
@@ -510,15 +508,9 @@ int control_server_start(struct control_server *srv)
 	/* Who started the VM (before any drop to --user: the socket is
 	 * root's then). */
 	srv->owner = geteuid();
-	/* Signals belong to the main thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&srv->thread, NULL, server_thread, srv);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!err) {
-		srv->started = true;
-		thread_name_set(srv->thread, "control");
-	}
+	err = thread_start_unsignalled(&srv->thread, server_thread, srv,
+				       "control");
+	srv->started = !err;
 	return err;
 }
 

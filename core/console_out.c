@@ -15,7 +15,6 @@
 #include "core/console_out.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,7 +22,7 @@
 
 #include "lib/log.h"
 #include "lib/sandbox.h"
-#include "lib/thread_name.h"
+#include "lib/thread_start.h"
 #include "lib/util.h"
 
 /* However fast a trickling reader still makes progress, exit waits no
@@ -82,7 +81,6 @@ int console_out_init(struct console_out *co, int fd, size_t size,
 		     bool filter)
 {
 	pthread_condattr_t attr;
-	sigset_t all, old;
 	int err;
 
 	memset(co, 0, sizeof(*co));
@@ -99,11 +97,8 @@ int console_out_init(struct console_out *co, int fd, size_t size,
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&co->changed, &attr);
 	pthread_condattr_destroy(&attr);
-	/* Signals belong to the main thread and the vCPUs. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&co->thread, NULL, writer_thread, co);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = thread_start_unsignalled(&co->thread, writer_thread, co,
+				       "console");
 	if (err) {
 		pr_err("cannot start the console output thread: %s",
 		       strerror(-err));
@@ -114,7 +109,6 @@ int console_out_init(struct console_out *co, int fd, size_t size,
 		return err;
 	}
 	co->started = true;
-	thread_name_set(co->thread, "console");
 	return 0;
 }
 
