@@ -30,18 +30,18 @@ static void __attribute__((noreturn)) parent_wait(int fd, pid_t child)
 	_exit(1);
 }
 
+/* target onto /dev/null; -errno after one message if that fails. */
 static int null_onto(int target)
 {
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC), err = 0;
 
 	if (fd < 0 || dup2(fd, target) < 0) {
-		pr_err("/dev/null: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -errno;
+		err = -errno;
+		pr_err("/dev/null: %s", strerror(-err));
 	}
-	close(fd);
-	return 0;
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 int run_detach_start(void)
@@ -88,6 +88,9 @@ void run_detach_ready(int fd)
 	close(fd);
 	/* A caller reading stderr to its end (a pipe, $(...)) would wait
 	 * as long as the VM runs, and a terminal is not ours any more. */
-	if (fstat(STDERR_FILENO, &st) < 0 || !S_ISREG(st.st_mode))
-		null_onto(STDERR_FILENO);
+	if (fstat(STDERR_FILENO, &st) < 0 || !S_ISREG(st.st_mode)) {
+		/* The VM is up and the caller told so: a failure here was
+		 * reported, and the VM goes on with stderr as it was. */
+		(void)null_onto(STDERR_FILENO);
+	}
 }
