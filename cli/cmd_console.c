@@ -6,14 +6,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "backend/term.h"
 #include "cli/cmd_util.h"
 #include "cli/vm_select.h"
 #include "control/control_client.h"
+#include "control/control_path.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -27,25 +26,18 @@ static void end_signal_handler(int sig)
 	raise(sig);
 }
 
+/* The console socket, waiting at most as long as a control request. */
 static int socket_connect(const char *name, const char *path)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int fd;
+	int fd = control_path_connect(path, CONTROL_TIMEOUT_MS);
 
-	if (strlen(path) >= sizeof(addr.sun_path)) {
-		pr_err("VM \"%s\": console socket path too long", name);
-		return -1;
-	}
-	strcpy(addr.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+	if (fd == -ETIMEDOUT)
+		pr_err("VM \"%s\": its console %s is not responding", name,
+		       path);
+	else if (fd < 0)
 		pr_err("VM \"%s\": cannot connect to its console %s: %s", name,
-		       path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
+		       path, strerror(-fd));
+	return fd < 0 ? -1 : fd;
 }
 
 static bool write_all(int fd, const uint8_t *p, size_t n)

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "control/control_path.h"
@@ -34,28 +33,19 @@ static int result_fail(struct control_result *res, int err, const char *fmt,
 
 static int client_connect(const char *name, struct control_result *res)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	/* Bounds a connect() that waits for room in a full backlog. */
-	struct timeval tv = {
-		.tv_sec = CONTROL_TIMEOUT_MS / 1000,
-		.tv_usec = CONTROL_TIMEOUT_MS % 1000 * 1000,
-	};
+	char path[CONTROL_PATH_MAX];
 	int fd, err;
 
-	err = control_path_resolve(name, addr.sun_path, sizeof(addr.sun_path));
+	err = control_path_resolve(name, path, sizeof(path));
 	if (err == -EINVAL)
 		return result_fail(res, err, "invalid VM name \"%s\" (%s)",
 				   name, CONTROL_NAME_RULE);
 	if (err)
 		return result_fail(res, err, "cannot find the socket of VM "
 				   "\"%s\": %s", name, strerror(-err));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return result_fail(res, -errno, "socket: %s", strerror(errno));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-	    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		err = -errno;
-		close(fd);
+	fd = control_path_connect(path, CONTROL_TIMEOUT_MS);
+	if (fd < 0) {
+		err = fd;
 		if ((err == -ENOENT || err == -ECONNREFUSED) &&
 		    control_path_is_path(name))
 			return result_fail(res, err, "no VM listens on %s",
@@ -63,11 +53,11 @@ static int client_connect(const char *name, struct control_result *res)
 		if (err == -ENOENT || err == -ECONNREFUSED)
 			return result_fail(res, err, "no VM named \"%s\" (see "
 					   "thpvm list)", name);
-		if (err == -EAGAIN || err == -EINPROGRESS)
-			return result_fail(res, -ETIMEDOUT,
+		if (err == -ETIMEDOUT)
+			return result_fail(res, err,
 					   "VM \"%s\" is not responding", name);
 		return result_fail(res, err, "cannot connect to %s: %s",
-				   addr.sun_path, strerror(-err));
+				   path, strerror(-err));
 	}
 	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
 		err = -errno;

@@ -10,6 +10,8 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "core/vm.h"
@@ -164,6 +166,35 @@ int control_path_probe(const char *path)
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+int control_path_connect(const char *path, int timeout_ms)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	/* A Unix connect() waits for room in the backlog this long. */
+	struct timeval tv = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_usec = timeout_ms % 1000 * 1000,
+	};
+	static const struct timeval none;
+	int fd, err = 0;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none)) < 0)
+		err = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT :
+								-errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
 }
 
 /* Called with the directory lock held, so that no other thpvm removes or

@@ -16,6 +16,7 @@
 #include "control/control_client.h"
 #include "control/control_path.h"
 #include "control/control_server.h"
+#include "lib/util.h"
 #include "unit.h"
 
 static char tmp_root[] = "/tmp/thpvm-test-XXXXXX";
@@ -422,6 +423,45 @@ static void test_stale_socket(void)
 	control_result_free(&res);
 }
 
+/* A listener that never accepts: connections fill its backlog, and the
+ * next connect gives up after its timeout instead of waiting for ever;
+ * the socket it returns has no send timeout left. */
+static void test_connect_timeout(void)
+{
+	char path[CONTROL_PATH_MAX];
+	int listen_fd, fds[8], n = 0, fd, i;
+	struct timespec start;
+	struct timeval tv;
+	socklen_t len = sizeof(tv);
+
+	use_runtime_dir();
+	socket_path("full", path);
+	listen_fd = control_path_listen(path, 0);
+	CHECK(listen_fd >= 0);
+	if (listen_fd < 0)
+		return;
+	fd = control_path_connect(path, 100);
+	CHECK(fd >= 0);
+	CHECK_EQ(getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len), 0);
+	CHECK(tv.tv_sec == 0 && tv.tv_usec == 0);
+	fds[n++] = fd;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (n < (int)ARRAY_SIZE(fds)) {
+		fd = control_path_connect(path, 100);
+		if (fd < 0)
+			break;
+		fds[n++] = fd;
+	}
+	CHECK_EQ(fd, -ETIMEDOUT);
+	CHECK(time_ms_since(&start) >= 90);
+	CHECK_EQ(control_path_connect("/nonexistent/thpvm.sock", 100),
+		 -ENOENT);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	close(listen_fd);
+	unlink(path);
+}
+
 static void test_requests(void)
 {
 	struct control_server *srv = server_start("req");
@@ -775,6 +815,7 @@ int main(void)
 		UNIT_TEST(test_socket_permissions),
 		UNIT_TEST(test_duplicate_name),
 		UNIT_TEST(test_stale_socket),
+		UNIT_TEST(test_connect_timeout),
 		UNIT_TEST(test_requests),
 		UNIT_TEST(test_registration),
 		UNIT_TEST(test_garbage),
