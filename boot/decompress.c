@@ -377,12 +377,30 @@ static int lz4_decode(const uint8_t *in, size_t in_len, struct outbuf *ob)
 }
 
 /* Runs the decoder for c, which can_unpack, into ob. */
+/* An image stored as it is: copied whole, within the limit. */
+static int none_decode(const uint8_t *in, size_t in_len, struct outbuf *ob)
+{
+	int err;
+
+	if (in_len > ob->max)
+		return -EFBIG;
+	err = outbuf_grow(ob, in_len);
+	if (err)
+		return err;
+	memcpy(ob->buf + ob->len, in, in_len);
+	ob->len += in_len;
+	return 0;
+}
+
 static int decode(enum compression c, const uint8_t *in, size_t in_len,
 		  struct outbuf *ob)
 {
 	int err;
 
 	switch (c) {
+	case COMPRESSION_NONE:
+		err = none_decode(in, in_len, ob);
+		break;
 	case COMPRESSION_GZIP:
 		err = gzip_decode(in, in_len, ob);
 		break;
@@ -428,24 +446,17 @@ int decompress(enum compression c, const uint8_t *in, size_t in_len,
 {
 	struct outbuf ob;
 	uint8_t *shrunk;
+	size_t hint;
 	int err;
 
 	if (!compression_can_unpack(c))
 		return -ENOTSUP;
-	if (c == COMPRESSION_NONE) {
-		if (in_len > max_out)
-			return -EFBIG;
-		*out = malloc(in_len ? in_len : 1);
-		if (!*out) {
-			pr_err("out of memory for a %zu-byte image", in_len);
-			return -ENOMEM;
-		}
-		memcpy(*out, in, in_len);
-		*out_len = in_len;
-		return 0;
-	}
-	err = outbuf_init(&ob, max_out, in_len >= 4 ?
-				  get_le32(in + in_len - 4) : 0);
+	/* Linux appends the unpacked size to a compressed payload. */
+	if (c == COMPRESSION_NONE)
+		hint = in_len;
+	else
+		hint = in_len >= 4 ? get_le32(in + in_len - 4) : 0;
+	err = outbuf_init(&ob, max_out, hint);
 	if (err) {
 		/* The caller says nothing more: "already reported". */
 		pr_err("%s: out of memory to unpack into",
@@ -472,13 +483,6 @@ int decompress_into(enum compression c, const uint8_t *in, size_t in_len,
 
 	if (!compression_can_unpack(c))
 		return -ENOTSUP;
-	if (c == COMPRESSION_NONE) {
-		if (in_len > dst_size)
-			return -EFBIG;
-		memcpy(dst, in, in_len);
-		*out_len = in_len;
-		return 0;
-	}
 	outbuf_init_fixed(&ob, dst, dst_size);
 	err = decode(c, in, in_len, &ob);
 	if (!err)
