@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs the libFuzzer targets of a -Dfuzzing=true build one after the
-other, each for a given time in one process, and prints one Markdown
+other, each for a given time (or until a given number of executions)
+in one process, and prints one Markdown
 table row per target: the seconds it ran (less than asked if it stopped
 at a finding), executions, executions per second, edges covered
 (libFuzzer's final "cov:"), and findings (the crash, leak, timeout and
@@ -12,7 +13,7 @@ corpus of its own under --work, which it grows; findings go to
 (-close_fd_mask=2); libFuzzer's lines and sanitizer reports are kept in
 --work/NAME.log.
 
-Usage: run.py --build DIR [--seconds N] [--work DIR] [TARGET...]"""
+Usage: run.py --build DIR [--seconds N] [--runs N] [--work DIR] [TARGET...]"""
 import argparse
 import glob
 import os
@@ -27,7 +28,7 @@ STAT = re.compile(r"^stat::(\w+):\s+(\d+)")
 FINDINGS = ("crash-", "leak-", "timeout-", "oom-")
 
 
-def run_target(build, name, seconds, work):
+def run_target(build, name, seconds, runs, work):
     exe = os.path.join(build, "tests", "fuzz", "fuzz_" + name)
     corpus = os.path.join(work, "corpus", name)
     findings = os.path.join(work, "findings")
@@ -40,6 +41,7 @@ def run_target(build, name, seconds, work):
     start = time.monotonic()
     with open(log, "w") as f:
         subprocess.run([exe, "-max_total_time=%d" % seconds,
+                        "-runs=%d" % runs,
                         "-print_final_stats=1", "-close_fd_mask=2",
                         "-timeout=10", "-rss_limit_mb=2048",
                         "-artifact_prefix=%s/%s-" % (findings, name),
@@ -67,6 +69,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", required=True)
     p.add_argument("--seconds", type=int, default=60)
+    p.add_argument("--runs", type=int, default=-1,
+                   help="stop after this many executions (-1: no limit)")
     p.add_argument("--work", default="/tmp/thpvm-fuzz")
     p.add_argument("targets", nargs="*")
     args = p.parse_args()
@@ -81,7 +85,7 @@ def main():
     print("|---|---:|---:|---:|---:|---|")
     failed = False
     for name in targets:
-        r = run_target(args.build, name, args.seconds, args.work)
+        r = run_target(args.build, name, args.seconds, args.runs, args.work)
         failed |= bool(r["findings"]) or not r["execs"]
         print("| %s | %.0f | %d | %d | %d | %s |" % (
             name, r["seconds"], r["execs"], r["per_sec"], r["edges"],
