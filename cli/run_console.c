@@ -45,7 +45,7 @@ void run_console_init(struct run_console *rc)
 
 int run_console_open(struct run_console *rc, const char *path)
 {
-	int fds[2], err;
+	int fds[2], fd, err;
 
 	run_console_init(rc);
 	if (strlen(path) >= sizeof(rc->path)) {
@@ -54,8 +54,9 @@ int run_console_open(struct run_console *rc, const char *path)
 		return -ENAMETOOLONG;
 	}
 	strcpy(rc->path, path);
-	err = control_path_listen(path, RUN_CONSOLE_MAX_CLIENTS);
-	if (err < 0) {
+	fd = control_path_listen(path, RUN_CONSOLE_MAX_CLIENTS);
+	if (fd < 0) {
+		err = fd;
 		if (err == -EADDRINUSE)
 			pr_err("console socket %s: another VM listens there",
 			       path);
@@ -67,7 +68,7 @@ int run_console_open(struct run_console *rc, const char *path)
 			       strerror(-err));
 		return err;
 	}
-	rc->listener.fd = err;
+	listener_init(&rc->listener, fd, "console socket");
 	rc->linked = 1;
 	rc->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (rc->stop_fd < 0 || pipe2(fds, O_CLOEXEC) < 0) {

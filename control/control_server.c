@@ -83,7 +83,7 @@ int control_server_open(const char *path, struct control_server **out)
 {
 	struct control_server *srv;
 	unsigned i;
-	int err;
+	int fd, err;
 
 	if (strlen(path) >= sizeof(srv->path))
 		return -ENAMETOOLONG;
@@ -98,10 +98,12 @@ int control_server_open(const char *path, struct control_server **out)
 		goto fail;
 	}
 	strcpy(srv->path, path);
-	err = control_path_listen(path, CONTROL_MAX_CLIENTS);
-	if (err < 0)
+	fd = control_path_listen(path, CONTROL_MAX_CLIENTS);
+	if (fd < 0) {
+		err = fd;
 		goto fail;
-	listener_init(&srv->listener, err, "control socket");
+	}
+	listener_init(&srv->listener, fd, "control socket");
 	*out = srv;
 	return 0;
 fail:
