@@ -17,14 +17,6 @@ static const char *fmt_size(uint64_t bytes, char *buf)
 	return size_format(bytes, buf, 32);
 }
 
-static uint64_t get_u64(const struct json_value *reply, const char *key)
-{
-	uint64_t v = 0;
-
-	json_get_u64(reply, key, &v);
-	return v;
-}
-
 static int balloon_print(const char *name, const struct json_value *reply)
 {
 	const struct json_value *stats = json_get(reply, "stats");
@@ -45,20 +37,20 @@ static int balloon_print(const char *name, const struct json_value *reply)
 	printf("Driver: %s\n", driver_ok ? "ready" : "not started");
 	printf("RAM: %s\n", fmt_size(ram, a));
 	printf("Target: %s in the balloon, %s for the guest\n",
-	       fmt_size(get_u64(reply, "target"), a),
-	       fmt_size(get_u64(reply, "guest_target"), b));
+	       fmt_size(cmd_reply_u64(reply, "target"), a),
+	       fmt_size(cmd_reply_u64(reply, "guest_target"), b));
 	printf("Actual: %s in the balloon\n",
-	       fmt_size(get_u64(reply, "actual"), a));
+	       fmt_size(cmd_reply_u64(reply, "actual"), a));
 	printf("Policy: %s\n", policy);
 	printf("Released to the host: %s in %llu calls\n",
-	       fmt_size(get_u64(reply, "released"), a),
-	       (unsigned long long)get_u64(reply, "release_calls"));
+	       fmt_size(cmd_reply_u64(reply, "released"), a),
+	       (unsigned long long)cmd_reply_u64(reply, "release_calls"));
 	printf("Partial blocks: %llu, holding %s\n",
-	       (unsigned long long)get_u64(reply, "partial_blocks"),
-	       fmt_size(get_u64(reply, "held"), a));
-	printf("Host resident: %s\n", fmt_size(get_u64(reply, "resident"), a));
+	       (unsigned long long)cmd_reply_u64(reply, "partial_blocks"),
+	       fmt_size(cmd_reply_u64(reply, "held"), a));
+	printf("Host resident: %s\n", fmt_size(cmd_reply_u64(reply, "resident"), a));
 	printf("Huge pages: %s (%.1f%% of RAM)\n",
-	       fmt_size(get_u64(reply, "huge"), a), percent);
+	       fmt_size(cmd_reply_u64(reply, "huge"), a), percent);
 	if (!stats || stats->type != JSON_TYPE_OBJECT ||
 	    !json_get_double(reply, "stats_age", &age)) {
 		printf("Guest stats: none yet\n");
@@ -67,7 +59,7 @@ static int balloon_print(const char *name, const struct json_value *reply)
 	printf("Guest stats (%.1f s old):\n", age);
 	for (i = 0; i < stats->object.len; i++) {
 		const struct json_member *m = &stats->object.members[i];
-		uint64_t v = get_u64(stats, m->key);
+		uint64_t v = cmd_reply_u64(stats, m->key);
 
 		/* Counters are counts; the rest are sizes in bytes. */
 		if (strstr(m->key, "faults") || strstr(m->key, "hugetlb"))

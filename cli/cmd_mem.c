@@ -13,14 +13,6 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-static uint64_t get_u64(const struct json_value *reply, const char *key)
-{
-	uint64_t v = 0;
-
-	json_get_u64(reply, key, &v);
-	return v;
-}
-
 static int mem_print(const char *name, const struct json_value *reply)
 {
 	char a[32], b[32];
@@ -39,22 +31,22 @@ static int mem_print(const char *name, const struct json_value *reply)
 	printf("Driver: %s\n", driver_ok ? "ready" : "not started");
 	printf("Region: %s at 0x%llx, in blocks of %s\n",
 	       size_format(region, a, sizeof(a)), (unsigned long long)addr,
-	       size_format(get_u64(reply, "block_size"), b, sizeof(b)));
+	       size_format(cmd_reply_u64(reply, "block_size"), b, sizeof(b)));
 	printf("Requested: %s\n",
-	       size_format(get_u64(reply, "requested_size"), a, sizeof(a)));
+	       size_format(cmd_reply_u64(reply, "requested_size"), a, sizeof(a)));
 	printf("Plugged: %s\n",
-	       size_format(get_u64(reply, "plugged_size"), a, sizeof(a)));
+	       size_format(cmd_reply_u64(reply, "plugged_size"), a, sizeof(a)));
 	printf("Requests: %llu plugs, %llu unplugs, %llu refused\n",
-	       (unsigned long long)get_u64(reply, "plugs"),
-	       (unsigned long long)get_u64(reply, "unplugs"),
-	       (unsigned long long)get_u64(reply, "refused"));
+	       (unsigned long long)cmd_reply_u64(reply, "plugs"),
+	       (unsigned long long)cmd_reply_u64(reply, "unplugs"),
+	       (unsigned long long)cmd_reply_u64(reply, "refused"));
 	printf("Released to the host: %s in %llu calls\n",
-	       size_format(get_u64(reply, "released"), a, sizeof(a)),
-	       (unsigned long long)get_u64(reply, "release_calls"));
+	       size_format(cmd_reply_u64(reply, "released"), a, sizeof(a)),
+	       (unsigned long long)cmd_reply_u64(reply, "release_calls"));
 	printf("Host resident: %s\n",
-	       size_format(get_u64(reply, "resident"), a, sizeof(a)));
+	       size_format(cmd_reply_u64(reply, "resident"), a, sizeof(a)));
 	printf("Huge pages: %s (%.1f%% of what is plugged)\n",
-	       size_format(get_u64(reply, "huge"), a, sizeof(a)), percent);
+	       size_format(cmd_reply_u64(reply, "huge"), a, sizeof(a)), percent);
 	return 0;
 }
 

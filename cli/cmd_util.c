@@ -212,3 +212,11 @@ int cmd_print_reply(const struct json_value *reply)
 	json_writer_free(&w);
 	return rc;
 }
+
+uint64_t cmd_reply_u64(const struct json_value *reply, const char *key)
+{
+	uint64_t v = 0;
+
+	json_get_u64(reply, key, &v);
+	return v;
+}

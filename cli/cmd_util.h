@@ -5,10 +5,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "cli/commands.h"
 #include "lib/json.h"
+
+/* A reply's unsigned figure, or 0 where it has none: for printing. */
+uint64_t cmd_reply_u64(const struct json_value *reply, const char *key);
 
 extern const struct command *const command_table[];
 extern const size_t command_table_len;

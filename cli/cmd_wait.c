@@ -13,14 +13,6 @@
 
 #define WAIT_POLL_MS 100
 
-static uint64_t get_u64(const struct json_value *reply, const char *key)
-{
-	uint64_t v = 0;
-
-	json_get_u64(reply, key, &v);
-	return v;
-}
-
 /* Why the guest's driver does not move, where that can be known: the VM
  * is paused, or no driver has started the device. "" otherwise. */
 static const char *wait_blocker(const char *name, const struct cmd_wait *w,
@@ -57,8 +49,8 @@ int cmd_wait_target(const char *name, const struct cmd_wait *w,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		target = get_u64(res->reply, w->target_key);
-		actual = get_u64(res->reply, w->actual_key);
+		target = cmd_reply_u64(res->reply, w->target_key);
+		actual = cmd_reply_u64(res->reply, w->actual_key);
 		if (actual == target)
 			break;
 		if (time_ms_since(&t0) >= timeout_s * 1e3) {

@@ -176,7 +176,7 @@ int control_path_connect(const char *path, int timeout_ms)
 		.tv_sec = timeout_ms / 1000,
 		.tv_usec = timeout_ms % 1000 * 1000,
 	};
-	static const struct timeval none;
+	static const struct timeval no_timeout;
 	int fd, err = 0;
 
 	if (strlen(path) >= sizeof(addr.sun_path))
@@ -187,7 +187,8 @@ int control_path_connect(const char *path, int timeout_ms)
 		return -errno;
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
 	    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none)) < 0)
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &no_timeout,
+		       sizeof(no_timeout)) < 0)
 		err = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT :
 								-errno;
 	if (err) {

@@ -37,7 +37,8 @@ int listener_accept(struct listener *l)
 
 		if (fd >= 0)
 			return fd;
-		/* A client that gave up before we took it. */
+		/* Interrupted, or a client that gave up before we took
+		 * it: the next one may be there. */
 		if (errno == EINTR || errno == ECONNABORTED)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
