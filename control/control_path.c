@@ -149,14 +149,24 @@ void control_path_unlock(int lock_fd)
 	close(lock_fd);	/* drops the flock */
 }
 
+/* The Unix socket address of path; -ENAMETOOLONG if it does not fit. */
+static int unix_addr(const char *path, struct sockaddr_un *addr)
+{
+	if (strlen(path) >= sizeof(addr->sun_path))
+		return -ENAMETOOLONG;
+	memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	strcpy(addr->sun_path, path);
+	return 0;
+}
+
 int control_path_probe(const char *path)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int fd, err = 0;
+	struct sockaddr_un addr;
+	int fd, err = unix_addr(path, &addr);
 
-	if (strlen(path) >= sizeof(addr.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(addr.sun_path, path);
+	if (err)
+		return err;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -170,18 +180,17 @@ int control_path_probe(const char *path)
 
 int control_path_connect(const char *path, int timeout_ms)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct sockaddr_un addr;
 	/* A Unix connect() waits for room in the backlog this long. */
 	struct timeval tv = {
 		.tv_sec = timeout_ms / 1000,
 		.tv_usec = timeout_ms % 1000 * 1000,
 	};
 	static const struct timeval no_timeout;
-	int fd, err = 0;
+	int fd, err = unix_addr(path, &addr);
 
-	if (strlen(path) >= sizeof(addr.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(addr.sun_path, path);
+	if (err)
+		return err;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -202,11 +211,13 @@ int control_path_connect(const char *path, int timeout_ms)
  * binds this path between the probe and bind(). */
 static int path_bind(const char *path, int backlog)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct sockaddr_un addr;
 	struct stat st;
 	mode_t old_umask;
-	int fd, err;
+	int fd, err = unix_addr(path, &addr);
 
+	if (err)
+		return err;
 	err = control_path_probe(path);
 	if (!err)
 		return -EADDRINUSE;
@@ -227,7 +238,6 @@ static int path_bind(const char *path, int backlog)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	strcpy(addr.sun_path, path);
 	/* bind() creates the socket file with the umask applied: 0600. */
 	old_umask = umask(0177);
 	err = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ? -errno : 0;
