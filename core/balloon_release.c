@@ -111,7 +111,8 @@ static int range_cmp(const void *a, const void *b)
 	return x->pfn < y->pfn ? -1 : x->pfn > y->pfn;
 }
 
-/* Drops the ranges that are not wholly inside one RAM region, moves the
+/* Drops the ranges that are not wholly inside one boot RAM region (the
+ * hotplug region is virtio-mem's, outside the bitmaps), moves the
  * others to the front and sorts them. Returns how many are left. */
 static unsigned batch_prepare(struct balloon_release *br,
 			      struct balloon_range *ranges, unsigned nr,
@@ -127,7 +128,7 @@ static unsigned batch_prepare(struct balloon_release *br,
 			batch_error(br, be, "empty range", r->pfn, 1);
 		else if (r->pfn > MAX_PFN || r->nr_pages > MAX_PFN - r->pfn)
 			batch_error(br, be, "range wraps", r->pfn, 1);
-		else if (guest_ram_contig(br->ram, gpa) <
+		else if (guest_ram_boot_contig(br->ram, gpa) <
 			 r->nr_pages << BALLOON_PAGE_SHIFT)
 			batch_error(br, be, "outside guest RAM", r->pfn, 1);
 		else
@@ -175,7 +176,8 @@ static void release_add(struct balloon_release *br, uint64_t gpa,
 		uint64_t end = MAX(last->gpa + last->size, gpa + size);
 
 		if (gpa >= last->gpa && gpa <= last->gpa + last->size &&
-		    guest_ram_contig(br->ram, last->gpa) >= end - last->gpa) {
+		    guest_ram_boot_contig(br->ram, last->gpa) >=
+			    end - last->gpa) {
 			last->size = end - last->gpa;
 			return;
 		}

@@ -369,11 +369,20 @@ void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len)
 	return r->host + (gpa - r->gpa);
 }
 
+/* Bytes of r from gpa on; 0 when gpa is in no region. */
+static uint64_t left_in(const struct ram_region *r, uint64_t gpa)
+{
+	return r ? r->size - (gpa - r->gpa) : 0;
+}
+
 uint64_t guest_ram_contig(const struct guest_ram *ram, uint64_t gpa)
 {
-	const struct ram_region *r = region_of(ram, gpa);
+	return left_in(region_of(ram, gpa), gpa);
+}
 
-	return r ? r->size - (gpa - r->gpa) : 0;
+uint64_t guest_ram_boot_contig(const struct guest_ram *ram, uint64_t gpa)
+{
+	return left_in(boot_region_of(ram, gpa), gpa);
 }
 
 uint64_t guest_ram_offset(const struct guest_ram *ram, uint64_t gpa)

@@ -101,8 +101,11 @@ bool guest_ram_range(const struct guest_ram *ram, unsigned i,
 void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len);
 
 /* Bytes of guest RAM contiguous from gpa within its region (0 if gpa is not
- * RAM). */
+ * RAM), boot RAM or the hotplug region. */
 uint64_t guest_ram_contig(const struct guest_ram *ram, uint64_t gpa);
+/* The same within boot RAM only (0 in the hotplug region): for the
+ * balloon, whose bitmaps cover boot RAM (guest_ram_offset). */
+uint64_t guest_ram_boot_contig(const struct guest_ram *ram, uint64_t gpa);
 
 /* Where gpa lies in boot RAM counted without its holes (0 .. total - 1),
  * or UINT64_MAX when it is not boot RAM. A range inside one region is contiguous

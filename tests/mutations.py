@@ -58,8 +58,8 @@ MUTATIONS = {
         "unit-balloon-release", []),
     "runs-merge-across-regions": (
         "core/balloon_release.c",
-        "\t\t    guest_ram_contig(br->ram, last->gpa) >= end - last->gpa) {",
-        "\t\t    1) {",
+        "\t\t    guest_ram_boot_contig(br->ram, last->gpa) >=",
+        "\t\t    UINT64_MAX >=",
         "unit-balloon-release", []),
     "e820-no-reserved-ebda": (
         "arch/x86/memory_map.c",

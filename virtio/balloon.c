@@ -83,13 +83,13 @@ static bool element_range(const uint8_t *e, bool cont,
 	return IS_ALIGNED(size, BALLOON_PAGE_SIZE);
 }
 
-/* Whether r lies wholly inside one RAM region: only such a range can be
+/* Whether r lies wholly inside one boot RAM region: only such a range can be
  * cut at the budget and stay what the guest asked for. */
 static bool range_in_ram(const struct guest_ram *ram,
 			 const struct balloon_range *r)
 {
 	return r->nr_pages &&
-	       guest_ram_contig(ram, r->pfn << BALLOON_PAGE_SHIFT) >=
+	       guest_ram_boot_contig(ram, r->pfn << BALLOON_PAGE_SHIFT) >=
 		       r->nr_pages << BALLOON_PAGE_SHIFT;
 }
 

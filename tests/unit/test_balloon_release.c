@@ -181,6 +181,26 @@ static void test_hostile_ranges(void)
 	balloon_release_destroy(&br);
 }
 
+/* Pages of the hotplug region (virtio-mem's, above boot RAM) are not
+ * the balloon's: its bitmaps cover boot RAM only, so inflating,
+ * deflating or reporting them is ignored, never indexed. */
+static void test_hotplug_pages_refused(void)
+{
+	const uint64_t hp = 64 * MiB;
+	struct balloon_range in[] = { R(hp / PAGE, 1), R(hp / PAGE + PPB, PPB) };
+	struct balloon_range rep[] = { R(hp / PAGE, 2 * PPB) };
+
+	setup(BALLOON_EAGER);
+	CHECK_EQ(guest_ram_map_hotplug(&ram, hp, 8 * MiB), 0);
+	CHECK_EQ(balloon_inflate(&br, in, ARRAY_SIZE(in)), 0);
+	CHECK_EQ(br.stats.ignored, ARRAY_SIZE(in));
+	CHECK_EQ(balloon_deflate(&br, in, ARRAY_SIZE(in)), 0);
+	CHECK_EQ(balloon_report(&br, rep, 1), 0);
+	CHECK_EQ(nr_runs, 0);
+	CHECK_EQ(br.stats.ballooned_pages, 0);
+	balloon_release_destroy(&br);
+}
+
 /* Regions that touch in guest-physical space are still released one
  * call each: each call must stay inside one host mapping. */
 static void test_adjacent_regions(void)
@@ -863,6 +883,7 @@ int main(void)
 		UNIT_TEST(test_eager_adjacent_ranges),
 		UNIT_TEST(test_repeated_and_overlapping),
 		UNIT_TEST(test_hostile_ranges),
+		UNIT_TEST(test_hotplug_pages_refused),
 		UNIT_TEST(test_adjacent_regions),
 		UNIT_TEST(test_preserve_partial_then_complete),
 		UNIT_TEST(test_preserve_merges_blocks),
