@@ -241,8 +241,11 @@ def test_threads_are_named():
         task = f"/proc/{p.pid}/task"
         names = []
         for tid in os.listdir(task):
-            with open(os.path.join(task, tid, "comm")) as f:
-                names.append(f.read().strip())
+            try:
+                with open(os.path.join(task, tid, "comm")) as f:
+                    names.append(f.read().strip())
+            except (FileNotFoundError, ProcessLookupError):
+                continue    # ended since the listing
         harness.stop_and_wait(p, "named")
     assert names.count("thpvm") == 1, names
     # blk0 runs on io_uring (the kernel's iou-wrk threads help it),
