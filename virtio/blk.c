@@ -345,8 +345,8 @@ static void ring_done(struct virtio_blk *blk, struct blk_request *req,
 	}
 	if (req->io != IO_FLUSH && res >= 0) {
 		/* Less than asked (0: the image shrank under us): the rest
-		 * goes again. */
-		if (!res) {
+		 * goes again. Nothing asked is done, as on threads. */
+		if (!res && req->bytes) {
 			res = -EIO;
 		} else if ((req->done += res) < req->bytes) {
 			req->offset += res;

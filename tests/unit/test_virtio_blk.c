@@ -208,7 +208,7 @@ static void flush_error(void)
 }
 
 /* Refusals: a write to a read-only disk, past its end, an unknown
- * request. */
+ * request; and what is not one. */
 static void refusals(void)
 {
 	if (!setup(true))
@@ -219,6 +219,8 @@ static void refusals(void)
 	CHECK_EQ(request(0x7f, 0, 0), VIRTIO_BLK_S_UNSUPP);
 	CHECK_EQ(request(VIRTIO_BLK_T_IN, DISK_SIZE / SECTOR - 1, SECTOR),
 		 VIRTIO_BLK_S_OK);
+	/* A read of no data is no error, on either engine. */
+	CHECK_EQ(request(VIRTIO_BLK_T_IN, 0, 0), VIRTIO_BLK_S_OK);
 	teardown();
 }
 
