@@ -95,16 +95,11 @@ static const struct cmd_wait balloon_wait = {
 	.print = balloon_print,
 };
 
-/* What the options ask for: which VM, a new target (key: inflate,
- * deflate or set; NULL: none) and how long to wait for it. */
-struct balloon_request {
-	struct vm_select sel;
-	struct cmd_change change;
-};
-
+/* A new target (key: inflate, deflate or set) and how long to wait for
+ * it. */
 static int balloon_take_option(void *ctx, int opt, const char *arg)
 {
-	struct balloon_request *req = ctx;
+	struct cmd_change_request *req = ctx;
 	int rc = vm_select_take(&req->sel, &cmd_balloon, opt, arg);
 
 	if (rc >= 0)
@@ -122,14 +117,6 @@ static int balloon_take_option(void *ctx, int opt, const char *arg)
 		       EXIT_USAGE : 0;
 }
 
-static int balloon_one(void *ctx, const char *name,
-		       const struct json_value *info)
-{
-	const struct balloon_request *req = ctx;
-
-	return cmd_change_one(name, &balloon_wait, &req->change);
-}
-
 static int balloon_main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -140,18 +127,9 @@ static int balloon_main(int argc, char **argv)
 		VM_SELECT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct balloon_request req = { .change = { .key = NULL } };
-	const struct cmd_options own = {
-		.options = options, .take = balloon_take_option, .ctx = &req,
-	};
-	struct cmd_args args;
-	int rc;
 
-	rc = vm_select_parse(&req.sel, &cmd_balloon, argc, argv, &own, &args);
-	if (rc >= 0)
-		return rc;
-	req.change.json = args.json;
-	return vm_select_each(&req.sel, balloon_one, &req);
+	return cmd_change_main(&cmd_balloon, &balloon_wait, options,
+			       balloon_take_option, argc, argv);
 }
 
 const struct command cmd_balloon = {

@@ -63,16 +63,10 @@ static const struct cmd_wait mem_wait = {
 
 enum { OPT_SET = CMD_OPT_BASE, OPT_WAIT };
 
-/* What the options ask for: which VM, a new requested size (key "set")
- * and how long to wait for it. */
-struct mem_request {
-	struct vm_select sel;
-	struct cmd_change change;
-};
-
+/* A new requested size (key "set") and how long to wait for it. */
 static int mem_take_option(void *ctx, int opt, const char *arg)
 {
-	struct mem_request *req = ctx;
+	struct cmd_change_request *req = ctx;
 	int rc = vm_select_take(&req->sel, &cmd_mem, opt, arg);
 
 	if (rc >= 0)
@@ -92,13 +86,6 @@ static int mem_take_option(void *ctx, int opt, const char *arg)
 	return 0;
 }
 
-static int mem_one(void *ctx, const char *name, const struct json_value *info)
-{
-	const struct mem_request *req = ctx;
-
-	return cmd_change_one(name, &mem_wait, &req->change);
-}
-
 static int mem_main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -107,18 +94,9 @@ static int mem_main(int argc, char **argv)
 		VM_SELECT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct mem_request req = { .change = { .key = NULL } };
-	const struct cmd_options own = {
-		.options = options, .take = mem_take_option, .ctx = &req,
-	};
-	struct cmd_args args;
-	int rc;
 
-	rc = vm_select_parse(&req.sel, &cmd_mem, argc, argv, &own, &args);
-	if (rc >= 0)
-		return rc;
-	req.change.json = args.json;
-	return vm_select_each(&req.sel, mem_one, &req);
+	return cmd_change_main(&cmd_mem, &mem_wait, options, mem_take_option,
+			       argc, argv);
 }
 
 const struct command cmd_mem = {

@@ -95,8 +95,9 @@ int cmd_wait_parse(const char *cmd, const char *arg, unsigned long *wait_s)
 	return 0;
 }
 
-int cmd_change_one(const char *name, const struct cmd_wait *w,
-		   const struct cmd_change *c)
+/* One VM's request, wait and reply (cmd_change_main). */
+static int cmd_change_one(const char *name, const struct cmd_wait *w,
+			  const struct cmd_change *c)
 {
 	struct control_result res;
 	struct json_writer jw;
@@ -128,4 +129,37 @@ int cmd_change_one(const char *name, const struct cmd_wait *w,
 	rc = c->json ? cmd_print_reply(res.reply) : w->print(name, res.reply);
 	control_result_free(&res);
 	return rc;
+}
+
+struct change_each {
+	const struct cmd_wait *w;
+	const struct cmd_change *change;
+};
+
+static int change_each_vm(void *ctx, const char *name,
+			  const struct json_value *info)
+{
+	const struct change_each *e = ctx;
+
+	return cmd_change_one(name, e->w, e->change);
+}
+
+int cmd_change_main(const struct command *cmd, const struct cmd_wait *w,
+		    const struct option *options,
+		    int (*take)(void *ctx, int opt, const char *arg),
+		    int argc, char **argv)
+{
+	struct cmd_change_request req = { .change = { .key = NULL } };
+	const struct cmd_options own = {
+		.options = options, .take = take, .ctx = &req,
+	};
+	struct change_each each = { w, &req.change };
+	struct cmd_args args;
+	int rc;
+
+	rc = vm_select_parse(&req.sel, cmd, argc, argv, &own, &args);
+	if (rc >= 0)
+		return rc;
+	req.change.json = args.json;
+	return vm_select_each(&req.sel, change_each_vm, &each);
 }

@@ -5,6 +5,7 @@
 #ifndef THPVM_CMD_WAIT_H
 #define THPVM_CMD_WAIT_H
 
+#include "cli/vm_select.h"
 #include "control/control_client.h"
 
 #define WAIT_DEFAULT_S 60
@@ -34,10 +35,21 @@ struct cmd_change {
  * default). Returns 0, or EXIT_USAGE after saying why. */
 int cmd_wait_parse(const char *cmd, const char *arg, unsigned long *wait_s);
 
-/* Sends {"cmd": w->cmd} (with c->key: c->value where set) to the VM,
- * waits as c says, prints the last reply. Returns the exit status. */
-int cmd_change_one(const char *name, const struct cmd_wait *w,
-		   const struct cmd_change *c);
+/* What the command line of thpvm balloon or mem asks: which VMs, and the
+ * change for each. The command's own option function gets it as ctx. */
+struct cmd_change_request {
+	struct vm_select sel;
+	struct cmd_change change;
+};
+
+/* The whole of such a command: parses argv with the command's own
+ * options (and take), then, for each VM selected, sends {"cmd": w->cmd}
+ * (with change.key: change.value where set), waits as asked and prints
+ * the last reply. Returns the exit status. */
+int cmd_change_main(const struct command *cmd, const struct cmd_wait *w,
+		    const struct option *options,
+		    int (*take)(void *ctx, int opt, const char *arg),
+		    int argc, char **argv);
 
 /* Sends w->cmd again until the reply's actual equals its target or
  * timeout_s pass; res holds the last reply. On a terminal, a progress
