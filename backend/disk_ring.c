@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/log.h"
 #include "lib/util.h"
 
 #define IMAGE_INDEX 0		/* the image, as the ring's fixed file */
@@ -110,27 +111,33 @@ void disk_ring_exit(struct disk_ring *r)
 	r->ready = false;
 }
 
-/* A free submission entry, submitting what is queued if there is none. */
-static struct io_uring_sqe *get_sqe(struct disk_ring *r)
+/* A free submission entry, submitting what is queued if there is none;
+ * NULL with *err set when there is none. */
+static struct io_uring_sqe *get_sqe(struct disk_ring *r, int *err)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+	struct io_uring_sqe *sqe = NULL;
 
+	*err = r->failed;
+	if (*err)
+		return NULL;
+	sqe = io_uring_get_sqe(&r->ring);
 	if (!sqe && disk_ring_submit(r) == 0)
 		sqe = io_uring_get_sqe(&r->ring);
-	if (sqe) {
+	if (sqe)
 		r->queued++;
-		r->in_flight++;
-	}
+	else
+		*err = r->failed ? r->failed : -EBUSY;
 	return sqe;
 }
 
 int disk_ring_rw(struct disk_ring *r, bool write, const struct iovec *iov,
 		 unsigned nr, uint64_t offset, uint64_t tag)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	int err;
+	struct io_uring_sqe *sqe = get_sqe(r, &err);
 
 	if (!sqe)
-		return -EBUSY;
+		return err;
 	if (write)
 		io_uring_prep_writev(sqe, IMAGE_INDEX, iov, nr, offset);
 	else
@@ -142,10 +149,11 @@ int disk_ring_rw(struct disk_ring *r, bool write, const struct iovec *iov,
 
 int disk_ring_flush(struct disk_ring *r, uint64_t tag)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	int err;
+	struct io_uring_sqe *sqe = get_sqe(r, &err);
 
 	if (!sqe)
-		return -EBUSY;
+		return err;
 	io_uring_prep_fsync(sqe, IMAGE_INDEX, IORING_FSYNC_DATASYNC);
 	/* Drain: every request submitted before it completes first. */
 	sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_DRAIN;
@@ -155,16 +163,33 @@ int disk_ring_flush(struct disk_ring *r, uint64_t tag)
 
 int disk_ring_submit(struct disk_ring *r)
 {
-	while (r->queued) {
+	unsigned waits = 0;
+
+	while (r->queued && !r->failed) {
 		int n = io_uring_submit(&r->ring);
 
-		if (n == -EINTR || n == -EAGAIN || n == -EBUSY)
+		if (n == -EINTR)
 			continue;
-		if (n < 0)
-			return n;
-		r->queued -= MIN((unsigned)n, r->queued);
+		/* Out of resources for now. With requests in flight, their
+		 * completions wake the caller to try again; with none, only
+		 * time helps, and a second of it ends the ring. */
+		if (n == -EAGAIN || n == -EBUSY || n == -ENOMEM) {
+			if (r->in_flight)
+				return -EAGAIN;
+			if (++waits < 1000) {
+				usleep(1000);
+				continue;
+			}
+		}
+		if (n < 0) {
+			r->failed = n;
+			break;
+		}
+		n = MIN((unsigned)n, r->queued);
+		r->queued -= n;
+		r->in_flight += n;
 	}
-	return 0;
+	return r->failed;
 }
 
 bool disk_ring_pending(struct disk_ring *r)
@@ -172,19 +197,43 @@ bool disk_ring_pending(struct disk_ring *r)
 	return io_uring_cq_ready(&r->ring) > 0;
 }
 
-unsigned disk_ring_reap(struct disk_ring *r, struct disk_ring_done *out,
-			unsigned max, bool wait)
+/* After a failed submission, the entries the kernel never took (the
+ * last `queued` before our tail), each as a completion with that error.
+ * The kernel takes entries only when asked to submit, which the ring no
+ * longer does. */
+static unsigned reap_unsubmitted(struct disk_ring *r,
+				 struct disk_ring_done *out, unsigned max)
+{
+	struct io_uring_sq *sq = &r->ring.sq;
+	unsigned n;
+
+	for (n = 0; n < max && r->queued; n++, r->queued--) {
+		unsigned pos = sq->sqe_tail - r->queued;
+		struct io_uring_sqe *sqe =
+			&sq->sqes[sq->array[pos & sq->ring_mask]];
+
+		out[n].tag = sqe->user_data;
+		out[n].res = r->failed;
+	}
+	return n;
+}
+
+int disk_ring_reap(struct disk_ring *r, struct disk_ring_done *out,
+		   unsigned max, bool wait)
 {
 	struct io_uring_cqe *cqe;
 	unsigned n = 0, head;
 	uint64_t count;
+	int err = 0;
 
-	/* The eventfd only wakes the poller; the ring itself is the truth. */
+	/* The eventfd only wakes the poller; the ring itself is the truth,
+	 * so a failed read (it cannot fail but with EAGAIN) loses nothing. */
 	if (read(r->event_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-		return 0;
+		pr_warn_ratelimited("io_uring eventfd: %s", strerror(errno));
 	if (wait && r->in_flight && !io_uring_cq_ready(&r->ring)) {
-		while (io_uring_wait_cqe(&r->ring, &cqe) == -EINTR)
-			;
+		do
+			err = io_uring_wait_cqe(&r->ring, &cqe);
+		while (err == -EINTR);
 	}
 	io_uring_for_each_cqe(&r->ring, head, cqe) {
 		if (n == max)
@@ -194,5 +243,7 @@ unsigned disk_ring_reap(struct disk_ring *r, struct disk_ring_done *out,
 	}
 	io_uring_cq_advance(&r->ring, n);
 	r->in_flight -= n;
-	return n;
+	if (r->failed)
+		n += reap_unsubmitted(r, out + n, max - n);
+	return n ? (int)n : err;
 }

@@ -22,8 +22,10 @@ struct disk_ring {
 	struct io_uring ring;
 	int file_fd;		/* the image, registered (see reopen()) */
 	int event_fd;		/* readable: completions wait in the ring */
-	unsigned queued;	/* prepared, not yet submitted */
-	unsigned in_flight;	/* submitted or queued, not yet reaped */
+	unsigned queued;	/* prepared, not yet taken by the kernel */
+	unsigned in_flight;	/* taken by the kernel, not yet reaped */
+	int failed;		/* -errno of a submission that failed for
+				 * good, or 0 */
 	bool ready;
 };
 
@@ -42,17 +44,23 @@ void disk_ring_exit(struct disk_ring *r);
 /* Queues a transfer of iov's bytes at offset (iov must stay valid until
  * it completes), or a flush that starts only once everything queued
  * before it has completed. -EBUSY when even a submission leaves no
- * room. */
+ * room; the failed submission's error once one has failed for good. */
 int disk_ring_rw(struct disk_ring *r, bool write, const struct iovec *iov,
 		 unsigned nr, uint64_t offset, uint64_t tag);
 int disk_ring_flush(struct disk_ring *r, uint64_t tag);
-/* Hands what was queued to the kernel. 0 or -errno. */
+/* Hands what was queued to the kernel. 0; -EAGAIN when the kernel put
+ * some off while others are in flight (a call after their completions
+ * tries again; with none in flight it waits up to a second itself); or
+ * another -errno, after which the ring takes nothing more: what it had
+ * queued completes with that error in disk_ring_reap, and so do later
+ * requests at once. */
 int disk_ring_submit(struct disk_ring *r);
 /* Completions are waiting to be reaped. */
 bool disk_ring_pending(struct disk_ring *r);
 /* Up to max completions that have arrived, without waiting; with wait,
- * waits for one first if none has. Returns how many were stored. */
-unsigned disk_ring_reap(struct disk_ring *r, struct disk_ring_done *out,
-			unsigned max, bool wait);
+ * waits for one first if none has (and something is in flight).
+ * Returns how many were stored, or -errno when the wait failed. */
+int disk_ring_reap(struct disk_ring *r, struct disk_ring_done *out,
+		   unsigned max, bool wait);
 
 #endif

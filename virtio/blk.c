@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/log.h"
 #include "lib/sandbox.h"
@@ -360,27 +361,39 @@ static void ring_done(struct virtio_blk *blk, struct blk_request *req,
 	complete(blk, req);
 }
 
-/* Completions that have arrived (with wait, at least one): how many. */
+/* Completions that have arrived (with wait, at least one if anything is
+ * in flight): how many. A submission that failed for good fails its
+ * requests, and every later one, with an I/O error. */
 static unsigned ring_reap(struct virtio_blk *blk, bool wait)
 {
 	struct disk_ring_done done[32];
-	unsigned n, i;
+	int failed = blk->ring.failed, n, i;
+	int err = disk_ring_submit(&blk->ring);
 
-	if (disk_ring_submit(&blk->ring))
-		pr_warn_ratelimited("%s: io_uring submission failed",
-				    blk->name);
+	if (err && err != -EAGAIN && !failed)
+		pr_warn("%s: io_uring submission failed: %s; its requests "
+			"fail from now on", blk->name, strerror(-err));
 	n = disk_ring_reap(&blk->ring, done, ARRAY_SIZE(done), wait);
+	if (n < 0) {
+		pr_warn_ratelimited("%s: waiting for io_uring: %s", blk->name,
+				    strerror(-n));
+		return 0;
+	}
 	for (i = 0; i < n; i++)
 		ring_done(blk, (struct blk_request *)(uintptr_t)done[i].tag,
 			  done[i].res);
 	return n;
 }
 
-/* Everything in the ring completed. */
+/* Everything in the ring completed, or failed with its submission. */
 static void ring_wait_empty(struct virtio_blk *blk)
 {
-	while (blk->ring.in_flight)
-		ring_reap(blk, true);
+	while (blk->ring.in_flight || blk->ring.queued) {
+		/* Nothing came: a submission the kernel put off, or a wait
+		 * that failed. Both pass; the kernel finishes what it took. */
+		if (!ring_reap(blk, true))
+			usleep(1000);
+	}
 }
 
 /* Starts a request on the ring. Discard and write-zeroes, and transfers

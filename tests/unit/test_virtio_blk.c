@@ -2,9 +2,11 @@
  * RAM mapped, rings built by hand, the device on its threads, a scratch
  * image file; each case on both engines (io_uring, worker threads).
  * fdatasync and disk_ring_flush are wrapped (--wrap) so that each case
- * sees whether a flush went to the disk, and can make it fail. */
+ * sees whether a flush went to the disk, and can make it fail; and
+ * io_uring_submit, so that a case can have the kernel refuse it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/virtio_blk.h>
 #include <linux/virtio_ring.h>
 #include <stdlib.h>
@@ -28,6 +30,11 @@ static char image[64];
 static unsigned syncs;		/* flushes sent to the file */
 static int sync_error;		/* errno a flush fails with, or 0 */
 
+static unsigned submit_refusals;	/* io_uring_submit calls to refuse */
+static int submit_error;		/* with this errno */
+
+int __real_io_uring_submit(struct io_uring *ring);
+int __wrap_io_uring_submit(struct io_uring *ring);
 int __real_fdatasync(int fd);
 int __wrap_fdatasync(int fd);
 int __real_disk_ring_flush(struct disk_ring *r, uint64_t tag);
@@ -51,6 +58,15 @@ int __wrap_disk_ring_flush(struct disk_ring *r, uint64_t tag)
 		return -sync_error;
 	__atomic_add_fetch(&syncs, 1, __ATOMIC_SEQ_CST);
 	return __real_disk_ring_flush(r, tag);
+}
+
+int __wrap_io_uring_submit(struct io_uring *ring)
+{
+	if (submit_refusals) {
+		submit_refusals--;
+		return -submit_error;
+	}
+	return __real_io_uring_submit(ring);
 }
 
 static void drop_image(void)
@@ -257,6 +273,29 @@ static void direct_unaligned(void)
 	teardown();
 }
 
+/* io_uring: a submission the kernel puts off (EAGAIN, nothing else in
+ * flight) is tried again until it goes; one it refuses for good (EINVAL
+ * here, on every try) fails its request, and every later one, with an
+ * I/O error, and the device's end waits for nothing that was never
+ * submitted. */
+static void test_ring_submit_refused(void)
+{
+	engine = BLK_ENGINE_IO_URING;
+	if (!setup(false))
+		return;
+	submit_error = EAGAIN;
+	submit_refusals = 3;
+	CHECK_EQ(request(VIRTIO_BLK_T_OUT, 1, SECTOR), VIRTIO_BLK_S_OK);
+	CHECK_EQ(submit_refusals, 0);
+	submit_error = EINVAL;
+	submit_refusals = UINT_MAX;
+	CHECK_EQ(request(VIRTIO_BLK_T_OUT, 1, SECTOR), VIRTIO_BLK_S_IOERR);
+	CHECK_EQ(request(VIRTIO_BLK_T_IN, 1, SECTOR), VIRTIO_BLK_S_IOERR);
+	CHECK_EQ(request(VIRTIO_BLK_T_FLUSH, 0, 0), VIRTIO_BLK_S_IOERR);
+	teardown();
+	submit_refusals = 0;
+}
+
 #define ON_BOTH(name)							\
 	static void test_##name##_io_uring(void)			\
 	{								\
@@ -288,6 +327,7 @@ int main(void)
 		UNIT_TEST(test_image_shrank_threads),
 		UNIT_TEST(test_direct_unaligned_io_uring),
 		UNIT_TEST(test_direct_unaligned_threads),
+		UNIT_TEST(test_ring_submit_refused),
 	};
 
 	return UNIT_RUN(tests);
