@@ -39,7 +39,7 @@ static const char *wait_blocker(const char *name, const struct cmd_wait *w,
 }
 
 int cmd_wait_target(const char *name, const struct cmd_wait *w,
-		    unsigned timeout_s, struct control_result *res)
+		    unsigned long timeout_s, struct control_result *res)
 {
 	bool tty = isatty(STDERR_FILENO), shown = false;
 	uint64_t target, actual;
@@ -56,7 +56,7 @@ int cmd_wait_target(const char *name, const struct cmd_wait *w,
 		if (time_ms_since(&t0) >= timeout_s * 1e3) {
 			if (shown)
 				fputc('\n', stderr);
-			pr_err("%s: VM \"%s\" did not reach %s %s within %u s "
+			pr_err("%s: VM \"%s\" did not reach %s %s within %lu s "
 			       "(%s %s)%s", w->cmd, name, w->target_words,
 			       size_format(target, a, sizeof(a)), timeout_s,
 			       w->actual_word,

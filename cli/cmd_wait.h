@@ -56,6 +56,6 @@ int cmd_change_main(const struct command *cmd, const struct cmd_wait *w,
  * line on stderr. Returns 0, or 1 after reporting why (naming what holds
  * the guest back where known: the VM paused, no driver). */
 int cmd_wait_target(const char *name, const struct cmd_wait *w,
-		    unsigned timeout_s, struct control_result *res);
+		    unsigned long timeout_s, struct control_result *res);
 
 #endif
