@@ -858,14 +858,17 @@ static int parse_option(int opt, const char *arg, struct run_options *opts)
 static int cmdline_build(struct run_options *opts)
 {
 	const struct machine_config *cfg = &opts->machine;
-	const char *base = !cfg->kernel_path || opts->nodefaults ? "" :
-			   cfg->virtio_console ? arch_linux_params_hvc :
-						 arch_linux_params;
 	const char *params = opts->params ? opts->params : "";
 	int n;
 
-	n = snprintf(opts->cmdline, sizeof(opts->cmdline), "%s%s%s", base,
-		     base[0] && params[0] ? " " : "", params);
+	if (!cfg->kernel_path || opts->nodefaults)
+		n = snprintf(opts->cmdline, sizeof(opts->cmdline), "%s",
+			     params);
+	else
+		n = snprintf(opts->cmdline, sizeof(opts->cmdline),
+			     "console=%s %s%s%s", cfg->virtio_console ?
+			     "hvc0" : arch_linux_uart, arch_linux_params,
+			     params[0] ? " " : "", params);
 	if (n >= (int)sizeof(opts->cmdline)) {
 		pr_err("-p: the kernel command line would be %d bytes long; "
 		       "thpvm takes at most %d", n, RUN_CMDLINE_MAX - 1);

@@ -32,12 +32,12 @@ struct boot_source {
 					 * makes them (x86) */
 };
 
-/* The kernel command line a Linux guest gets when the user gives none
- * (its console on the arch's UART). */
+/* The kernel command line a Linux guest gets when the user gives none:
+ * "console=" the arch's UART (arch_linux_uart), or hvc0 with a
+ * virtio-console, then arch_linux_params, whose early console stays on
+ * the UART for what comes before the driver. */
+extern const char arch_linux_uart[];
 extern const char arch_linux_params[];
-/* The same with a virtio-console as the console (hvc0), the early
- * console still on the UART for what comes before the driver. */
-extern const char arch_linux_params_hvc[];
 
 /* The kernel entries the arch offers, by name (thpvm run --boot): the
  * first, "auto", lets arch_boot_load choose per image. NULL-terminated. */

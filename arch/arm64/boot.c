@@ -23,8 +23,8 @@
 
 const char *const arch_boot_entries[] = { "auto", NULL };
 
-const char arch_linux_params[] = "console=ttyS0 earlycon panic=-1";
-const char arch_linux_params_hvc[] = "console=hvc0 earlycon panic=-1";
+const char arch_linux_uart[] = "ttyS0";
+const char arch_linux_params[] = "earlycon panic=-1";
 
 struct layout {
 	uint64_t kernel, kernel_end;

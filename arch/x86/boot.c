@@ -29,10 +29,8 @@
 /* " virtio_mmio.device=0x200@0xfe000000:16": room for the widest. */
 #define MMIO_ENTRY_MAX 80
 
-const char arch_linux_params[] =
-	"console=ttyS0 earlyprintk=serial reboot=k panic=-1";
-const char arch_linux_params_hvc[] =
-	"console=hvc0 earlyprintk=serial reboot=k panic=-1";
+const char arch_linux_uart[] = "ttyS0";
+const char arch_linux_params[] = "earlyprintk=serial reboot=k panic=-1";
 
 const char *const arch_boot_entries[] = {
 	[X86_ENTRY_AUTO] = "auto",

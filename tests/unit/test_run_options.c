@@ -15,6 +15,17 @@
 #define ARGC(...) ((int)(sizeof((char *[]){ "run", __VA_ARGS__ }) / sizeof(char *)))
 #define PARSE(cfg, ...) run_options_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), cfg)
 
+/* The command line a Linux kernel gets by default, with console (NULL:
+ * the arch's UART), as it is spelled out for the user. */
+static const char *linux_defaults(const char *console)
+{
+	static char line[256];
+
+	snprintf(line, sizeof(line), "console=%s %s",
+		 console ? console : arch_linux_uart, arch_linux_params);
+	return line;
+}
+
 static void test_defaults(void)
 {
 	struct run_options cfg;
@@ -50,7 +61,8 @@ static void test_all_options(void)
 	CHECK_STR(cfg.machine.kernel_path, "bz");
 	CHECK_STR(cfg.machine.initrd_path, "rd");
 	CHECK(cfg.machine.cmdline &&
-	      !strcmp(cfg.machine.cmdline + strlen(arch_linux_params), " a b"));
+	      !strcmp(cfg.machine.cmdline + strlen(linux_defaults(NULL)),
+		      " a b"));
 	CHECK_EQ(cfg.machine.vm.ram_size, 64ULL << 20);
 	CHECK_EQ(cfg.machine.vm.nr_vcpus, 2);
 	CHECK_STR(cfg.machine.vm.name, "vm.1");
@@ -68,14 +80,16 @@ static void test_all_options(void)
 static void test_linux_default_params(void)
 {
 	static char long_params[RUN_CMDLINE_MAX + 1];
-	char want[256];
+	char want[512];
 	struct run_options cfg;
 
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz"), RUN_PARSE_OK);
-	CHECK_STR(cfg.machine.cmdline, arch_linux_params);
+	CHECK_STR(cfg.machine.cmdline, linux_defaults(NULL));
+	CHECK(!strncmp(cfg.machine.cmdline, "console=ttyS0 ", 14));
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "-p", ""), RUN_PARSE_OK);
-	CHECK_STR(cfg.machine.cmdline, arch_linux_params);
-	snprintf(want, sizeof(want), "%s root=/dev/vda", arch_linux_params);
+	CHECK_STR(cfg.machine.cmdline, linux_defaults(NULL));
+	snprintf(want, sizeof(want), "%s root=/dev/vda",
+		 linux_defaults(NULL));
 	CHECK_EQ(PARSE(&cfg, "-p", "root=/dev/vda", "-k", "vmlinuz"),
 		 RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.cmdline, want);
@@ -87,7 +101,7 @@ static void test_linux_default_params(void)
 	CHECK_EQ(PARSE(&cfg, "-p", "serve"), RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.cmdline, "serve");
 	/* --console virtio: the console is hvc0, the early one the UART. */
-	snprintf(want, sizeof(want), "%s quiet", arch_linux_params_hvc);
+	snprintf(want, sizeof(want), "%s quiet", linux_defaults("hvc0"));
 	CHECK_EQ(PARSE(&cfg, "-k", "vmlinuz", "--console", "virtio", "-p",
 		       "quiet"), RUN_PARSE_OK);
 	CHECK_STR(cfg.machine.cmdline, want);
