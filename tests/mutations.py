@@ -93,8 +93,8 @@ MUTATIONS = {
         "integration-balloon_guest", ["test_pause_stops_the_guest"]),
     "params-replace-linux-defaults": (
         "cli/run_options.c",
-        "\t\t\t\t\t\t arch_linux_params;",
-        "\t\t\t\t\t\t \"\";",
+        "\tif (!cfg->kernel_path || opts->nodefaults)",
+        "\tif (1)",
         "unit-run-options", []),
     "misspelt-disk-option-as-path": (
         "cli/run_options.c",
