@@ -180,10 +180,10 @@ def run(args, script):
     with tempfile.TemporaryDirectory(prefix="arm64-host-") as tmp:
         image = os.path.join(tmp, "arm64-host.cpio")
         build_image(image, args.sysroot, version, script, args.file)
-        (status, failure, seen), qemu_status, timed_out = \
+        (status, failure, seen), qemu_status, killed = \
             emulated_host.run_console(qemu_command(args, kernel, image),
                                       args.timeout, relay)
-    if timed_out:
+    if killed:
         print(f"arm64_host: timed out after {args.timeout} s",
               file=sys.stderr)
         return 124

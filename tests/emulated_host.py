@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import threading
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -20,30 +21,53 @@ def load_mkinitramfs():
     return mod
 
 
-def run_console(cmd, timeout, relay):
+def run_console(cmd, timeout, relay, heartbeat=None, silence=60):
     """Runs cmd, a QEMU whose console is its standard output, and hands
-    relay() the console's lines, killing QEMU after timeout seconds.
+    relay() the console's lines. QEMU is killed after timeout seconds,
+    or, given heartbeat (a file the VM appends to every few seconds once
+    its command runs), when that file has not grown for silence seconds:
+    an emulated host that stopped scheduling its own processes (seen
+    with nested KVM under TCG) never ends by itself.
     Lines end at "\\n" only: a nested guest's console lines arrive as
     "\\r\\r\\n", which universal newlines would make two. Returns what
-    relay returned, QEMU's exit status, and whether the time ran out."""
+    relay returned, QEMU's exit status, and why QEMU was killed: None
+    (it ended by itself), "timeout" or "stopped" (the heartbeat's
+    silence)."""
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     lines = io.TextIOWrapper(proc.stdout, errors="replace", newline="\n")
-    timed_out = threading.Event()
+    done = threading.Event()
+    killed = []
 
-    def expire():
-        timed_out.set()
+    def watch():
+        start = last_beat = time.monotonic()
+        size = 0
+        while not done.wait(1):
+            now = time.monotonic()
+            if now - start >= timeout:
+                killed.append("timeout")
+                break
+            if heartbeat is None:
+                continue
+            try:
+                grown = os.path.getsize(heartbeat)
+            except FileNotFoundError:
+                grown = 0
+            if grown != size:
+                size, last_beat = grown, now
+            elif size and now - last_beat >= silence:
+                killed.append("stopped")
+                break
         proc.kill()
 
-    timer = threading.Timer(timeout, expire)
-    timer.start()
+    watcher = threading.Thread(target=watch)
+    watcher.start()
     try:
         result = relay(lines)
         proc.wait()
     finally:
-        timer.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return result, proc.returncode, timed_out.is_set()
+        done.set()
+        watcher.join()
+        proc.wait()
+    return result, proc.returncode, (killed[0] if killed else None)

@@ -3,20 +3,22 @@
 the emulated AMD-V host of tests/svm_host.py (Debian's kernel under
 QEMU's TCG with kvm_amd), since this machine's PVM cannot run a stock
 Linux guest to user space. First the runner itself (status, output,
-directory and environment carried; its own errors), then, inside it:
+directory and environment carried; its own errors; an emulated host
+that stops, run again), then, inside it:
 test_linux_initramfs.py's boots (thpvm boots Debian's kernel with the
 guest kit's initramfs, /init loads the virtio modules, hackbench runs,
 the exit port ends the VM; a command typed into the console's shell;
 Linux's virtio-blk, virtio-net and virtio-rng drivers doing I/O on
 thpvm's devices, /dev/hwrng reading from --rng's device, and the disks
 and network on virtio-mmio found through the ACPI tables, ending with an
-ACPI power-off)
-a guest's triple fault reported; and bench/linux_balloon.py with Linux's
-virtio_balloon and with cont_balloon.ko against thpvm's balloon. Emulated, so only behaviour
-and counts are checked, never times."""
+ACPI power-off); a guest's triple fault reported; and
+bench/linux_balloon.py with Linux's virtio_balloon and with
+cont_balloon.ko against thpvm's balloon. Emulated, so only behaviour and
+counts are checked, never times."""
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,18 +27,25 @@ import harness
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SVM_HOST = os.path.join(ROOT, "tests", "svm_host.py")
-# Each part's own limit, well inside meson's for the whole (2700 s), so
-# that a hang fails its part with the output so far. Normal times here:
-# about 130 s for the five boots before the virtio-mem boot joined
-# them, 150 s for the balloon modes.
+# Each part's own limit, inside meson's for the whole (2700 s), so that
+# a hang fails its part with the output so far. Normal times here: 20
+# to 60 s for each Linux boot, 150 s for the balloon modes. A boot's
+# limit leaves room for test_linux_initramfs.py's own second boot after
+# a first that hung (300 s each).
 PART_TIMEOUT = 900
+BOOT_TIMEOUT = 700
 
 
 def svm_host(*command, timeout=PART_TIMEOUT, env=None):
-    return subprocess.run([sys.executable, SVM_HOST,
-                           "--timeout", str(timeout - 60), "--", *command],
-                          capture_output=True, text=True, errors="replace",
-                          timeout=timeout, env=env, cwd=ROOT)
+    r = subprocess.run([sys.executable, SVM_HOST,
+                        "--timeout", str(timeout - 60), "--", *command],
+                       capture_output=True, text=True, errors="replace",
+                       timeout=timeout, env=env, cwd=ROOT)
+    # An emulated host that stopped and ran the command again: shown.
+    for line in r.stderr.splitlines():
+        if line.endswith("the command runs again"):
+            print(f"# {line}")
+    return r
 
 
 def shown(r):
@@ -101,25 +110,56 @@ def test_runner_errors():
     assert r.returncode == 127, shown(r)
 
 
+def test_runner_host_stopped():
+    """An emulated host that stops (here QEMU itself, stopped once the
+    command has begun) is told from a slow command by its heartbeat's
+    silence: killed, and the command runs once more in a fresh one."""
+    require_runner()
+    p = subprocess.Popen([sys.executable, SVM_HOST, "--silence", "15",
+                          "--timeout", "600", "--", "sh", "-c",
+                          "echo started; sleep 8; echo finished"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=ROOT)
+    try:
+        assert p.stdout.readline() == "started\n"
+        with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+            qemu, = f.read().split()
+        os.kill(int(qemu), signal.SIGSTOP)
+        out, err = p.communicate(timeout=600)
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode == 0, (out, err)
+    assert out == "started\nfinished\n", (out, err)
+    assert err == ("svm_host: the emulated host stopped (no heartbeat for "
+                   "15 s); the command runs again\n"), (out, err)
+
+
 def test_linux_initramfs_boots():
     """test_linux_initramfs.py's boots, on a host where they take their
-    capable branches: they must pass, not skip. What they print as
-    comments (a guest that died and booted again) is shown."""
+    capable branches: they must pass, not skip. Each in an emulated host
+    of its own, so that one which stops costs only its own boot's rerun.
+    What they print as comments (a guest that died and booted again) is
+    shown."""
     require_runner()
-    tests = ["test_boot_hackbench", "test_boot_shell", "test_boot_virtio_io",
-             "test_boot_virtio_io_intx", "test_boot_virtio_io_mmio",
-             "test_boot_virtio_mem"]
-    r = svm_host(sys.executable, "tests/integration/test_linux_initramfs.py",
-                 *tests)
-    assert r.returncode == 0, shown(r)
-    for i, name in enumerate(tests, 1):
-        assert re.search(rf"^ok {i} - {name}$", r.stdout, re.M), shown(r)
-    assert "# SKIP" not in r.stdout, shown(r)
-    # A guest that died after /init and passed on its second boot: shown
-    # (as TAP comments: the part's own lines start with "#").
-    for line in r.stdout.splitlines():
-        if line.startswith("#"):
-            print(f"# {line}")
+    failed = []
+    for name in ("test_boot_hackbench", "test_boot_shell",
+                 "test_boot_virtio_io", "test_boot_virtio_io_intx",
+                 "test_boot_virtio_io_mmio", "test_boot_virtio_mem"):
+        r = svm_host(sys.executable, "-u",
+                     "tests/integration/test_linux_initramfs.py", name,
+                     timeout=BOOT_TIMEOUT)
+        if (r.returncode != 0 or
+                not re.search(rf"^ok 1 - {name}$", r.stdout, re.M) or
+                "# SKIP" in r.stdout):
+            failed.append(f"{name}: {shown(r)}")
+            continue
+        # A guest that died after /init and passed on its second boot:
+        # shown (as TAP comments: the part's own lines start with "#").
+        for line in r.stdout.splitlines():
+            if line.startswith("#"):
+                print(f"# {line}")
+    assert not failed, "\n".join(failed)
 
 
 def test_guest_triple_fault():
