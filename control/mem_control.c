@@ -42,9 +42,9 @@ static int set_requested(struct virtio_mem *m, const struct json_value *req,
 	return virtio_mem_set_requested(m, n);
 }
 
-static void write_mem(struct json_writer *reply,
-		      const struct virtio_mem_info *mi,
-		      const struct guest_ram_usage *u)
+static void write_mem_info(struct json_writer *reply,
+			   const struct virtio_mem_info *mi,
+			   const struct guest_ram_usage *u)
 {
 	json_field_uint(reply, "block_size", mi->block_size);
 	json_field_uint(reply, "addr", mi->addr);
@@ -89,6 +89,6 @@ int mem_control_handle(void *opaque, const struct json_value *request,
 					   "cannot read the region's host "
 					   "memory: %s", strerror(-err));
 	virtio_mem_info(m, &mi);
-	write_mem(reply, &mi, &u);
+	write_mem_info(reply, &mi, &u);
 	return 0;
 }

@@ -66,8 +66,10 @@ static void write_rng(struct machine *m, struct json_writer *reply)
 	json_field_uint(reply, "rng_bytes_per_sec", ri.bytes_per_sec);
 }
 
-/* The hotplug region's figures, where the VM has virtio-mem. */
-static int write_mem(struct machine *m, struct json_writer *reply)
+/* stat's summary of the hotplug region (hotplug_*), where the VM has
+ * virtio-mem; `thpvm mem` answers with all of its figures
+ * (mem_control.c). */
+static int write_hotplug(struct machine *m, struct json_writer *reply)
 {
 	struct virtio_mem *mem = machine_mem(m);
 	struct virtio_mem_info mi;
@@ -126,7 +128,7 @@ static int handle_stat(void *opaque, const struct json_value *request,
 	json_field_uint(reply, "huge", u.huge);
 	json_field_double(reply, "huge_percent",
 			  u.size ? 100.0 * (double)u.huge / (double)u.size : 0);
-	err = write_mem(opaque, reply);
+	err = write_hotplug(opaque, reply);
 	if (err)
 		return control_reply_error(reply, err,
 					   "cannot read the hotplug region's "
