@@ -12,7 +12,7 @@
 #include "cli/cmd_util.h"
 #include "cli/vm_select.h"
 #include "control/control_client.h"
-#include "control/control_path.h"
+#include "control/control_socket.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -29,7 +29,7 @@ static void end_signal_handler(int sig)
 /* The console socket, waiting at most as long as a control request. */
 static int socket_connect(const char *name, const char *path)
 {
-	int fd = control_path_connect(path, CONTROL_TIMEOUT_MS);
+	int fd = control_socket_connect(path, CONTROL_TIMEOUT_MS);
 
 	if (fd == -ETIMEDOUT)
 		pr_err("VM \"%s\": its console %s is not responding", name,

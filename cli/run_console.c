@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "control/control_socket.h"
 #include "lib/log.h"
 #include "lib/sandbox.h"
 #include "lib/thread_start.h"
@@ -54,7 +55,7 @@ int run_console_open(struct run_console *rc, const char *path)
 		return -ENAMETOOLONG;
 	}
 	strcpy(rc->path, path);
-	fd = control_path_listen(path, RUN_CONSOLE_MAX_CLIENTS);
+	fd = control_socket_listen(path, RUN_CONSOLE_MAX_CLIENTS);
 	if (fd < 0) {
 		err = fd;
 		if (err == -EADDRINUSE)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "control/control_path.h"
+#include "control/control_socket.h"
 #include "control/control_server.h"
 #include "lib/util.h"
 
@@ -43,7 +44,7 @@ static int client_connect(const char *name, struct control_result *res)
 	if (err)
 		return result_fail(res, err, "cannot find the socket of VM "
 				   "\"%s\": %s", name, strerror(-err));
-	fd = control_path_connect(path, CONTROL_TIMEOUT_MS);
+	fd = control_socket_connect(path, CONTROL_TIMEOUT_MS);
 	if (fd < 0) {
 		err = fd;
 		if ((err == -ENOENT || err == -ECONNREFUSED) &&
@@ -272,7 +273,7 @@ int control_client_remove_stale(const char *name)
 	lock_fd = control_path_lock(path);
 	if (lock_fd < 0)
 		return lock_fd == -ENOENT ? 0 : lock_fd;
-	err = control_path_probe(path);
+	err = control_socket_probe(path);
 	if (!err) {
 		err = -EADDRINUSE;
 	} else if (err == -ENOENT) {

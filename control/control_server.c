@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "control/control_path.h"
+#include "control/control_socket.h"
 #include "lib/log.h"
 #include "lib/sandbox.h"
 #include "lib/listener.h"
@@ -98,7 +99,7 @@ int control_server_open(const char *path, struct control_server **out)
 		goto fail;
 	}
 	strcpy(srv->path, path);
-	fd = control_path_listen(path, CONTROL_MAX_CLIENTS);
+	fd = control_socket_listen(path, CONTROL_MAX_CLIENTS);
 	if (fd < 0) {
 		err = fd;
 		goto fail;

@@ -15,6 +15,7 @@
 
 #include "control/control_client.h"
 #include "control/control_path.h"
+#include "control/control_socket.h"
 #include "control/control_server.h"
 #include "lib/util.h"
 #include "unit.h"
@@ -436,25 +437,25 @@ static void test_connect_timeout(void)
 
 	use_runtime_dir();
 	socket_path("full", path);
-	listen_fd = control_path_listen(path, 0);
+	listen_fd = control_socket_listen(path, 0);
 	CHECK(listen_fd >= 0);
 	if (listen_fd < 0)
 		return;
-	fd = control_path_connect(path, 100);
+	fd = control_socket_connect(path, 100);
 	CHECK(fd >= 0);
 	CHECK_EQ(getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len), 0);
 	CHECK(tv.tv_sec == 0 && tv.tv_usec == 0);
 	fds[n++] = fd;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (n < (int)ARRAY_SIZE(fds)) {
-		fd = control_path_connect(path, 100);
+		fd = control_socket_connect(path, 100);
 		if (fd < 0)
 			break;
 		fds[n++] = fd;
 	}
 	CHECK_EQ(fd, -ETIMEDOUT);
 	CHECK(time_ms_since(&start) >= 90);
-	CHECK_EQ(control_path_connect("/nonexistent/thpvm.sock", 100),
+	CHECK_EQ(control_socket_connect("/nonexistent/thpvm.sock", 100),
 		 -ENOENT);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
