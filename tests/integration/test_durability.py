@@ -5,7 +5,13 @@ completed. thpvm is killed with SIGKILL right after the first such line,
 or at a later one while the stream goes on, and the image must hold every
 write whose completed flush the host saw: a word there may be newer (the
 guest wrote on before the kill) but never older. Page-cache and O_DIRECT
-disks alike, on io_uring (the default) and on worker threads."""
+disks alike, on io_uring (the default) and on worker threads.
+
+A SIGKILL leaves the host's page cache whole, so on a page-cache disk
+this shows that thpvm wrote everything before it answered a flush, not
+that the flush reached the disk: unit-virtio-blk counts the fdatasync
+calls for that. An O_DIRECT write has gone past the page cache to the
+device by the time it completes."""
 import array
 import os
 import re
