@@ -8,33 +8,68 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
+
+/* UID:GID in decimal: ids that need no user database (a static build's
+ * getpwnam works only where the glibc it was built with is installed).
+ * 0 if name has that form, -EINVAL after a message if it has a ':' but
+ * not that form, 1 if it is a name. */
+static int ids_parse(const char *name, struct run_user *user)
+{
+	const char *colon = strchr(name, ':');
+	unsigned long uid, gid;
+	char num[16];
+	size_t len;
+
+	if (!colon)
+		return 1;
+	len = (size_t)(colon - name);
+	if (len < sizeof(num)) {
+		memcpy(num, name, len);
+		num[len] = '\0';
+	}
+	/* (uid_t)-1 means "unchanged" to setresuid: never an id. */
+	if (len >= sizeof(num) || uint_parse(num, (uid_t)-2, &uid) ||
+	    uint_parse(colon + 1, (gid_t)-2, &gid)) {
+		pr_err("--user %s: expected a user name or UID:GID", name);
+		return -EINVAL;
+	}
+	user->uid = uid;
+	user->gid = gid;
+	return 0;
+}
 
 int run_user_lookup(const char *name, struct run_user *user)
 {
 	struct passwd *pw;
+	int err;
 
 	if (geteuid() != 0) {
 		pr_err("--user %s: only root can run a VM as another user",
 		       name);
 		return -EPERM;
 	}
-	errno = 0;
-	pw = getpwnam(name);
-	if (!pw) {
-		int err = errno ? -errno : -ENOENT;
-
-		pr_err("--user %s: %s", name,
-		       err == -ENOENT ? "no such user" : strerror(-err));
+	user->name = name;
+	err = ids_parse(name, user);
+	if (err < 0)
 		return err;
+	if (err) {
+		errno = 0;
+		pw = getpwnam(name);
+		if (!pw) {
+			err = errno ? -errno : -ENOENT;
+			pr_err("--user %s: %s", name, err == -ENOENT ?
+			       "no such user" : strerror(-err));
+			return err;
+		}
+		user->uid = pw->pw_uid;
+		user->gid = pw->pw_gid;
 	}
-	if (pw->pw_uid == 0) {
+	if (user->uid == 0) {
 		pr_err("--user %s: that is root, nothing would be dropped",
 		       name);
 		return -EINVAL;
 	}
-	user->name = name;
-	user->uid = pw->pw_uid;
-	user->gid = pw->pw_gid;
 	return 0;
 }
 

@@ -1,5 +1,6 @@
-/* thpvm run --user NAME: started as root only to open what needs root
- * (/dev/kvm, a tap, a block device, hugetlbfs), the VM runs as NAME. */
+/* thpvm run --user NAME (or UID:GID): started as root only to open what
+ * needs root (/dev/kvm, a tap, a block device, hugetlbfs), the VM runs as
+ * NAME. */
 #ifndef THPVM_RUN_USER_H
 #define THPVM_RUN_USER_H
 
@@ -12,8 +13,9 @@ struct run_user {
 	gid_t gid;
 };
 
-/* Looks NAME up before anything is opened. 0, or -errno after one
- * message (no such user; not root). */
+/* Looks NAME up, or reads UID:GID, before anything is opened. 0, or
+ * -errno after one message (no such user, a malformed UID:GID, uid 0;
+ * not root). */
 int run_user_lookup(const char *name, struct run_user *user);
 
 /* Becomes user in every thread (groups: its primary group alone), for

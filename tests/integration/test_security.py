@@ -139,25 +139,42 @@ def test_seccomp_bad_value():
               "--seccomp maybe: expected on or off", 2)
 
 
-def test_user_drops_root():
+def drops_root(name, user, uid, gid):
+    """A VM run with --user user: every thread as uid and gid."""
     if os.geteuid() != 0:
         harness.skip("needs root to drop it")
-    p = serve("asnobody", ["--user", "nobody"])
+    p = serve(name, ["--user", user])
     # Threads started before the drop (device threads, under their
     # filters) follow it too.
-    for name, st in wait_threads(p, "2").items():
-        for field in ("Uid", "Gid"):
-            assert st[field].split() == [str(NOBODY)] * 4, (name, st[field])
-        assert st["Groups"].split() == [str(NOBODY)], (name, st["Groups"])
+    for thread, st in wait_threads(p, "2").items():
+        assert st["Uid"].split() == [str(uid)] * 4, (thread, st["Uid"])
+        assert st["Gid"].split() == [str(gid)] * 4, (thread, st["Gid"])
+        assert st["Groups"].split() == [str(gid)], (thread, st["Groups"])
     # root still controls it; the disk, /dev/kvm and the sockets were
     # opened before the drop.
-    assert harness.stop_and_wait(p, "asnobody") == 0
+    assert harness.stop_and_wait(p, name) == 0
     assert "seccomp" not in read_stderr(p)
+
+
+def test_user_drops_root():
+    drops_root("asnobody", "nobody", NOBODY, NOBODY)
+
+
+def test_user_ids_drop_root():
+    """UID:GID, no user database: ids that need not be anyone's."""
+    drops_root("asids", "4321:8765", 4321, 8765)
 
 
 def test_user_unknown():
     one_error(run(["run", "--user", "no-such-user-here"]),
               "--user no-such-user-here: no such user", 1)
+    if os.geteuid() != 0:
+        return
+    for bad in ("1:x", ":5", "5:", "4294967295:1", "1:2:3"):
+        one_error(run(["run", "--user", bad]),
+                  f"--user {bad}: expected a user name or UID:GID", 1)
+    one_error(run(["run", "--user", "0:5"]),
+              "--user 0:5: that is root, nothing would be dropped", 1)
 
 
 def as_nobody():
