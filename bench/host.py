@@ -40,10 +40,12 @@ def guest_ram(pid):
     return max(mappings(pid), key=lambda m: m["size"])
 
 
-def guest_ram_usage(pid):
-    """(AnonHugePages, Rss) of a VMM's guest RAM, in bytes."""
-    ram = guest_ram(pid)
-    return ram["huge"], ram["rss"]
+def guest_ram_usage(pid, regions=1):
+    """(AnonHugePages, Rss) of a VMM's guest RAM, in bytes: its largest
+    mapping, or its `regions` largest (boot RAM and a virtio-mem
+    region are two)."""
+    maps = sorted(mappings(pid), key=lambda m: m["size"])[-regions:]
+    return sum(m["huge"] for m in maps), sum(m["rss"] for m in maps)
 
 
 def vmm_overhead(p):
@@ -106,8 +108,8 @@ def vmm_cpu_ns(pid):
     return total, dev
 
 
-def snapshot(pid):
-    huge, rss = guest_ram_usage(pid)
+def snapshot(pid, regions=1):
+    huge, rss = guest_ram_usage(pid, regions)
     cpu, dev = vmm_cpu_ns(pid)
     return {"huge": huge, "rss": rss, "cpu_ns": cpu, "dev_ns": dev,
             "splits": thp_split_pmd()}

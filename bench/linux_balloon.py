@@ -19,6 +19,12 @@ Modes:
                   --balloon=cont_pages=off,deflate_on_oom=off
   cont_balloon    guest/linux/cont_balloon, built here against the guest
                   kernel's headers; thpvm --balloon=deflate_on_oom=off
+  virtio_mem      no balloon: Linux's virtio_mem driver, the guest booted
+                  with 600 MiB and the other 424 MiB plugged from a
+                  hotplug region (--mem-hotplug=512M,requested=424M,
+                  memhp_default_state=online_movable); giving memory back
+                  unplugs it (thpvm mem --set 0), taking it plugs it
+                  again
   qemu            Linux's own driver on QEMU's virtio-balloon-pci, moved
                   with HMP `balloon` (default: included when
                   qemu-system-x86_64 is installed)
@@ -29,7 +35,8 @@ and exits with status 77 (skipped), printing no figures. A mode that
 fails prints an error in its row, never a figure, and the exit status
 is then 1.
 
-usage: bench/linux_balloon.py [--modes virtio_balloon,cont_balloon,qemu]
+usage: bench/linux_balloon.py [--modes virtio_balloon,cont_balloon,
+                                       virtio_mem,qemu]
                               [--repeat N] [--kernel VERSION]
        (as root, with a build in ./build, or BUILD=DIR)"""
 import argparse
@@ -56,12 +63,15 @@ RAM_MIB = 1024
 KEEP_MIB = 600                                   # what the guest keeps
 BALLOONED = (RAM_MIB - KEEP_MIB) * MIB
 
-# name: (thpvm --balloon options, or None for QEMU; the guest's driver)
+# name: (thpvm --balloon options, "mem" for virtio-mem, or None for QEMU;
+# the guest's balloon driver)
 MODES = {
     "virtio_balloon": ("cont_pages=off,deflate_on_oom=off", "virtio_balloon"),
     "cont_balloon": ("deflate_on_oom=off", "cont_balloon"),
+    "virtio_mem": ("mem", "none"),
     "qemu": (None, "virtio_balloon"),
 }
+HOTPLUG_MIB = 512         # the region: whole 128 MiB memory blocks
 
 BOOT_TIMEOUT = 300        # kernel, modules, init, and usemem's 800 MiB
 MOVE_TIMEOUT = 300        # an inflate or deflate of 424 MiB
@@ -79,6 +89,8 @@ def guest_params(driver):
 # ---- the two VMMs: bench/balloon.py's, on a Linux kernel ---------------
 
 class Thpvm(balloon.Thpvm):
+    regions = 1               # guest RAM: one mapping
+
     def __init__(self, name, options, driver, kernel, initrd):
         self.name = name
         self.cmd = [THPVM, "run", "--name", name, "-k", kernel,
@@ -102,7 +114,43 @@ class Thpvm(balloon.Thpvm):
         self.ctl("balloon", self.name, f"--wait={SETTLE_TIMEOUT}")
 
 
+class ThpvmMem(balloon.Thpvm):
+    """thpvm with virtio-mem in place of a balloon: the guest boots with
+    KEEP_MIB and has the rest plugged from the hotplug region; what is
+    given back goes as unplugged 2 MiB blocks."""
+    regions = 2               # boot RAM and the hotplug region
+
+    def __init__(self, name, kernel, initrd):
+        self.name = name
+        self.cmd = [THPVM, "run", "--name", name, "-k", kernel,
+                    "-i", initrd, "-m", f"{KEEP_MIB}M", "-c", "1",
+                    f"--mem-hotplug={HOTPLUG_MIB}M,"
+                    f"requested={RAM_MIB - KEEP_MIB}M", "--nodefaults",
+                    "-p", guest_params("none") +
+                    " memhp_default_state=online_movable"]
+
+    def info(self):
+        return json.loads(self.ctl("mem", self.name, "--json"))
+
+    def set_guest_mem(self, mib):
+        plug = mib - KEEP_MIB
+        self.ctl("mem", self.name, "--set", f"{plug}M" if plug else "0")
+
+    def release_calls(self):
+        return self.info()["release_calls"]
+
+    def ballooned_pages(self):
+        """Pages unplugged so far."""
+        return ((RAM_MIB - KEEP_MIB) * MIB -
+                self.info()["plugged_size"]) // PAGE
+
+    def settle(self):
+        self.ctl("mem", self.name, f"--wait={SETTLE_TIMEOUT}")
+
+
 class Qemu(balloon.Qemu):
+    regions = 1
+
     def __init__(self, name, driver, kernel, initrd, tmpdir):
         self.monitor = os.path.join(tmpdir, f"{name}.monitor")
         # -cpu host: thpvm passes the host's CPUID through too. debug-
@@ -141,6 +189,8 @@ def make_vmm(mode, index, kernel, initrd, tmpdir):
     name = f"lb-{mode}-{os.getpid()}-{index}"
     if options is None:
         return Qemu(name, driver, kernel, initrd, tmpdir)
+    if options == "mem":
+        return ThpvmMem(name, kernel, initrd)
     return Thpvm(name, options, driver, kernel, initrd)
 
 
@@ -178,16 +228,16 @@ def run_steps(vmm, version, p, con):
     # Control requests (release calls, ballooned) are made outside the
     # CPU windows: the VMM serves each on a non-vCPU thread.
     calls0 = vmm.release_calls()
-    s0 = snapshot(p.pid)
+    s0 = snapshot(p.pid, vmm.regions)
 
     t = time.monotonic()
     vmm.set_guest_mem(KEEP_MIB)
     con.wait(r"balloon-frag inflated", MOVE_TIMEOUT)
     inflate_wall = time.monotonic() - t
-    s1 = snapshot(p.pid)
+    s1 = snapshot(p.pid, vmm.regions)
     pages1 = vmm.ballooned_pages()          # what s1's CPU time paid for
     vmm.settle()
-    huge1, rss1 = guest_ram_usage(p.pid)
+    huge1, rss1 = guest_ram_usage(p.pid, vmm.regions)
     splits1 = thp_split_pmd()
     calls1 = vmm.release_calls()
 
@@ -196,7 +246,7 @@ def run_steps(vmm, version, p, con):
     con.wait(r"balloon-frag deflated", MOVE_TIMEOUT)
     deflate_wall = time.monotonic() - t
     reuse = con.wait(r"balloon-frag reuse mb_per_s=([0-9.]+)", REUSE_TIMEOUT)
-    huge2, rss2 = guest_ram_usage(p.pid)
+    huge2, rss2 = guest_ram_usage(p.pid, vmm.regions)
     splits2 = thp_split_pmd()
     con.wait_end("balloon-frag", REUSE_TIMEOUT)
     if not pages1:
@@ -257,7 +307,9 @@ huge0/1/2: host AnonHugePages of guest RAM (MiB) once usemem fragmented
   balloon in its vCPU thread, so its dev_us is not its cost); spl_i,
   splits: thp_split_pmd from before inflate to after it, and to after
   the reuse (system-wide: other host activity counts too); MB/s: the
-  guest's usemem speed at reuse."""
+  guest's usemem speed at reuse. For virtio_mem, guest RAM is boot RAM
+  and the hotplug region together, inflate is the unplug of the 424 MiB
+  and deflate their plug."""
 
 
 # ---- main --------------------------------------------------------------
