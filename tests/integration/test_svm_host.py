@@ -175,27 +175,30 @@ def test_guest_triple_fault():
 
 
 def test_linux_balloon():
-    """bench/linux_balloon.py with both Linux drivers against thpvm: the
-    guest fragments its memory, the balloon takes 424 MiB and gives it
-    back, the guest reuses it. Every mode must end with figures, and
-    cont_balloon must keep what it leaves of guest RAM mostly on huge
-    pages, splitting few, where Linux's driver splits hundreds."""
+    """bench/linux_balloon.py with both Linux balloon drivers and with
+    Linux's virtio_mem against thpvm: the guest fragments its memory,
+    424 MiB go back to the host and come again, the guest reuses them.
+    Every mode must end with figures; cont_balloon must keep what it
+    leaves of guest RAM mostly on huge pages, splitting few, where
+    Linux's balloon driver splits hundreds; virtio-mem splits none and
+    keeps all of it on huge pages."""
     require_runner()
     env = dict(os.environ, BUILD=os.path.dirname(harness.THPVM))
     r = svm_host(sys.executable, "bench/linux_balloon.py", "--modes",
-                 "virtio_balloon,cont_balloon", env=env)
+                 "virtio_balloon,cont_balloon,virtio_mem", env=env)
     assert r.returncode == 0, shown(r)
     header = re.search(r"^mode +(.*)$", r.stdout, re.M)
     assert header, shown(r)
     rows = {}
-    for mode in ("virtio_balloon", "cont_balloon"):
+    for mode in ("virtio_balloon", "cont_balloon", "virtio_mem"):
         assert re.search(rf"^{mode} run 1: \d+ s, ok$", r.stdout, re.M), \
             shown(r)
         # The table's row: figures only (a failed mode has an error).
         row = re.search(rf"^{mode}((?: +[0-9.]+)+)$", r.stdout, re.M)
         assert row, shown(r)
         rows[mode] = dict(zip(header[1].split(), map(float, row[1].split())))
-    cont, stock = rows["cont_balloon"], rows["virtio_balloon"]
+    cont, stock, mem = (rows[m] for m in ("cont_balloon", "virtio_balloon",
+                                          "virtio_mem"))
     # 4 KiB holes all over guest RAM: each splits its huge page.
     assert stock["spl_i"] > 100, shown(r)
     # cont_balloon hands over whole 2 MiB runs, which thpvm releases
@@ -206,6 +209,12 @@ def test_linux_balloon():
     # driver's splits at most, and most of what the guest keeps huge.
     assert cont["spl_i"] * 5 <= stock["spl_i"], shown(r)
     assert cont["huge1"] >= 0.85 * cont["rss1"], shown(r)
+    # Whole 2 MiB blocks: nothing split, all that stays resident huge
+    # (502 of 502 MiB in the runs recorded), and the Rss falls by about
+    # what was unplugged (94.8% there).
+    assert mem["spl_i"] == 0 and mem["splits"] == 0, shown(r)
+    assert mem["huge1"] >= 0.99 * mem["rss1"], shown(r)
+    assert mem["fall%"] >= 90, shown(r)
 
 
 if __name__ == "__main__":
