@@ -10,20 +10,16 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-/* UID:GID in decimal: ids that need no user database (a static build's
- * getpwnam works only where the glibc it was built with is installed).
- * 0 if name has that form, -EINVAL after a message if it has a ':' but
- * not that form, 1 if it is a name. */
+/* UID:GID in decimal (name has a ':'): ids that need no user database
+ * (a static build's getpwnam works only where the glibc it was built with
+ * is installed). 0, or -EINVAL after a message. */
 static int ids_parse(const char *name, struct run_user *user)
 {
 	const char *colon = strchr(name, ':');
 	unsigned long uid, gid;
 	char num[16];
-	size_t len;
+	size_t len = (size_t)(colon - name);
 
-	if (!colon)
-		return 1;
-	len = (size_t)(colon - name);
 	if (len < sizeof(num)) {
 		memcpy(num, name, len);
 		num[len] = '\0';
@@ -50,10 +46,11 @@ int run_user_lookup(const char *name, struct run_user *user)
 		return -EPERM;
 	}
 	user->name = name;
-	err = ids_parse(name, user);
-	if (err < 0)
-		return err;
-	if (err) {
+	if (strchr(name, ':')) {
+		err = ids_parse(name, user);
+		if (err)
+			return err;
+	} else {
 		errno = 0;
 		pw = getpwnam(name);
 		if (!pw) {
