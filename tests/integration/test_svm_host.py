@@ -13,10 +13,12 @@ thpvm's devices, /dev/hwrng reading from --rng's device, and the disks
 and network on virtio-mmio found through the ACPI tables, ending with an
 ACPI power-off); a guest's triple fault reported; and
 bench/linux_balloon.py with Linux's virtio_balloon and with
-cont_balloon.ko against thpvm's balloon. Emulated, so only behaviour and
-counts are checked, never times."""
+cont_balloon.ko against thpvm's balloon, and with Linux's virtio_mem
+against thpvm's virtio-mem. Emulated, so only behaviour and counts are
+checked, never times."""
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -121,6 +123,9 @@ def test_runner_host_stopped():
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, cwd=ROOT)
     try:
+        # The emulated host boots in some 10 s; a runner that never
+        # starts the command fails here rather than at meson's limit.
+        assert select.select([p.stdout], [], [], 300)[0], "no output"
         assert p.stdout.readline() == "started\n"
         with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
             qemu, = f.read().split()
