@@ -115,7 +115,7 @@ void disk_ring_exit(struct disk_ring *r)
  * NULL with *err set when there is none. */
 static struct io_uring_sqe *get_sqe(struct disk_ring *r, int *err)
 {
-	struct io_uring_sqe *sqe = NULL;
+	struct io_uring_sqe *sqe;
 
 	*err = r->failed;
 	if (*err)

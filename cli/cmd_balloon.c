@@ -48,7 +48,8 @@ static int balloon_print(const char *name, const struct json_value *reply)
 	printf("Partial blocks: %llu, holding %s\n",
 	       (unsigned long long)cmd_reply_u64(reply, "partial_blocks"),
 	       fmt_size(cmd_reply_u64(reply, "held"), a));
-	printf("Host resident: %s\n", fmt_size(cmd_reply_u64(reply, "resident"), a));
+	printf("Host resident: %s\n",
+	       fmt_size(cmd_reply_u64(reply, "resident"), a));
 	printf("Huge pages: %s (%.1f%% of RAM)\n",
 	       fmt_size(cmd_reply_u64(reply, "huge"), a), percent);
 	if (!stats || stats->type != JSON_TYPE_OBJECT ||

@@ -33,7 +33,8 @@ static int mem_print(const char *name, const struct json_value *reply)
 	       size_format(region, a, sizeof(a)), (unsigned long long)addr,
 	       size_format(cmd_reply_u64(reply, "block_size"), b, sizeof(b)));
 	printf("Requested: %s\n",
-	       size_format(cmd_reply_u64(reply, "requested_size"), a, sizeof(a)));
+	       size_format(cmd_reply_u64(reply, "requested_size"), a,
+			   sizeof(a)));
 	printf("Plugged: %s\n",
 	       size_format(cmd_reply_u64(reply, "plugged_size"), a, sizeof(a)));
 	printf("Requests: %llu plugs, %llu unplugs, %llu refused\n",
@@ -46,7 +47,8 @@ static int mem_print(const char *name, const struct json_value *reply)
 	printf("Host resident: %s\n",
 	       size_format(cmd_reply_u64(reply, "resident"), a, sizeof(a)));
 	printf("Huge pages: %s (%.1f%% of what is plugged)\n",
-	       size_format(cmd_reply_u64(reply, "huge"), a, sizeof(a)), percent);
+	       size_format(cmd_reply_u64(reply, "huge"), a, sizeof(a)),
+	       percent);
 	return 0;
 }
 
