@@ -30,8 +30,10 @@ static char image[64];
 static unsigned syncs;		/* flushes sent to the file */
 static int sync_error;		/* errno a flush fails with, or 0 */
 
-static unsigned submit_refusals;	/* io_uring_submit calls to refuse */
-static int submit_error;		/* with this errno */
+/* io_uring_submit calls to refuse, and the errno; the device's threads
+ * read them while the case sets them. */
+static unsigned submit_refusals;
+static int submit_error;
 
 int __real_io_uring_submit(struct io_uring *ring);
 int __wrap_io_uring_submit(struct io_uring *ring);
@@ -62,11 +64,22 @@ int __wrap_disk_ring_flush(struct disk_ring *r, uint64_t tag)
 
 int __wrap_io_uring_submit(struct io_uring *ring)
 {
-	if (submit_refusals) {
-		submit_refusals--;
-		return -submit_error;
-	}
+	unsigned left = __atomic_load_n(&submit_refusals, __ATOMIC_SEQ_CST);
+
+	while (left && !__atomic_compare_exchange_n(&submit_refusals, &left,
+						    left - 1, false,
+						    __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST))
+		;
+	if (left)
+		return -__atomic_load_n(&submit_error, __ATOMIC_SEQ_CST);
 	return __real_io_uring_submit(ring);
+}
+
+static void refuse_submits(int error, unsigned times)
+{
+	__atomic_store_n(&submit_error, error, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&submit_refusals, times, __ATOMIC_SEQ_CST);
 }
 
 static void drop_image(void)
@@ -283,17 +296,15 @@ static void test_ring_submit_refused(void)
 	engine = BLK_ENGINE_IO_URING;
 	if (!setup(false))
 		return;
-	submit_error = EAGAIN;
-	submit_refusals = 3;
+	refuse_submits(EAGAIN, 3);
 	CHECK_EQ(request(VIRTIO_BLK_T_OUT, 1, SECTOR), VIRTIO_BLK_S_OK);
-	CHECK_EQ(submit_refusals, 0);
-	submit_error = EINVAL;
-	submit_refusals = UINT_MAX;
+	CHECK_EQ(__atomic_load_n(&submit_refusals, __ATOMIC_SEQ_CST), 0);
+	refuse_submits(EINVAL, UINT_MAX);
 	CHECK_EQ(request(VIRTIO_BLK_T_OUT, 1, SECTOR), VIRTIO_BLK_S_IOERR);
 	CHECK_EQ(request(VIRTIO_BLK_T_IN, 1, SECTOR), VIRTIO_BLK_S_IOERR);
 	CHECK_EQ(request(VIRTIO_BLK_T_FLUSH, 0, 0), VIRTIO_BLK_S_IOERR);
 	teardown();
-	submit_refusals = 0;
+	refuse_submits(0, 0);
 }
 
 #define ON_BOTH(name)							\
