@@ -8,6 +8,7 @@ the same environment.
 
     tests/svm_host.py [--mem SIZE] [--cpus N] [--kernel VERSION]
                       [--timeout SECONDS] [--silence SECONDS]
+                      [--attempts N] [--writable DIR]... [--scratch DIR]
                       [--] COMMAND [ARG...]
 
 Why: the project's own machines have PVM, on which a stock Linux guest
@@ -32,14 +33,24 @@ processes stop being scheduled while QEMU stays busy, then QEMU goes
 idle for good, and no timeout inside ever fires. So the VM's init
 writes a heartbeat to a second serial port every 5 s while the command
 runs; after --silence seconds (default 60) without one, QEMU is killed
-and the command runs once more in a fresh VM, within the same
---timeout. The output of the stopped run stays on standard output, and
-standard error says it ran again.
+and the command runs again in a fresh VM, up to --attempts runs in all
+(default 2), within the same --timeout. The output of the stopped run
+stays on standard output, and standard error says it ran again. A
+command that keeps its progress in a --writable directory can go on
+where the stopped one was (.ci/kvm_suite does).
+
+What the command writes is lost with the VM, but under a --writable
+directory: that one is shared read-write at its own path, so a test
+log written there (meson test's, say) is still there afterwards.
+--scratch DIR puts a fresh ext4 filesystem at DIR, on a disk of the VM's
+own (a sparse file here): unlike the overlay's tmpfs it takes O_DIRECT,
+and what is written there costs the VM no memory.
 
 The command's output appears on standard output (its standard error
 too, as both go to the VM's console), and its exit status becomes this
 script's. Status 125 means the VM itself did not get to run the command,
-or stopped twice (one line says why), 124 that --timeout ran out.
+or stopped on every attempt (one line says why), 124 that --timeout ran
+out.
 
 Needs qemu-system-x86_64 (qemu-system-x86), busybox-static and a kernel
 in /boot with its modules (linux-image-amd64)."""
@@ -61,10 +72,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 QEMU = "qemu-system-x86_64"
 INIT = os.path.join(HERE, "svm_host.init")
-# The outer VM's modules: virtio PCI and 9p for the two shares, the
-# overlay over the read-only one, KVM on SVM, and tun for thpvm's taps.
+# The outer VM's modules: virtio PCI and 9p for the shares, the overlay
+# over the read-only one, KVM on SVM, tun for thpvm's taps, and the
+# scratch disk's virtio-blk and ext4 (whose checksums need crc32c).
 MODULES = [("virtio_pci", False), ("9pnet_virtio", False), ("9p", False),
-           ("overlay", False), ("kvm_amd", False), ("tun", False)]
+           ("overlay", False), ("kvm_amd", False), ("tun", False),
+           ("virtio_blk", False), ("crc32c_generic", False),
+           ("ext4", False)]
+SCRATCH_SIZE = 16 << 30
 # The init's console lines around the command (svm_host.init).
 BEGIN = "svm-host: begin"
 END = "svm-host: end"
@@ -102,6 +117,25 @@ def build_image(out, version):
     img.write(out, 0)
 
 
+def scratch_disk(path, where):
+    """A sparse file with an empty ext4 filesystem, for --scratch, and
+    its mount point for the init."""
+    with open(path, "wb") as f:
+        f.truncate(SCRATCH_SIZE)
+    subprocess.run(["mkfs.ext4", "-q", "-F", path], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(os.path.join(os.path.dirname(path), "share", "scratch"),
+              "w") as f:
+        f.write(where + "\n")
+
+
+def writable_list(path, dirs):
+    """The --writable directories, one per line, in the order of their
+    mount tags (w0, w1, ...), for the init."""
+    with open(path, "w") as f:
+        f.write("".join(d + "\n" for d in dirs))
+
+
 def command_script(path, cwd, argv):
     """What the VM runs: cd, this environment, exec the command."""
     lines = ["cd " + shlex.quote(cwd) + " || exit 125"]
@@ -119,7 +153,16 @@ def command_script(path, cwd, argv):
         f.write("\n".join(lines) + "\n")
 
 
-def qemu_command(args, image, kernel, share, heartbeat):
+def qemu_command(args, image, kernel, share, heartbeat, scratch):
+    extra = []
+    for i, d in enumerate(args.writable):
+        extra += ["-virtfs", f"local,path={d},mount_tag=w{i},"
+                             "security_model=none"]
+    if args.scratch:
+        # Its flushes need not reach this machine's disk: it is thrown
+        # away with the VM.
+        extra += ["-drive", f"file={scratch},format=raw,if=virtio,"
+                            "cache=unsafe"]
     return [QEMU, "-accel", "tcg,thread=multi", "-cpu", "max",
             "-smp", str(args.cpus), "-m", args.mem,
             "-nodefaults", "-no-user-config", "-display", "none",
@@ -131,7 +174,7 @@ def qemu_command(args, image, kernel, share, heartbeat):
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,"
                        "readonly=on,multidevs=remap",
             "-virtfs", f"local,path={share},mount_tag=share,"
-                       "security_model=none"]
+                       "security_model=none"] + extra
 
 
 def relay(lines):
@@ -175,23 +218,29 @@ def run(args):
         build_image(image, version)
         command_script(os.path.join(share, "command"), os.getcwd(),
                        args.command)
+        writable_list(os.path.join(share, "writable"), args.writable)
+        scratch = os.path.join(tmp, "scratch.img")
+        if args.scratch:
+            scratch_disk(scratch, args.scratch)
         deadline = time.monotonic() + args.timeout
-        for attempt in (1, 2):
+        for attempt in range(1, args.attempts + 1):
             heartbeat = os.path.join(tmp, f"heartbeat-{attempt}")
             (failure, seen), qemu_status, killed = \
                 emulated_host.run_console(
-                    qemu_command(args, image, kernel, share, heartbeat),
+                    qemu_command(args, image, kernel, share, heartbeat,
+                                 scratch),
                     max(1, round(deadline - time.monotonic())), relay,
                     heartbeat, args.silence)
-            if killed != "stopped" or attempt == 2:
+            if killed != "stopped" or attempt == args.attempts:
                 break
             # The emulated host, not the command, stopped: the command's
-            # output so far stays on stdout, and it runs once more.
+            # output so far stays on stdout, and it runs again.
             print(f"svm_host: the emulated host stopped (no heartbeat for "
                   f"{args.silence} s); the command runs again",
                   file=sys.stderr, flush=True)
         if killed == "stopped":
-            raise Error("the emulated host stopped again (no heartbeat for "
+            raise Error(f"the emulated host stopped in each of "
+                        f"{args.attempts} runs (no heartbeat for "
                         f"{args.silence} s)")
         if killed == "timeout":
             print(f"svm_host: timed out after {args.timeout} s",
@@ -227,14 +276,33 @@ def main():
     ap.add_argument("--silence", type=int, default=60, metavar="SECONDS",
                     help="the VM counts as stopped when its heartbeat is "
                          "silent this long (default 60)")
+    ap.add_argument("--attempts", type=int, default=2, metavar="N",
+                    help="runs in all when the emulated host stops "
+                         "(default 2)")
+    ap.add_argument("--writable", action="append", default=[],
+                    metavar="DIR",
+                    help="share this directory read-write, at its own "
+                         "path (repeatable)")
+    ap.add_argument("--scratch", metavar="DIR",
+                    help="a fresh ext4 filesystem at DIR in the VM")
     ap.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND")
     args = ap.parse_args()
     if args.command[:1] == ["--"]:
         args.command = args.command[1:]
     if not args.command:
         ap.error("no command")
-    if min(args.cpus, args.timeout, args.silence) < 1:
-        ap.error("--cpus, --timeout and --silence must be >= 1")
+    if min(args.cpus, args.timeout, args.silence, args.attempts) < 1:
+        ap.error("--cpus, --timeout, --silence and --attempts must be >= 1")
+    for i, d in enumerate(args.writable):
+        if not os.path.isdir(d):
+            ap.error(f"--writable {d}: not a directory")
+        # QEMU's -virtfs options are comma-separated.
+        if "," in d or "\n" in d:
+            ap.error(f"--writable {d}: a comma or newline in the path")
+        args.writable[i] = os.path.realpath(d)
+    if args.scratch is not None and (not os.path.isabs(args.scratch) or
+                                     "\n" in args.scratch):
+        ap.error(f"--scratch {args.scratch}: not an absolute path")
     try:
         sys.exit(run(args))
     except (Error, mkinitramfs.Error, OSError,

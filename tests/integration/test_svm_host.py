@@ -38,9 +38,9 @@ PART_TIMEOUT = 900
 BOOT_TIMEOUT = 700
 
 
-def svm_host(*command, timeout=PART_TIMEOUT, env=None):
-    r = subprocess.run([sys.executable, SVM_HOST,
-                        "--timeout", str(timeout - 60), "--", *command],
+def svm_host(*command, timeout=PART_TIMEOUT, env=None, options=()):
+    r = subprocess.run([sys.executable, SVM_HOST, "--timeout",
+                        str(timeout - 60), *options, "--", *command],
                        capture_output=True, text=True, errors="replace",
                        timeout=timeout, env=env, cwd=ROOT)
     # An emulated host that stopped and ran the command again: shown.
@@ -110,6 +110,32 @@ def test_runner_errors():
     # A command the VM's shell cannot find: its status, as on the host.
     r = svm_host("/nonexistent-command", timeout=300)
     assert r.returncode == 127, shown(r)
+
+
+def test_runner_writable_and_scratch():
+    """--writable: what the command writes there stays, and nothing else
+    it writes does; --scratch: a fresh ext4 that takes O_DIRECT."""
+    require_runner()
+    with tempfile.TemporaryDirectory(prefix="svm-test-") as kept, \
+            tempfile.TemporaryDirectory(prefix="svm-test-") as lost:
+        script = (f"echo kept >{kept}/file; echo lost >{lost}/file; "
+                  "stat -f -c %T /var/tmp/svm-scratch; "
+                  "python3 -c 'import os; os.open(\"/var/tmp/svm-scratch/f\", "
+                  "os.O_CREAT | os.O_RDWR | os.O_DIRECT); print(\"direct\")'")
+        r = svm_host("sh", "-c", script, timeout=300,
+                     options=("--writable", kept,
+                              "--scratch", "/var/tmp/svm-scratch"))
+        assert r.returncode == 0, shown(r)
+        assert r.stdout == "ext2/ext3\ndirect\n", shown(r)
+        with open(os.path.join(kept, "file")) as f:
+            assert f.read() == "kept\n"
+        assert not os.path.exists(os.path.join(lost, "file"))
+    assert not os.path.exists("/var/tmp/svm-scratch/f")
+    r = subprocess.run([sys.executable, SVM_HOST, "--writable",
+                        "/nonexistent", "true"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2, shown(r)
+    assert "--writable /nonexistent: not a directory" in r.stderr, shown(r)
 
 
 def test_runner_host_stopped():
