@@ -247,16 +247,24 @@ def run(block):
     return text
 
 
-def tests(capable):
-    """test_NAME functions for harness.main(): the blocks that need a
-    capable host, or the others."""
+def kind(block):
+    """Which test program runs the block: "capable" (test_docs_capable),
+    "kvm" (test_docs_kvm, in the suite that needs /dev/kvm) or "plain"
+    (test_docs)."""
+    if "capable" in block.needs:
+        return "capable"
+    return "kvm" if "kvm" in block.needs else "plain"
+
+
+def tests(which):
+    """test_NAME functions for harness.main(): the blocks of one kind."""
     found = {}
     try:
         marked = blocks()
     except ValueError:
         return {}       # test_markers says why
     for block in marked:
-        if ("capable" in block.needs) != capable:
+        if kind(block) != which:
             continue
 
         def test(block=block):

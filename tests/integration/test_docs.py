@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The commands README.md and docs/ show, run as printed (doc_blocks.py):
-every block marked `<!-- doc-test ... -->` that needs no host with
-VT-x/AMD-V (test_docs_capable.py runs those), and the promises around
-them: the blocks below stay marked, and scripts the docs run by path
-work from any directory."""
+every block marked `<!-- doc-test ... -->` that needs neither /dev/kvm
+(test_docs_kvm.py runs those) nor a host with VT-x/AMD-V
+(test_docs_capable.py), and the promises around them: the blocks below
+stay marked, and scripts the docs run by path work from any
+directory."""
 import os
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ import harness
 # Each must stay marked: a block losing its marker must not drop out of
 # the test unnoticed.
 EXPECTED = {
-    "readme-first-boot", "readme-test-by-hand", "control-by-hand",
+    "readme-first-boot", "readme-first-boot-emulated", "readme-test-by-hand", "control-by-hand",
     "control-from-python", "test-guest-qemu", "test-guest-thpvm",
     "test-guest-balloon", "test-guest-net", "linux-initramfs",
     "cont-balloon-build", "linux-vm", "fuzz-replay", "security-user",
@@ -77,5 +78,5 @@ def test_mkinitramfs_from_another_directory():
     assert made > 1 << 20, made
 
 
-globals().update(doc_blocks.tests(capable=False))
+globals().update(doc_blocks.tests("plain"))
 harness.main(globals())

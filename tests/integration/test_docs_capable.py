@@ -6,5 +6,5 @@ of tests/svm_host.py. Emulated, so only that they work is checked."""
 import doc_blocks
 import harness
 
-globals().update(doc_blocks.tests(capable=True))
+globals().update(doc_blocks.tests("capable"))
 harness.main(globals())
