@@ -5,11 +5,17 @@ tree built once, the line is changed, the copy rebuilt, the named test
 run, and the line put back; a test that still passes is a guard that
 fails. TAP, one subtest per mutation.
 
-Usage: mutations.py [--build-args ARGS] [NAME...]
+Usage: mutations.py [NAME...]
 Run by meson (the 'slow' suite) or by hand from the tree: python3
 tests/mutations.py. NAMEs pick mutations; root runs the ones that need
-it (hugetlbfs, loop devices)."""
+it (hugetlbfs, loop devices).
+
+On a machine without /dev/kvm, a mutation whose test is in meson's 'kvm'
+suite is built here as the others are, its thpvm binary kept, and all of
+those tested at the end in one emulated AMD-V host (tests/svm_host.py),
+each binary in turn put in the build's place; their results come last."""
 import argparse
+import json
 import os
 import re
 import shutil
@@ -18,6 +24,11 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SVM_HOST = os.path.join(ROOT, "tests", "svm_host.py")
+# The emulated host's run of the kept binaries: its limit, and where its
+# tests write (an ext4 disk of its own, which takes O_DIRECT).
+SVM_TIMEOUT = 1500
+SVM_SCRATCH = "/var/tmp/thpvm-scratch"
 
 # name: (file, the line as it stands, what it becomes, meson test,
 #        the test's own arguments)
@@ -305,8 +316,23 @@ def check_anchors(names):
     sys.exit(1 if failed else 0)
 
 
-def mutate(tree, build, name):
-    """None if the test caught the mutation, else why the guard fails."""
+def test_result(build, test, args):
+    """None if the test failed (it caught the mutation), else why not."""
+    cmd = ["meson", "test", "-C", build, "--no-rebuild", test]
+    if args:
+        cmd += ["--test-args", " ".join(args)]
+    r = sh(cmd, build)
+    if r.returncode == 0 and re.search(r"^Skipped:\s+[1-9]", r.stdout, re.M):
+        return f"{test} {' '.join(args)} skipped here, so it cannot tell"
+    if r.returncode == 0:
+        return f"{test} {' '.join(args)} still passes"
+    return None
+
+
+def mutate(tree, build, name, keep=None):
+    """None if the test caught the mutation, else why the guard fails.
+    With keep, a path, the mutated thpvm is copied there instead of
+    tested."""
     rel, old, new, test, args = MUTATIONS[name]
     path = os.path.join(tree, rel)
     with open(path) as f:
@@ -320,20 +346,71 @@ def mutate(tree, build, name):
         b = sh(["ninja", "-C", build], tree)
         if b.returncode:
             return f"the mutated tree does not build:\n{b.stdout[-2000:]}"
-        cmd = ["meson", "test", "-C", build, "--no-rebuild", test]
-        if args:
-            cmd += ["--test-args", " ".join(args)]
-        r = sh(cmd, tree)
-        if r.returncode == 0 and re.search(r"^Skipped:\s+[1-9]", r.stdout,
-                                           re.M):
-            return (f"{test} {' '.join(args)} skipped here, so it cannot "
-                    "tell")
-        if r.returncode == 0:
-            return f"{test} {' '.join(args)} still passes"
-        return None
+        if keep:
+            shutil.copy2(os.path.join(build, "thpvm"), keep)
+            return None
+        return test_result(build, test, args)
     finally:
         with open(path, "w") as f:
             f.write(text)
+
+
+def kvm_tests(build):
+    """The names of the build's tests in the 'kvm' suite."""
+    r = sh(["meson", "introspect", "--tests", build], build)
+    if r.returncode:
+        sys.exit(f"meson introspect: {r.stderr}")
+    return {t["name"] for t in json.loads(r.stdout)
+            if any(s.split(":")[-1] == "kvm" for s in t["suite"])}
+
+
+def run_kept(build, kept):
+    """In the emulated host: each kept binary (kept/NAME) in the build's
+    place, its mutation's test run, and {NAME: why or None} written to
+    kept/results.json after each. Those already there are not run again:
+    svm_host runs this again in a fresh host when one stops."""
+    path = os.path.join(kept, "results.json")
+    try:
+        with open(path) as f:
+            results = json.load(f)
+    except (OSError, ValueError):
+        results = {}
+    thpvm = os.path.join(build, "thpvm")
+    for name in sorted(os.listdir(kept)):
+        if name not in MUTATIONS or name in results:
+            continue
+        shutil.copy2(os.path.join(kept, name), thpvm)
+        results[name] = test_result(build, *MUTATIONS[name][3:])
+        with open(path + ".new", "w") as f:
+            json.dump(results, f)
+        os.rename(path + ".new", path)
+
+
+def test_kept(build, kept, names):
+    """{NAME: why or None} for the kept binaries, tested in one emulated
+    AMD-V host; every one fails when that host could not run them."""
+    cmd = [sys.executable, SVM_HOST, "--timeout", str(SVM_TIMEOUT),
+           "--attempts", "4", "--writable", kept, "--scratch", SVM_SCRATCH,
+           "--", "env", f"TMPDIR={SVM_SCRATCH}", sys.executable,
+           os.path.abspath(__file__), "--run-kept", build, kept]
+    r = sh(cmd, ROOT, timeout=SVM_TIMEOUT + 120)
+    try:
+        with open(os.path.join(kept, "results.json")) as f:
+            results = json.load(f)
+    except (OSError, ValueError):
+        tail = (r.stdout + r.stderr).splitlines()[-20:]
+        why = "the emulated AMD-V host did not test it:\n" + "\n".join(tail)
+        return {name: why for name in names}
+    return {name: results.get(name, "not tested in the emulated host")
+            for name in names}
+
+
+def report(i, name, why):
+    if why:
+        for line in why.splitlines():
+            print(f"# {line}")
+    print(f"{'not ok' if why else 'ok'} {i} - {name}", flush=True)
+    return 1 if why else 0
 
 
 def main():
@@ -341,7 +418,12 @@ def main():
     ap.add_argument("names", nargs="*", help="mutations to run (all)")
     ap.add_argument("--anchors", action="store_true",
                     help="only check that each line to change is there")
+    ap.add_argument("--run-kept", nargs=2, metavar=("BUILD", "KEPT"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.run_kept:
+        run_kept(*args.run_kept)
+        return
     names = args.names or list(MUTATIONS)
     unknown = [n for n in names if n not in MUTATIONS]
     if unknown:
@@ -352,6 +434,8 @@ def main():
     failed = 0
     with tempfile.TemporaryDirectory(prefix="thpvm-mutations-") as tmp:
         tree, build = os.path.join(tmp, "tree"), os.path.join(tmp, "build")
+        kept = os.path.join(tmp, "kept")
+        os.mkdir(kept)
         scratch_copy(tree)
         for step in (["meson", "setup", build], ["ninja", "-C", build]):
             r = sh(step, tree)
@@ -360,19 +444,34 @@ def main():
                 for line in (r.stdout + r.stderr).splitlines()[-20:]:
                     print(f"# {line}")
                 sys.exit(1)
-        for i, name in enumerate(names, 1):
+        elsewhere = set()
+        if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+            needs_kvm = kvm_tests(build)
+            elsewhere = {n for n in names if MUTATIONS[n][3] in needs_kvm}
+        i = 0
+        for name in names:
             if name in NEEDS and not NEEDS[name][1]():
+                i += 1
                 print(f"ok {i} - {name} # SKIP needs {NEEDS[name][0]}",
                       flush=True)
                 continue
-            why = mutate(tree, build, name)
-            if why:
-                failed += 1
-                for line in why.splitlines():
-                    print(f"# {line}")
-                print(f"not ok {i} - {name}", flush=True)
-            else:
-                print(f"ok {i} - {name}", flush=True)
+            if name in elsewhere:
+                why = mutate(tree, build, name, os.path.join(kept, name))
+                if why:
+                    elsewhere.discard(name)
+                    i += 1
+                    failed += report(i, name, why)
+                continue
+            i += 1
+            failed += report(i, name, mutate(tree, build, name))
+        if elsewhere:
+            print(f"# {len(elsewhere)} tested in the emulated AMD-V host "
+                  "(no /dev/kvm here)", flush=True)
+            results = test_kept(build, kept, sorted(elsewhere))
+            for name in names:
+                if name in elsewhere:
+                    i += 1
+                    failed += report(i, name, results[name])
     sys.exit(1 if failed else 0)
 
 
