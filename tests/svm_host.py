@@ -73,12 +73,13 @@ ROOT = os.path.dirname(HERE)
 QEMU = "qemu-system-x86_64"
 INIT = os.path.join(HERE, "svm_host.init")
 # The outer VM's modules: virtio PCI and 9p for the shares, the overlay
-# over the read-only one, KVM on SVM, tun for thpvm's taps, and the
-# scratch disk's virtio-blk and ext4 (whose checksums need crc32c).
+# over the read-only one, KVM on SVM, tun for thpvm's taps, loop for its
+# block-device disks, and the scratch disk's virtio-blk and ext4 (whose
+# checksums need crc32c).
 MODULES = [("virtio_pci", False), ("9pnet_virtio", False), ("9p", False),
            ("overlay", False), ("kvm_amd", False), ("tun", False),
-           ("virtio_blk", False), ("crc32c_generic", False),
-           ("ext4", False)]
+           ("loop", False), ("virtio_blk", False),
+           ("crc32c_generic", False), ("ext4", False)]
 SCRATCH_SIZE = 16 << 30
 # The init's console lines around the command (svm_host.init).
 BEGIN = "svm-host: begin"
