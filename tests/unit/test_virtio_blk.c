@@ -307,6 +307,22 @@ static void test_ring_submit_refused(void)
 	refuse_submits(0, 0);
 }
 
+/* io_uring: the ring holds its own open of the image, not the locked
+ * one, so the kernel's late freeing of a ring (after thpvm exits) does
+ * not keep the image locked. Asked of the lock itself: a conflicting
+ * lock is reported only to another open file description. */
+static void test_ring_file_not_locked_one(void)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	engine = BLK_ENGINE_IO_URING;
+	if (!setup(false))
+		return;
+	CHECK_EQ(fcntl(blk.ring.file_fd, F_OFD_GETLK, &fl), 0);
+	CHECK_EQ(fl.l_type, F_WRLCK);
+	teardown();
+}
+
 #define ON_BOTH(name)							\
 	static void test_##name##_io_uring(void)			\
 	{								\
@@ -339,6 +355,7 @@ int main(void)
 		UNIT_TEST(test_direct_unaligned_io_uring),
 		UNIT_TEST(test_direct_unaligned_threads),
 		UNIT_TEST(test_ring_submit_refused),
+		UNIT_TEST(test_ring_file_not_locked_one),
 	};
 
 	return UNIT_RUN(tests);
