@@ -118,15 +118,14 @@ def build_image(out, version):
     img.write(out, 0)
 
 
-def scratch_disk(path, where):
+def scratch_disk(path, share, where):
     """A sparse file with an empty ext4 filesystem, for --scratch, and
-    its mount point for the init."""
+    its mount point in the share, for the init."""
     with open(path, "wb") as f:
         f.truncate(SCRATCH_SIZE)
     subprocess.run(["mkfs.ext4", "-q", "-F", path], check=True,
                    stdout=subprocess.DEVNULL)
-    with open(os.path.join(os.path.dirname(path), "share", "scratch"),
-              "w") as f:
+    with open(os.path.join(share, "scratch"), "w") as f:
         f.write(where + "\n")
 
 
@@ -222,7 +221,7 @@ def run(args):
         writable_list(os.path.join(share, "writable"), args.writable)
         scratch = os.path.join(tmp, "scratch.img")
         if args.scratch:
-            scratch_disk(scratch, args.scratch)
+            scratch_disk(scratch, share, args.scratch)
         deadline = time.monotonic() + args.timeout
         for attempt in range(1, args.attempts + 1):
             heartbeat = os.path.join(tmp, f"heartbeat-{attempt}")
