@@ -158,7 +158,7 @@ def qemu_command(args, image, kernel, share, heartbeat, scratch):
     for i, d in enumerate(args.writable):
         extra += ["-virtfs", f"local,path={d},mount_tag=w{i},"
                              "security_model=none"]
-    if args.scratch:
+    if scratch:
         # Its flushes need not reach this machine's disk: it is thrown
         # away with the VM.
         extra += ["-drive", f"file={scratch},format=raw,if=virtio,"
@@ -219,8 +219,9 @@ def run(args):
         command_script(os.path.join(share, "command"), os.getcwd(),
                        args.command)
         writable_list(os.path.join(share, "writable"), args.writable)
-        scratch = os.path.join(tmp, "scratch.img")
+        scratch = None
         if args.scratch:
+            scratch = os.path.join(tmp, "scratch.img")
             scratch_disk(scratch, share, args.scratch)
         deadline = time.monotonic() + args.timeout
         for attempt in range(1, args.attempts + 1):
