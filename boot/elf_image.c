@@ -113,6 +113,7 @@ int elf_parse(const uint8_t *data, size_t len, struct elf_image *img,
 					ELF_MAX_SEGMENTS);
 		img->segments[img->nr_segments++] = (struct elf_segment){
 			.paddr = ph.p_paddr,
+			.vaddr = ph.p_vaddr,
 			.offset = ph.p_offset,
 			.filesz = ph.p_filesz,
 			.memsz = ph.p_memsz,

@@ -13,7 +13,7 @@
 #define ELF_WHY_MAX 256
 
 struct elf_segment {
-	uint64_t paddr, offset, filesz, memsz;
+	uint64_t paddr, vaddr, offset, filesz, memsz;
 };
 
 struct elf_image {

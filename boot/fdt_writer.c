@@ -2,10 +2,15 @@
 #include "boot/fdt_writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libfdt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "core/guest_ram.h"
+#include "lib/log.h"
 
 /* libfdt's errors as -errno: a full buffer is the one a caller can act
  * on; every other one is a bug in the tree being written. */
@@ -16,8 +21,11 @@ static int check(struct fdt_writer *w, int ret)
 	return w->err;
 }
 
-void fdtw_init(struct fdt_writer *w, size_t size)
+void fdtw_init(struct fdt_writer *w, size_t size,
+	       const struct fdt_reservation *rsv, unsigned nr)
 {
+	unsigned i;
+
 	w->size = size;
 	w->err = 0;
 	w->depth = 0;
@@ -26,7 +34,11 @@ void fdtw_init(struct fdt_writer *w, size_t size)
 		w->err = -ENOMEM;
 		return;
 	}
-	if (!check(w, fdt_create(w->fdt, size)))
+	check(w, fdt_create(w->fdt, size));
+	for (i = 0; i < nr && !w->err; i++)
+		check(w, fdt_add_reservemap_entry(w->fdt, rsv[i].addr,
+						  rsv[i].size));
+	if (!w->err)
 		check(w, fdt_finish_reservemap(w->fdt));
 	fdtw_begin(w, "");
 }
@@ -115,12 +127,32 @@ void fdtw_cells(struct fdt_writer *w, const char *name,
 		be[i] = cpu_to_fdt32(cells[i]);
 }
 
+void fdtw_bytes(struct fdt_writer *w, const char *name, const void *data,
+		size_t len)
+{
+	if (!w->err)
+		check(w, fdt_property(w->fdt, name, data, (int)len));
+}
+
 void fdtw_reg(struct fdt_writer *w, uint64_t addr, uint64_t size)
 {
 	const uint32_t cells[] = { addr >> 32, (uint32_t)addr, size >> 32,
 				   (uint32_t)size };
 
 	fdtw_cells(w, "reg", cells, 4);
+}
+
+void fdtw_memory_nodes(struct fdt_writer *w, const struct guest_ram *ram)
+{
+	struct ram_range r;
+	unsigned i;
+
+	for (i = 0; guest_ram_range(ram, i, &r); i++) {
+		fdtw_begin_at(w, "memory", r.gpa);
+		fdtw_string(w, "device_type", "memory");
+		fdtw_reg(w, r.gpa, r.size);
+		fdtw_end(w);
+	}
 }
 
 int fdtw_finish(struct fdt_writer *w, void **fdt, size_t *size)
@@ -142,4 +174,23 @@ int fdtw_finish(struct fdt_writer *w, void **fdt, size_t *size)
 	*size = fdt_totalsize(w->fdt);
 	w->fdt = NULL;
 	return 0;
+}
+
+int fdtw_dump(const char *path, const void *fdt, size_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ssize_t n;
+	int err;
+
+	if (fd < 0) {
+		pr_err("--dump-dtb %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	n = write(fd, fdt, size);
+	err = n < 0 ? -errno : n != (ssize_t)size ? -EIO : 0;
+	if (close(fd) && !err)
+		err = -errno;
+	if (err)
+		pr_err("--dump-dtb %s: %s", path, strerror(-err));
+	return err;
 }

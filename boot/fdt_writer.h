@@ -16,9 +16,17 @@ struct fdt_writer {
 	unsigned depth;		/* nodes open, the root included */
 };
 
-/* An empty tree of at most size bytes (the header and an empty memory
- * reservation map written). */
-void fdtw_init(struct fdt_writer *w, size_t size);
+/* A range of guest memory the guest must leave alone (the memory
+ * reservation map's entries). */
+struct fdt_reservation {
+	uint64_t addr, size;
+};
+
+/* An empty tree of at most size bytes: the header and a memory
+ * reservation map of the nr ranges in rsv (rsv may be NULL when nr is
+ * 0) written. */
+void fdtw_init(struct fdt_writer *w, size_t size,
+	       const struct fdt_reservation *rsv, unsigned nr);
 /* Nodes: "name", or "name@<addr in hex>" with fdtw_begin_at. */
 void fdtw_begin(struct fdt_writer *w, const char *name);
 void fdtw_begin_at(struct fdt_writer *w, const char *name, uint64_t addr);
@@ -33,11 +41,22 @@ void fdtw_u32(struct fdt_writer *w, const char *name, uint32_t value);
 void fdtw_u64(struct fdt_writer *w, const char *name, uint64_t value);
 void fdtw_cells(struct fdt_writer *w, const char *name,
 		const uint32_t *cells, unsigned nr);
+/* A property of len raw bytes. */
+void fdtw_bytes(struct fdt_writer *w, const char *name, const void *data,
+		size_t len);
 /* "reg" of one range with #address-cells = #size-cells = 2. */
 void fdtw_reg(struct fdt_writer *w, uint64_t addr, uint64_t size);
+/* A "memory@<gpa>" node for each range of guest RAM (device_type
+ * "memory", reg as fdtw_reg writes it). */
+struct guest_ram;
+void fdtw_memory_nodes(struct fdt_writer *w, const struct guest_ram *ram);
 /* Ends the tree, whose nodes but the root must all be ended (libfdt
  * does not check). Returns 0 with the blob in *fdt (the caller frees it)
  * and its size in *size, or the first error (-ENOSPC: it did not fit). */
 int fdtw_finish(struct fdt_writer *w, void **fdt, size_t *size);
+
+/* Writes a finished tree to path (thpvm run --dump-dtb). Returns 0, or
+ * -errno after saying why. */
+int fdtw_dump(const char *path, const void *fdt, size_t size);
 
 #endif

@@ -4,17 +4,16 @@
  * device tree in the last 2 MiB of RAM, the initrd just below it, and the
  * boot vCPU at the Image's first instruction with x0 = the device tree. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "arch/arm64/fdt.h"
 #include "arch/arm64/image.h"
 #include "arch/arm64/layout.h"
 #include "arch/arm64/vcpu.h"
 #include "boot/decompress.h"
+#include "boot/fdt_writer.h"
 #include "core/arch.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
@@ -79,24 +78,6 @@ static int copy_in(struct vm *vm, uint64_t gpa, const void *data,
 	if (!dst)
 		return -EFAULT;
 	memmove(dst, data, len);
-	return 0;
-}
-
-static int dump_fdt(const char *path, const void *fdt, size_t size)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ssize_t n;
-
-	if (fd < 0) {
-		pr_err("--dump-dtb %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	n = write(fd, fdt, size);
-	if (n != (ssize_t)size || close(fd)) {
-		pr_err("--dump-dtb %s: %s", path,
-		       n < 0 ? strerror(errno) : "short write");
-		return -EIO;
-	}
 	return 0;
 }
 
@@ -173,7 +154,7 @@ static int load(struct vm *vm, const struct boot_source *src,
 	if (!err && src->initrd)
 		err = copy_in(vm, l.initrd, src->initrd, src->initrd_size);
 	if (!err && src->dump_dtb)
-		err = dump_fdt(src->dump_dtb, fdt, fdt_size);
+		err = fdtw_dump(src->dump_dtb, fdt, fdt_size);
 	free(fdt);
 	if (err)
 		return err;

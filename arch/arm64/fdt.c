@@ -67,19 +67,6 @@ static void chosen_node(struct fdt_writer *w,
 	fdtw_end(w);
 }
 
-static void memory_nodes(struct fdt_writer *w, const struct vm *vm)
-{
-	struct ram_range r;
-	unsigned i;
-
-	for (i = 0; guest_ram_range(&vm->ram, i, &r); i++) {
-		fdtw_begin_at(w, "memory", r.gpa);
-		fdtw_string(w, "device_type", "memory");
-		fdtw_reg(w, r.gpa, r.size);
-		fdtw_end(w);
-	}
-}
-
 static void cpu_nodes(struct fdt_writer *w, const struct vm *vm)
 {
 	unsigned i;
@@ -288,10 +275,10 @@ int arm64_fdt_build(struct vm *vm, const struct arm64_boot_data *boot,
 	struct fdt_writer w;
 	int err;
 
-	fdtw_init(&w, ARM64_FDT_MAX);
+	fdtw_init(&w, ARM64_FDT_MAX, NULL, 0);
 	root_props(&w);
 	chosen_node(&w, boot);
-	memory_nodes(&w, vm);
+	fdtw_memory_nodes(&w, &vm->ram);
 	cpu_nodes(&w, vm);
 	gic_node(&w, vm);
 	timer_pmu_nodes(&w, vm);

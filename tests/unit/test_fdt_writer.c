@@ -14,7 +14,7 @@ static void *write_sample(size_t *size)
 	struct fdt_writer w;
 	void *fdt = NULL;
 
-	fdtw_init(&w, 4096);
+	fdtw_init(&w, 4096, NULL, 0);
 	fdtw_u32(&w, "#address-cells", 2);
 	fdtw_begin_at(&w, "dev", 0x9000000);
 	fdtw_strings(&w, "compatible", compat);
@@ -76,7 +76,7 @@ static void test_no_space_sticks(void)
 	size_t size = 0;
 	unsigned i;
 
-	fdtw_init(&w, 256);
+	fdtw_init(&w, 256, NULL, 0);
 	for (i = 0; i < 64; i++)
 		fdtw_string(&w, "bootargs", "console=ttyS0 earlycon panic=-1");
 	fdtw_begin(&w, "chosen");
@@ -92,12 +92,12 @@ static void test_unbalanced(void)
 	void *fdt = NULL;
 	size_t size;
 
-	fdtw_init(&w, 1024);
+	fdtw_init(&w, 1024, NULL, 0);
 	fdtw_end(&w);		/* the root is fdtw_finish's to end */
 	CHECK(fdtw_finish(&w, &fdt, &size) < 0);
 	CHECK(fdt == NULL);
 
-	fdtw_init(&w, 1024);
+	fdtw_init(&w, 1024, NULL, 0);
 	fdtw_begin(&w, "cpus");	/* never ended */
 	CHECK(fdtw_finish(&w, &fdt, &size) < 0);
 	CHECK(fdt == NULL);
