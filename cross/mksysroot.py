@@ -4,7 +4,7 @@ cross-building thpvm statically and for the emulated hosts that run it.
 
     cross/mksysroot.py ARCH [--dest DIR] [--cache DIR]
 
-ARCH is a Debian architecture in ARCHES (arm64). DIR defaults to
+ARCH is a Debian architecture in ARCHES (arm64, ppc64el). DIR defaults to
 <repo>/sysroot-ARCH. The libraries' static archives and headers
 (libfdt, zlib, liblzma, libzstd, liblz4, libseccomp, liburing, jansson),
 static busybox, hackbench (rt-tests, with the shared libraries it runs
@@ -16,12 +16,15 @@ machine-specific half of the Meson cross file:
 
     meson setup build-arm64 --cross-file cross/arm64.ini \\
         --cross-file sysroot-arm64/paths.ini
+    meson setup build-ppc64le --cross-file cross/ppc64le.ini \\
+        --cross-file sysroot-ppc64el/paths.ini
 
 Why not multiarch (`apt-get install libfdt-dev:arm64`): Debian 12's
 libfdt-dev is not Multi-Arch and installing the others wanted to upgrade
 host packages (../shared/ENVIRONMENT.md); a sysroot touches nothing on
 the host but apt's package lists. The compiler and C library come from
-the host's cross toolchain (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross),
+the host's cross toolchain (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross;
+gcc-powerpc64le-linux-gnu, libc6-dev-ppc64el-cross),
 which also brings the kernel's UAPI headers (linux/kvm.h, asm/kvm.h)
 matched to that C library (6.1.4 in Debian 12), so linux-libc-dev is
 not unpacked here: two copies of the UAPI headers on one include path
@@ -64,16 +67,21 @@ STATIC_LIBS = ["libfdt.a", "libz.a", "liblzma.a", "libzstd.a", "liblz4.a",
 # Per arch: the GNU triplet (Debian's multiarch library directory, the
 # cross tools' prefix), the metapackage that depends on the current
 # kernel, the kernel flavour (linux-image-ABI-FLAVOUR) and the kernel
-# image's glob in that kernel's package. A new arch also needs its
-# cross/ARCH.ini.
+# image's glob in that kernel's package, and its Meson cross file in
+# cross/ (named by the GNU arch, not Debian's: ppc64le.ini for ppc64el).
 ARCHES = {
     "arm64": {"triplet": "aarch64-linux-gnu",
               "kernel_meta": "linux-image-arm64",
               "flavour": "arm64",
-              "kernel_glob": "boot/vmlinuz-*-arm64"},
-    # Next (untried here): "ppc64el": {"triplet": "powerpc64le-linux-gnu",
-    #   "kernel_meta": "linux-image-powerpc64le",
-    #   "kernel_glob": "boot/vmlinux-*-powerpc64le"},
+              "kernel_glob": "boot/vmlinuz-*-arm64",
+              "cross_file": "arm64.ini"},
+    # Debian's ppc64el kernel is an ELF vmlinux (no vmlinuz), which
+    # qemu-system-ppc64 -kernel loads as it is (tests/ppc64_host.py).
+    "ppc64el": {"triplet": "powerpc64le-linux-gnu",
+                "kernel_meta": "linux-image-powerpc64le",
+                "flavour": "powerpc64le",
+                "kernel_glob": "boot/vmlinux-*-powerpc64le",
+                "cross_file": "ppc64le.ini"},
 }
 STAMP = ".stamp"
 
@@ -316,7 +324,7 @@ def make(args):
     say(f"kernel {kernel}")
     say(f"kernel headers {fix_kernel_headers(dest, spec)}")
     say(f"busybox {busybox}")
-    ini = os.path.relpath(os.path.join(ROOT, "cross", arch + ".ini"))
+    ini = os.path.relpath(os.path.join(ROOT, "cross", spec["cross_file"]))
     say(f"meson: --cross-file {ini} --cross-file {os.path.relpath(paths)}")
 
 

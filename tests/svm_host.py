@@ -265,15 +265,10 @@ def run(args):
 def main():
     ap = argparse.ArgumentParser(
         description="Run a command on an emulated KVM host with AMD-V.")
-    ap.add_argument("--mem", default="6G", metavar="SIZE",
-                    help="the VM's memory (default 6G)")
-    ap.add_argument("--cpus", type=int, default=1, metavar="N",
-                    help="its vCPUs (default 1; see above)")
+    emulated_host.host_options(ap, "6G", 1, "; see above")
     ap.add_argument("--kernel", metavar="VERSION",
                     help="its kernel, /boot/vmlinuz-VERSION (default: the "
                          "newest with virtio modules)")
-    ap.add_argument("--timeout", type=int, default=3600, metavar="SECONDS",
-                    help="kill the VM after this long (default 3600)")
     ap.add_argument("--silence", type=int, default=60, metavar="SECONDS",
                     help="the VM counts as stopped when its heartbeat is "
                          "silent this long (default 60)")
@@ -286,10 +281,7 @@ def main():
                          "path (repeatable)")
     ap.add_argument("--scratch", metavar="DIR",
                     help="a fresh ext4 filesystem at DIR in the VM")
-    ap.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND")
-    args = ap.parse_args()
-    if args.command[:1] == ["--"]:
-        args.command = args.command[1:]
+    args = emulated_host.parse_args(ap, "command", "COMMAND")
     if not args.command:
         ap.error("no command")
     if min(args.cpus, args.timeout, args.silence, args.attempts) < 1:
