@@ -49,7 +49,6 @@ static const struct kvm_cap_need core_kvm_caps[] = {
 	KVM_CAP_NEED(USER_MEMORY),
 	KVM_CAP_NEED(IOEVENTFD),
 	KVM_CAP_NEED(IRQFD),
-	KVM_CAP_NEED(IRQ_ROUTING),
 	{ 0, NULL },
 };
 

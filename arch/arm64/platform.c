@@ -24,6 +24,7 @@
 
 const struct kvm_cap_need arch_kvm_caps[] = {
 	KVM_CAP_NEED(ONE_REG),
+	KVM_CAP_NEED(IRQ_ROUTING),	/* SPIs and MSI routes */
 	KVM_CAP_NEED(DEVICE_CTRL),	/* the GIC is a KVM device */
 	KVM_CAP_NEED(ARM_PSCI_0_2),
 	{ 0, NULL },

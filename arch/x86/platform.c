@@ -28,6 +28,7 @@
 
 const struct kvm_cap_need arch_kvm_caps[] = {
 	KVM_CAP_NEED(IRQCHIP),
+	KVM_CAP_NEED(IRQ_ROUTING),	/* MSI routes */
 	KVM_CAP_NEED(PIT2),
 	KVM_CAP_NEED(SET_TSS_ADDR),
 	KVM_CAP_NEED(EXT_CPUID),	/* KVM_GET_SUPPORTED_CPUID */
