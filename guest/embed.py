@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """embed.py IMAGE OUT.c: the test guest's image (x86: the bzImage, arm64:
-the Image) as a C array for thpvm, which boots it when given no -k."""
+the Image) as a C array for thpvm, which boots it when given no -k.
+embed.py --none OUT.c: an empty image, for an arch with no test guest."""
 import sys
 
 
@@ -16,9 +17,13 @@ def write(out, data, source):
 
 
 def main():
-    data = open(sys.argv[1], 'rb').read()
+    if sys.argv[1] == '--none':
+        data, source = b'', 'no image'
+    else:
+        data = open(sys.argv[1], 'rb').read()
+        source = sys.argv[1].split('/')[-1]
     with open(sys.argv[2], 'w') as out:
-        write(out, data, sys.argv[1].split('/')[-1])
+        write(out, data, source)
 
 
 if __name__ == '__main__':

@@ -42,6 +42,8 @@ ARCH_NAMES = {
             r'pic_master', r'pvh\w*', r'bzimage\w*', r'zero_page'],
     'arm64': [r'v?gic\w*', r'gicv[23]\w*', r'psci\w*', r'mpidr\w*',
               r'arm64_\w+', r'pl011\w*', r'KVM_ARM_\w+'],
+    'powerpc': [r'spapr\w*', r'rtas\w*', r'xics\w*', r'ppc_\w+',
+                r'hcall\w*', r'KVM_PPC_\w+', r'hvterm\w*', r'lpcr\w*'],
 }
 
 # Names only these files (the .c and its header) may use.

@@ -1,0 +1,18 @@
+/* The powerpc state of a VM (vm->arch), made by arch_vm_init. */
+#ifndef THPVM_PPC_ARCH_VM_H
+#define THPVM_PPC_ARCH_VM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/powerpc/vty.h"
+
+struct arch_vm {
+	struct spapr_vty vty;
+	int xics_fd;			/* the interrupt controller */
+	uint32_t timebase_hz;		/* the host's, as the guest sees it */
+	uint32_t dcache_block, icache_block;	/* bytes */
+	bool ail_mode_3;		/* KVM lets the guest ask for AIL 3 */
+};
+
+#endif

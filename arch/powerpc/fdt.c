@@ -1,0 +1,206 @@
+/* The sPAPR device tree, in the shape Linux's pseries code reads: a
+ * "chrp" root, cpus with the properties that pick its features, the
+ * memory, /rtas with its tokens and the hypercalls offered, the vty
+ * under /vdevice, and /chosen. */
+#include "arch/powerpc/fdt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "arch/powerpc/arch_vm.h"
+#include "arch/powerpc/layout.h"
+#include "arch/powerpc/rtas.h"
+#include "arch/powerpc/xics.h"
+#include "boot/fdt_writer.h"
+#include "core/vm.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+#define PHANDLE_XICS	1
+#define RNG_SEED_BYTES	64
+/* Any non-zero processor frequency; Linux uses the timebase for time. */
+#define CPU_CLOCK_HZ	1000000000u
+#define CACHE_SIZE	(32 * 1024)	/* L1, each of i and d */
+/* ISA 3.0's process identifier width. */
+#define MMU_PID_BITS	20
+
+/* ibm,pa-features (PAPR's processor attributes): the number of attribute
+ * bytes, their type (0), then the bytes, most significant bit first.
+ * What Linux reads of them: byte 0, MMU, FPU, SLB, run latch, DABR,
+ * no-execute; byte 5, true little-endian; byte 22, transactional memory
+ * (left clear: nested KVM HV does not offer it); byte 40, the radix
+ * MMU. */
+#define PA_BYTES	41
+static const uint8_t pa_features[2 + PA_BYTES] = {
+	PA_BYTES, 0,
+	[2 + 0] = 0xf6, [2 + 5] = 0x80, [2 + 40] = 0x80,
+};
+
+/* The radix MMU's page sizes, each its AP field (bits 0-2) and shift:
+ * 4 KiB, 64 KiB, 2 MiB, 1 GiB. Without them Linux has no huge pages. */
+static const uint32_t radix_page_sizes[] = {
+	0x0000000c, 0xa0000010, 0x20000015, 0x4000001e,
+};
+
+/* /chosen's ibm,architecture-vec-5: option vector 5 as a client
+ * architecture negotiation would have left it (byte 0 its length):
+ * byte 24, the MMU, 0x40 radix only; byte 26, 0x40, the guest may
+ * invalidate translations itself (GTSE). */
+#define OV5_BYTES	26
+static const uint8_t arch_vec5[1 + OV5_BYTES] = {
+	OV5_BYTES,
+	[24] = 0x40, [26] = 0x40,
+};
+
+/* The hypercall sets Linux's pseries code looks for (its firmware
+ * features): shared-processor LPAR calls (KVM serves them) and
+ * H_SET_MODE. */
+static const char *const hypertas[] = {
+	"hcall-splpar", "hcall-set-mode", NULL,
+};
+
+static void root_props(struct fdt_writer *w)
+{
+	/* What Linux's pseries platform probes for. */
+	fdtw_string(w, "device_type", "chrp");
+	fdtw_string(w, "model", "thpvm");
+	fdtw_string(w, "compatible", "thpvm,pseries");
+	fdtw_u32(w, "#address-cells", 2);
+	fdtw_u32(w, "#size-cells", 2);
+	fdtw_u32(w, "interrupt-parent", PHANDLE_XICS);
+}
+
+static void chosen_node(struct fdt_writer *w,
+			const struct ppc_boot_data *boot, const char *vty)
+{
+	uint32_t seed[RNG_SEED_BYTES / 4];
+
+	fdtw_begin(w, "chosen");
+	fdtw_string(w, "bootargs", boot->cmdline);
+	fdtw_string(w, "linux,stdout-path", vty);
+	fdtw_string(w, "stdout-path", vty);
+	if (boot->initrd_end > boot->initrd_start) {
+		fdtw_u64(w, "linux,initrd-start", boot->initrd_start);
+		fdtw_u64(w, "linux,initrd-end", boot->initrd_end);
+	}
+	fdtw_bytes(w, "ibm,architecture-vec-5", arch_vec5, sizeof(arch_vec5));
+	if (getrandom(seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed))
+		fdtw_cells(w, "rng-seed", seed, ARRAY_SIZE(seed));
+	fdtw_end(w);
+}
+
+static void cpu_nodes(struct fdt_writer *w, const struct vm *vm)
+{
+	const struct arch_vm *a = vm->arch;
+	unsigned i;
+
+	fdtw_begin(w, "cpus");
+	fdtw_u32(w, "#address-cells", 1);
+	fdtw_u32(w, "#size-cells", 0);
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		fdtw_begin_at(w, "PowerPC,POWER9", i);
+		fdtw_string(w, "device_type", "cpu");
+		fdtw_u32(w, "reg", i);
+		fdtw_u32(w, "ibm,ppc-interrupt-server#s", i);
+		fdtw_u32(w, "clock-frequency", CPU_CLOCK_HZ);
+		fdtw_u32(w, "timebase-frequency", a->timebase_hz);
+		fdtw_u32(w, "d-cache-block-size", a->dcache_block);
+		fdtw_u32(w, "d-cache-line-size", a->dcache_block);
+		fdtw_u32(w, "i-cache-block-size", a->icache_block);
+		fdtw_u32(w, "i-cache-line-size", a->icache_block);
+		fdtw_u32(w, "d-cache-size", CACHE_SIZE);
+		fdtw_u32(w, "i-cache-size", CACHE_SIZE);
+		/* Vector and VSX, decimal floating point. */
+		fdtw_u32(w, "ibm,vmx", 2);
+		fdtw_u32(w, "ibm,dfp", 1);
+		fdtw_u32(w, "ibm,mmu-pid-bits", MMU_PID_BITS);
+		fdtw_cells(w, "ibm,processor-radix-AP-encodings",
+			   radix_page_sizes, ARRAY_SIZE(radix_page_sizes));
+		fdtw_bytes(w, "ibm,pa-features", pa_features,
+			   sizeof(pa_features));
+		fdtw_string(w, "status", "okay");
+		fdtw_end(w);
+	}
+	fdtw_end(w);
+}
+
+static void rtas_node(struct fdt_writer *w, const struct ppc_boot_data *boot)
+{
+	const struct rtas_token *t;
+
+	fdtw_begin(w, "rtas");
+	fdtw_u32(w, "linux,rtas-base", (uint32_t)boot->rtas_base);
+	fdtw_u32(w, "linux,rtas-entry", (uint32_t)boot->rtas_base);
+	fdtw_u32(w, "rtas-size", (uint32_t)boot->rtas_size);
+	fdtw_strings(w, "ibm,hypertas-functions", hypertas);
+	/* ibm,os-term returns, so Linux calls it on panic. */
+	fdtw_empty(w, "ibm,extended-os-term");
+	for (t = spapr_rtas_tokens; t->name; t++)
+		fdtw_u32(w, t->name, t->token);
+	for (t = xics_rtas_tokens; t->name; t++)
+		fdtw_u32(w, t->name, t->token);
+	fdtw_end(w);
+}
+
+/* The presentation controller (the sources are RTAS's, in /rtas): one
+ * interrupt server per vCPU. */
+static void xics_node(struct fdt_writer *w, const struct vm *vm)
+{
+	const uint32_t servers[] = { 0, vm->nr_vcpus };
+
+	fdtw_begin(w, "interrupt-controller");
+	fdtw_string(w, "device_type",
+		    "PowerPC-External-Interrupt-Presentation");
+	fdtw_string(w, "compatible", "IBM,ppc-xicp");
+	fdtw_empty(w, "interrupt-controller");
+	fdtw_cells(w, "ibm,interrupt-server-ranges", servers,
+		   ARRAY_SIZE(servers));
+	/* Source number and sense (0: edge, 1: level). */
+	fdtw_u32(w, "#interrupt-cells", 2);
+	fdtw_u32(w, "phandle", PHANDLE_XICS);
+	fdtw_end(w);
+}
+
+static void vdevice_node(struct fdt_writer *w)
+{
+	static const char *const hvterm[] = { "hvterm1", NULL };
+
+	fdtw_begin(w, "vdevice");
+	fdtw_string(w, "device_type", "vdevice");
+	fdtw_string(w, "compatible", "IBM,vdevice");
+	fdtw_u32(w, "#address-cells", 1);
+	fdtw_u32(w, "#size-cells", 0);
+	fdtw_begin_at(w, "vty", PPC_VTY_REG);
+	fdtw_string(w, "device_type", "serial");
+	fdtw_strings(w, "compatible", hvterm);
+	fdtw_u32(w, "reg", PPC_VTY_REG);
+	fdtw_end(w);
+	fdtw_end(w);
+}
+
+int ppc_fdt_build(const struct vm *vm, const struct ppc_boot_data *boot,
+		  void **fdt, size_t *size)
+{
+	const struct fdt_reservation rsv = { boot->rtas_base,
+					     boot->rtas_size };
+	struct fdt_writer w;
+	char vty[32];
+	int err;
+
+	snprintf(vty, sizeof(vty), "/vdevice/vty@%x", PPC_VTY_REG);
+	fdtw_init(&w, PPC_FDT_MAX, &rsv, 1);
+	root_props(&w);
+	chosen_node(&w, boot, vty);
+	fdtw_memory_nodes(&w, &vm->ram);
+	cpu_nodes(&w, vm);
+	rtas_node(&w, boot);
+	xics_node(&w, vm);
+	vdevice_node(&w);
+	err = fdtw_finish(&w, fdt, size);
+	if (err)
+		pr_err("cannot write the device tree: %s%s", strerror(-err),
+		       err == -ENOSPC ? " (more than 64 KiB)" : "");
+	return err;
+}

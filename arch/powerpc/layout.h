@@ -1,0 +1,21 @@
+/* The sPAPR guest-physical memory map thpvm gives ppc64le guests: RAM
+ * from 0, as PAPR has it, with the boot data (initrd, RTAS, device tree)
+ * at the top of its first 256 MiB, the real mode area a guest may count
+ * on before its MMU is on. */
+#ifndef THPVM_PPC_LAYOUT_H
+#define THPVM_PPC_LAYOUT_H
+
+#include "lib/util.h"
+
+#define PPC_RAM_START		0ULL
+#define PPC_RMA_SIZE		(256 * MiB)
+/* Where the boot data goes, each piece 64 KiB-aligned (the guest's page
+ * size on Debian's kernels). */
+#define PPC_BOOT_ALIGN		(64 * KiB)
+#define PPC_FDT_MAX		(64 * KiB)
+#define PPC_RTAS_SIZE		(64 * KiB)
+/* The vty's unit address ("reg" under /vdevice), which is also its
+ * terminal number in H_PUT_TERM_CHAR and H_GET_TERM_CHAR. */
+#define PPC_VTY_REG		0x30000000u
+
+#endif

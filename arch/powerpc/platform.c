@@ -1,0 +1,160 @@
+/* The sPAPR platform around the vCPUs: KVM HV, RAM from 0, the vty
+ * console, and what the device tree needs from the host (timebase,
+ * cache blocks). */
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "arch/powerpc/arch_vm.h"
+#include "arch/powerpc/layout.h"
+#include "arch/powerpc/platform.h"
+#include "arch/powerpc/xics.h"
+#include "core/arch.h"
+#include "core/vm.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+/* POWER9's cache block, for a host that does not say (AT_DCACHEBSIZE). */
+#define CACHE_BLOCK_DEFAULT 128
+
+const struct kvm_cap_need arch_kvm_caps[] = {
+	KVM_CAP_NEED(ONE_REG),
+	KVM_CAP_NEED(PPC_PAPR),
+	/* Nested KVM HV, what these hosts offer, runs radix guests only. */
+	KVM_CAP_NEED(PPC_MMU_RADIX),
+	{ 0, NULL },
+};
+
+/* XICS sources, all for devices (the vty is polled). */
+const struct arch_irq_layout arch_irq_layout = {
+	.nr = XICS_NR_LINES,
+	.first = 0,
+	.count = XICS_NR_LINES,
+};
+
+uint32_t arch_irq_line_kvm(unsigned line)
+{
+	return XICS_IRQ_BASE + line;
+}
+
+/* Secondary vCPUs need RTAS start-cpu, which is not there yet. */
+unsigned arch_max_vcpus(void)
+{
+	return 1;
+}
+
+int arch_ram_layout(uint64_t ram_size, uint64_t align,
+		    struct ram_range *ranges)
+{
+	if (!ram_size || !IS_ALIGNED(ram_size, align))
+		return -EINVAL;
+	ranges[0].gpa = PPC_RAM_START;
+	ranges[0].size = ram_size;
+	return 1;
+}
+
+int arch_hotplug_base(const struct guest_ram *ram, uint64_t size,
+		      uint64_t *gpa)
+{
+	pr_err("--mem-hotplug: not offered on powerpc yet");
+	return -ENOTSUP;
+}
+
+long arch_vm_type(int kvm_fd, uint64_t ram_size)
+{
+	return KVM_VM_PPC_HV;
+}
+
+int ppc_cpuinfo_timebase(const char *cpuinfo, uint32_t *hz)
+{
+	const char *line;
+	unsigned long v;
+	char *end;
+
+	for (line = cpuinfo; line; line = strchr(line, '\n')) {
+		line += *line == '\n';
+		if (strncmp(line, "timebase", 8))
+			continue;
+		line = strchr(line, ':');
+		if (!line)
+			break;
+		v = strtoul(line + 1, &end, 10);
+		if (end == line + 1 || !v || v > UINT32_MAX ||
+		    (*end && *end != '\n'))
+			break;
+		*hz = (uint32_t)v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int read_timebase(uint32_t *hz)
+{
+	char buf[16384];
+	size_t n;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	if (!f) {
+		pr_err("/proc/cpuinfo: %s", strerror(errno));
+		return -errno;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (ppc_cpuinfo_timebase(buf, hz)) {
+		pr_err("/proc/cpuinfo names no timebase frequency");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static uint32_t cache_block(unsigned long type)
+{
+	unsigned long v = getauxval(type);
+
+	return v && v <= 4096 ? (uint32_t)v : CACHE_BLOCK_DEFAULT;
+}
+
+int arch_vm_init(struct vm *vm)
+{
+	struct arch_vm *a;
+	int err;
+
+	a = vm->arch = calloc(1, sizeof(*vm->arch));
+	if (!a)
+		return -ENOMEM;
+	a->xics_fd = -1;
+	spapr_vty_init(&a->vty, &vm->console_out);
+	vm->console = (struct vm_console){ &spapr_vty_console_ops, &a->vty };
+	err = read_timebase(&a->timebase_hz);
+	if (err)
+		return err;
+	a->dcache_block = cache_block(AT_DCACHEBSIZE);
+	a->icache_block = cache_block(AT_ICACHEBSIZE);
+	a->ail_mode_3 = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION,
+			      KVM_CAP_PPC_AIL_MODE_3) > 0;
+	a->xics_fd = xics_create(vm);
+	return a->xics_fd < 0 ? a->xics_fd : 0;
+}
+
+int arch_vcpus_created(struct vm *vm)
+{
+	return 0;
+}
+
+void arch_vm_destroy(struct vm *vm)
+{
+	if (!vm->arch)
+		return;
+	if (vm->arch->xics_fd >= 0)
+		close(vm->arch->xics_fd);
+	spapr_vty_destroy(&vm->arch->vty);
+	free(vm->arch);
+	vm->arch = NULL;
+	vm->console = (struct vm_console){ 0 };
+}

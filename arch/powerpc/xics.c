@@ -1,0 +1,99 @@
+/* Setting up KVM's XICS. */
+#include "arch/powerpc/xics.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "arch/powerpc/rtas.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "lib/log.h"
+
+/* Least favoured priority: a source at it is never presented. */
+#define XICS_PRIORITY_MASKED	0xff
+
+const struct rtas_token xics_rtas_tokens[] = {
+	{ "ibm,set-xive", 0x2101 },
+	{ "ibm,get-xive", 0x2102 },
+	{ "ibm,int-off", 0x2103 },
+	{ "ibm,int-on", 0x2104 },
+	{ NULL, 0 },
+};
+
+static int define_tokens(int vm_fd)
+{
+	const struct rtas_token *t;
+
+	for (t = xics_rtas_tokens; t->name; t++) {
+		struct kvm_rtas_token_args args = { .token = t->token };
+
+		snprintf(args.name, sizeof(args.name), "%s", t->name);
+		if (ioctl(vm_fd, KVM_PPC_RTAS_DEFINE_TOKEN, &args) < 0) {
+			pr_err("KVM_PPC_RTAS_DEFINE_TOKEN %s: %s", t->name,
+			       strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/* Each line a source, masked until the guest routes it, delivered to
+ * server 0 and, as thpvm's lines are, level-triggered. */
+static int init_sources(int xics_fd)
+{
+	uint64_t state = (uint64_t)XICS_PRIORITY_MASKED <<
+			 KVM_XICS_PRIORITY_SHIFT |
+			 KVM_XICS_MASKED | KVM_XICS_LEVEL_SENSITIVE;
+	struct kvm_device_attr attr = {
+		.group = KVM_DEV_XICS_GRP_SOURCES,
+		.addr = (uintptr_t)&state,
+	};
+	unsigned i;
+
+	for (i = 0; i < XICS_NR_LINES; i++) {
+		attr.attr = XICS_IRQ_BASE + i;
+		if (ioctl(xics_fd, KVM_SET_DEVICE_ATTR, &attr) < 0) {
+			pr_err("XICS source %u: %s", XICS_IRQ_BASE + i,
+			       strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+int xics_create(struct vm *vm)
+{
+	struct kvm_create_device cd = { .type = KVM_DEV_TYPE_XICS };
+	int err;
+
+	if (ioctl(vm->vm_fd, KVM_CREATE_DEVICE, &cd) < 0) {
+		pr_err("cannot create the XICS interrupt controller: %s",
+		       strerror(errno));
+		return -errno;
+	}
+	err = init_sources(cd.fd) ?: define_tokens(vm->vm_fd);
+	if (err) {
+		close(cd.fd);
+		return err;
+	}
+	return cd.fd;
+}
+
+int xics_connect_vcpu(int xics_fd, struct vcpu *vcpu)
+{
+	struct kvm_enable_cap cap = {
+		.cap = KVM_CAP_IRQ_XICS,
+		.args = { (uint64_t)xics_fd, vcpu->id },
+	};
+
+	if (ioctl(vcpu->fd, KVM_ENABLE_CAP, &cap) < 0) {
+		pr_err("vCPU %u: connecting to XICS: %s", vcpu->id,
+		       strerror(errno));
+		return -errno;
+	}
+	return 0;
+}

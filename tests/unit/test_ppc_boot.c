@@ -1,0 +1,243 @@
+/* Tests for arch/powerpc/ without KVM: the device tree written for a VM
+ * made by hand (read back through libfdt, with what Linux's pseries code
+ * looks for), the host's timebase from /proc/cpuinfo, and the checks the
+ * hypercalls and RTAS make on what the guest hands them (none of the
+ * refused cases reaches KVM). */
+#include "arch/powerpc/arch_vm.h"
+#include "arch/powerpc/fdt.h"
+#include "arch/powerpc/hcall.h"
+#include "arch/powerpc/layout.h"
+#include "arch/powerpc/platform.h"
+#include "arch/powerpc/rtas.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "lib/util.h"
+#include "unit.h"
+
+#include <endian.h>
+#include <libfdt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RAM_SIZE (64 * MiB)
+#define RTAS_BASE (32 * MiB)
+#define ARGS_GPA (16 * MiB)
+
+static struct vm vm;
+static struct arch_vm arch;
+static struct vcpu vcpu = { .vm = &vm };
+
+static int setup(void)
+{
+	const struct ram_range r = { PPC_RAM_START, RAM_SIZE };
+
+	memset(&vm, 0, sizeof(vm));
+	memset(&arch, 0, sizeof(arch));
+	guest_ram_init(&vm.ram);
+	if (guest_ram_map(&vm.ram, &r, 1, RAM_BACKING_THP, NULL))
+		return -1;
+	arch.timebase_hz = 512000000;
+	arch.dcache_block = arch.icache_block = 128;
+	vm.arch = &arch;
+	vm.nr_vcpus = 1;
+	return 0;
+}
+
+static const void *prop(const void *fdt, const char *path, const char *name,
+			int *len)
+{
+	int node = fdt_path_offset(fdt, path);
+
+	return node < 0 ? NULL : fdt_getprop(fdt, node, name, len);
+}
+
+static uint32_t cell(const void *fdt, const char *path, const char *name)
+{
+	const fdt32_t *p;
+	int len;
+
+	p = prop(fdt, path, name, &len);
+	return p && len >= 4 ? fdt32_to_cpu(*p) : ~0u;
+}
+
+static void test_device_tree(void)
+{
+	struct ppc_boot_data boot = {
+		.cmdline = "console=hvc0", .initrd_start = 8 * MiB,
+		.initrd_end = 9 * MiB, .rtas_base = RTAS_BASE,
+		.rtas_size = PPC_RTAS_SIZE,
+	};
+	const uint8_t *bytes;
+	uint64_t addr, size;
+	size_t fdt_size;
+	void *fdt;
+	int len;
+
+	CHECK_EQ(setup(), 0);
+	CHECK_EQ(ppc_fdt_build(&vm, &boot, &fdt, &fdt_size), 0);
+	CHECK_EQ(fdt_check_header(fdt), 0);
+	CHECK_STR(prop(fdt, "/", "device_type", &len), "chrp");
+	CHECK_STR(prop(fdt, "/chosen", "bootargs", &len), "console=hvc0");
+	CHECK_STR(prop(fdt, "/chosen", "linux,stdout-path", &len),
+		  "/vdevice/vty@30000000");
+	CHECK_STR(prop(fdt, "/vdevice/vty@30000000", "compatible", &len),
+		  "hvterm1");
+	CHECK_EQ(cell(fdt, "/vdevice/vty@30000000", "reg"), PPC_VTY_REG);
+	/* Radix only, with the guest's own TLB invalidations. */
+	bytes = prop(fdt, "/chosen", "ibm,architecture-vec-5", &len);
+	CHECK(bytes && len > 26);
+	CHECK_EQ(bytes ? bytes[24] & 0xc0 : 0, 0x40);
+	CHECK_EQ(bytes ? bytes[26] & 0x40 : 0, 0x40);
+	bytes = prop(fdt, "/cpus/PowerPC,POWER9@0", "ibm,pa-features", &len);
+	CHECK(bytes && len > 2 + 40 && bytes[0] == len - 2);
+	CHECK(bytes && bytes[2 + 40] & 0x80);
+	CHECK_EQ(cell(fdt, "/cpus/PowerPC,POWER9@0", "timebase-frequency"),
+		 512000000);
+	CHECK_EQ(cell(fdt, "/cpus/PowerPC,POWER9@0", "d-cache-block-size"),
+		 128);
+	/* RTAS where the guest is told, kept out of its memory. */
+	CHECK_EQ(cell(fdt, "/rtas", "linux,rtas-base"), RTAS_BASE);
+	CHECK_EQ(cell(fdt, "/rtas", "linux,rtas-entry"), RTAS_BASE);
+	CHECK_EQ(cell(fdt, "/rtas", "rtas-size"), PPC_RTAS_SIZE);
+	CHECK(cell(fdt, "/rtas", "power-off") != ~0u);
+	CHECK(cell(fdt, "/rtas", "ibm,set-xive") != ~0u);
+	CHECK(prop(fdt, "/rtas", "ibm,hypertas-functions", &len));
+	CHECK_EQ(fdt_num_mem_rsv(fdt), 1);
+	CHECK_EQ(fdt_get_mem_rsv(fdt, 0, &addr, &size), 0);
+	CHECK_EQ(addr, RTAS_BASE);
+	CHECK_EQ(size, PPC_RTAS_SIZE);
+	CHECK_STR(prop(fdt, "/interrupt-controller", "compatible", &len),
+		  "IBM,ppc-xicp");
+	CHECK_EQ(cell(fdt, "/memory@0", "reg"), 0);
+	free(fdt);
+	guest_ram_unmap(&vm.ram);
+}
+
+static void test_timebase(void)
+{
+	uint32_t hz = 0;
+
+	CHECK_EQ(ppc_cpuinfo_timebase("processor\t: 0\ncpu\t\t: POWER9\n"
+				      "timebase\t: 512000000\nplatform\t: "
+				      "pSeries\n", &hz), 0);
+	CHECK_EQ(hz, 512000000);
+	CHECK(ppc_cpuinfo_timebase("processor\t: 0\n", &hz) < 0);
+	CHECK(ppc_cpuinfo_timebase("timebase\t: fast\n", &hz) < 0);
+	CHECK(ppc_cpuinfo_timebase("timebase\t: 0\n", &hz) < 0);
+	CHECK(ppc_cpuinfo_timebase("timebase\t: 99999999999\n", &hz) < 0);
+}
+
+/* What a hostile guest may pass to the hypercalls thpvm serves. */
+static void test_hcall_checks(void)
+{
+	uint64_t args[9] = { 0 };
+
+	CHECK_EQ(setup(), 0);
+	/* Another terminal, or more than 16 bytes. */
+	args[0] = PPC_VTY_REG + 1;
+	CHECK_EQ(spapr_hcall(&vcpu, H_PUT_TERM_CHAR, args), H_PARAMETER);
+	CHECK_EQ(spapr_hcall(&vcpu, H_GET_TERM_CHAR, args), H_PARAMETER);
+	args[0] = PPC_VTY_REG;
+	args[1] = 17;
+	CHECK_EQ(spapr_hcall(&vcpu, H_PUT_TERM_CHAR, args), H_P2);
+	/* Process tables: reserved flags, hash, misplaced, too large. */
+	memset(args, 0, sizeof(args));
+	args[0] = 0x20;
+	CHECK_EQ(spapr_hcall(&vcpu, H_REGISTER_PROC_TBL, args), H_PARAMETER);
+	args[0] = 0x18;
+	CHECK_EQ(spapr_hcall(&vcpu, H_REGISTER_PROC_TBL, args), H_PARAMETER);
+	args[0] = 0x1c;
+	args[1] = 0x1234;
+	CHECK_EQ(spapr_hcall(&vcpu, H_REGISTER_PROC_TBL, args), H_P2);
+	args[1] = 1ULL << 61;
+	CHECK_EQ(spapr_hcall(&vcpu, H_REGISTER_PROC_TBL, args), H_P2);
+	args[1] = 0x10000;
+	args[2] = 1;
+	CHECK_EQ(spapr_hcall(&vcpu, H_REGISTER_PROC_TBL, args), H_P3);
+	args[2] = 0;
+	args[3] = 25;
+	CHECK_EQ(spapr_hcall(&vcpu, H_REGISTER_PROC_TBL, args), H_P4);
+	/* H_SET_MODE: unknown resource, stray values, unknown mode. */
+	memset(args, 0, sizeof(args));
+	args[1] = 9;
+	CHECK_EQ(spapr_hcall(&vcpu, H_SET_MODE, args), H_P2);
+	args[1] = 4;
+	args[2] = 1;
+	CHECK_EQ(spapr_hcall(&vcpu, H_SET_MODE, args), H_P3);
+	args[2] = 0;
+	args[3] = 1;
+	CHECK_EQ(spapr_hcall(&vcpu, H_SET_MODE, args), H_P4);
+	args[3] = 0;
+	args[0] = 7;
+	CHECK_EQ(spapr_hcall(&vcpu, H_SET_MODE, args), H_UNSUPPORTED_FLAG);
+	/* AIL 3 where KVM does not offer it. */
+	args[0] = 3;
+	args[1] = 3;
+	CHECK_EQ(spapr_hcall(&vcpu, H_SET_MODE, args), H_UNSUPPORTED_FLAG);
+	CHECK_EQ(spapr_hcall(&vcpu, 0x4242, args), H_FUNCTION);
+	guest_ram_unmap(&vm.ram);
+}
+
+/* An RTAS argument block at ARGS_GPA: token, nargs, nret. */
+static uint32_t *rtas_block(uint32_t token, uint32_t nargs, uint32_t nret)
+{
+	uint32_t *b = guest_ram_ptr(&vm.ram, ARGS_GPA, 12 + 4 * 16);
+
+	memset(b, 0xee, 12 + 4 * 16);
+	b[0] = htobe32(token);
+	b[1] = htobe32(nargs);
+	b[2] = htobe32(nret);
+	return b;
+}
+
+static uint32_t token_of(const char *name)
+{
+	const struct rtas_token *t;
+
+	for (t = spapr_rtas_tokens; t->name; t++)
+		if (!strcmp(t->name, name))
+			return t->token;
+	return 0;
+}
+
+static void test_rtas(void)
+{
+	uint32_t tod = token_of("get-time-of-day");
+	uint32_t *b;
+
+	CHECK_EQ(setup(), 0);
+	CHECK(tod != 0);
+	/* A block outside RAM, or claiming more cells than there are. */
+	CHECK_EQ(spapr_rtas_call(&vcpu, RAM_SIZE - 4), H_PARAMETER);
+	CHECK_EQ(spapr_rtas_call(&vcpu, UINT64_MAX - 2), H_PARAMETER);
+	rtas_block(tod, 9, 8);
+	CHECK_EQ(spapr_rtas_call(&vcpu, ARGS_GPA), H_PARAMETER);
+	rtas_block(tod, 0xffffffff, 2);
+	CHECK_EQ(spapr_rtas_call(&vcpu, ARGS_GPA), H_PARAMETER);
+	/* The time: status 0, then a plausible date. */
+	b = rtas_block(tod, 0, 8);
+	CHECK_EQ(spapr_rtas_call(&vcpu, ARGS_GPA), H_SUCCESS);
+	CHECK_EQ(be32toh(b[3]), 0);
+	CHECK(be32toh(b[4]) >= 2024 && be32toh(b[5]) >= 1 &&
+	      be32toh(b[5]) <= 12);
+	/* The wrong number of cells, an unknown token: parameter error. */
+	b = rtas_block(tod, 1, 8);
+	CHECK_EQ(spapr_rtas_call(&vcpu, ARGS_GPA), H_SUCCESS);
+	CHECK_EQ((int32_t)be32toh(b[4]), -3);
+	b = rtas_block(0x7777, 0, 1);
+	CHECK_EQ(spapr_rtas_call(&vcpu, ARGS_GPA), H_SUCCESS);
+	CHECK_EQ((int32_t)be32toh(b[3]), -3);
+	guest_ram_unmap(&vm.ram);
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		UNIT_TEST(test_device_tree),
+		UNIT_TEST(test_timebase),
+		UNIT_TEST(test_hcall_checks),
+		UNIT_TEST(test_rtas),
+	};
+
+	return UNIT_RUN(tests);
+}
