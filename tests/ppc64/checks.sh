@@ -1,0 +1,46 @@
+# Run by tests/ppc64_host.py in the emulated POWER9 host (busybox sh, in
+# /work with thpvm, vmlinux and initrd): one "check: ok|fail NAME" line
+# per check, read by test_ppc64_linux.py.
+check() {
+	if [ "$1" = 0 ]; then echo "check: ok $2"; else echo "check: fail $2"; fi
+}
+
+# Linux to user space; thpvm's guest RAM counted while it is full.
+./thpvm run -k vmlinux -i initrd -m 512 -c 1 -p 'console=hvc0 panic=-1 quiet' \
+	> boot.log 2>&1 &
+pid=$!
+i=0
+while ! grep -q 'ppc-guest: filled' boot.log && [ $i -lt 300 ]; do
+	kill -0 $pid 2>/dev/null || break
+	sleep 1
+	i=$((i + 1))
+done
+huge=$(awk '/^AnonHugePages:/ { print $2 }' /proc/$pid/smaps_rollup)
+rss=$(awk '/^Rss:/ { print $2 }' /proc/$pid/smaps_rollup)
+wait $pid
+status=$?
+sed 's/^/boot: /' boot.log
+grep -q 'ppc-guest: user space' boot.log; check $? "Linux reaches user space"
+grep -q 'ppc-guest: MMU.*: Radix' boot.log; check $? "the guest runs the radix MMU"
+grep -q 'ppc-guest: platform.*: pSeries' boot.log; check $? "the guest is a pSeries LPAR"
+[ $status = 0 ]; check $? "guest power-off ends thpvm with status 0 (was $status)"
+echo "host: thpvm Rss ${rss:-none} kB, AnonHugePages ${huge:-none} kB"
+# The guest filled 200 MiB (its kernel and initrd come on top); the
+# rest of thpvm's memory (its heap, stacks) is a few MiB of small pages.
+[ "${huge:-0}" -ge 204800 ]; check $? "the guest's 200 MiB are in host huge pages (${huge:-0} kB)"
+[ $((${huge:-0} * 100)) -ge $((${rss:-1} * 98)) ]
+check $? "98% or more of thpvm's resident memory is huge pages"
+
+# A kernel that is not a ppc64 vmlinux: one clear error, non-zero.
+./thpvm run -k initrd -m 512 > bad.log 2>&1
+status=$?
+sed 's/^/bad kernel: /' bad.log
+[ $status != 0 ] && grep -q 'not an ELF64 vmlinux' bad.log
+check $? "a kernel that is no vmlinux is refused"
+
+# No kernel: powerpc has no bundled test guest yet, and says so.
+./thpvm run -m 512 > none.log 2>&1
+status=$?
+sed 's/^/no kernel: /' none.log
+[ $status != 0 ] && grep -q 'give a kernel with -k' none.log
+check $? "without -k thpvm asks for a kernel"

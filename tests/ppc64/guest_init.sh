@@ -1,0 +1,15 @@
+#!/bin/sh
+# /init of the ppc64le Linux guest that tests/ppc64/checks.sh boots under
+# thpvm: says it reached user space and what the kernel made of the
+# machine, fills 200 MiB of its memory (a file in its rootfs), waits
+# for the host to count huge pages, and powers off.
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t devtmpfs dev /dev
+echo "ppc-guest: user space"
+/bin/busybox grep -E '^(MMU|platform|timebase)' /proc/cpuinfo |
+	/bin/busybox sed 's/^/ppc-guest: /'
+/bin/busybox head -c 209715200 /dev/zero > /fill
+/bin/busybox ls -l /fill | /bin/busybox sed 's/^/ppc-guest: /'
+echo "ppc-guest: filled"
+/bin/busybox sleep 10
+/bin/busybox poweroff -f

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""thpvm for ppc64le against a real KVM: the cross-built binary runs in
+the emulated POWER9 host (tests/ppc64_host.py, nested KVM HV), where it
+boots Debian's ppc64el kernel with a busybox initramfs to user space
+(radix MMU, pSeries, power-off), its guest RAM is counted in the host's
+huge pages while the guest has filled it, and bad boot input is refused
+(tests/ppc64/checks.sh). Prints TAP, one line per check.
+
+Arguments: THPVM SYSROOT, the cross-built binary and cross/mksysroot.py's
+ppc64el sysroot (kernel, busybox)."""
+import glob
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import emulated_host  # noqa: E402 (found through the path set above)
+
+CHECKS = 8
+
+
+def initramfs(path, sysroot):
+    mk = emulated_host.load_mkinitramfs()
+    img = mk.Image()
+    for d in ("bin", "dev", "proc"):
+        img.add(d, stat.S_IFDIR | 0o755)
+    img.add("dev/console", stat.S_IFCHR | 0o600, (5, 1))
+    img.file("bin/busybox", os.path.join(sysroot, "bin/busybox"), 0o755)
+    img.add("bin/sh", stat.S_IFLNK | 0o777, b"busybox")
+    img.file("init", os.path.join(HERE, "guest_init.sh"), 0o755)
+    img.write(path, 0)
+
+
+def main():
+    thpvm, sysroot = sys.argv[1:3]
+    kernels = glob.glob(os.path.join(sysroot, "boot/vmlinux-*"))
+    print(f"1..{CHECKS}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        initrd = os.path.join(tmp, "initrd")
+        initramfs(initrd, sysroot)
+        p = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "tests", "ppc64_host.py"),
+             "--sysroot", sysroot, "--timeout", "600",
+             "--file", thpvm, "--file", f"{kernels[0]}:vmlinux",
+             "--file", initrd, "--script", os.path.join(HERE, "checks.sh")],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            errors="replace")
+    n = 0
+    for line in p.stdout.splitlines():
+        if line.startswith("check: "):
+            n += 1
+            ok, _, name = line[len("check: "):].partition(" ")
+            print(f"{'ok' if ok == 'ok' else 'not ok'} {n} {name}")
+        else:
+            print(f"# {line}")
+    for i in range(n + 1, CHECKS + 1):
+        print(f"not ok {i} (no result: the emulated host ended with "
+              f"status {p.returncode})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
