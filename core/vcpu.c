@@ -173,14 +173,37 @@ static bool handle_exit(struct vcpu *vcpu)
 	}
 }
 
-/* Waits while the VM is paused. Returns false when the vCPU must exit. */
+void vcpu_set_powered_off(struct vcpu *vcpu, bool off)
+{
+	struct vm *vm = vcpu->vm;
+
+	pthread_mutex_lock(&vm->lock);
+	vcpu->powered_off = off;
+	pthread_cond_broadcast(&vm->state_changed);
+	pthread_mutex_unlock(&vm->lock);
+}
+
+bool vcpu_powered_off(struct vcpu *vcpu)
+{
+	struct vm *vm = vcpu->vm;
+	bool off;
+
+	pthread_mutex_lock(&vm->lock);
+	off = vcpu->powered_off;
+	pthread_mutex_unlock(&vm->lock);
+	return off;
+}
+
+/* Waits while the VM is paused or the vCPU powered off. Returns false
+ * when the vCPU must exit. */
 static bool wait_runnable(struct vcpu *vcpu)
 {
 	struct vm *vm = vcpu->vm;
 	bool run;
 
 	pthread_mutex_lock(&vm->lock);
-	while (vm->state == VM_PAUSED) {
+	while (vm->state == VM_PAUSED ||
+	       (vcpu->powered_off && vm->state != VM_STOPPING)) {
 		vm->vcpus_parked++;
 		pthread_cond_broadcast(&vm->state_changed);
 		pthread_cond_wait(&vm->state_changed, &vm->lock);

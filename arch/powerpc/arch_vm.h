@@ -2,6 +2,7 @@
 #ifndef THPVM_PPC_ARCH_VM_H
 #define THPVM_PPC_ARCH_VM_H
 
+#include <linux/kvm.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -13,6 +14,9 @@ struct arch_vm {
 	uint32_t timebase_hz;		/* the host's, as the guest sees it */
 	uint32_t dcache_block, icache_block;	/* bytes */
 	bool ail_mode_3;		/* KVM lets the guest ask for AIL 3 */
+	/* The host CPU's speculation characteristics, as KVM reports them
+	 * for H_GET_CPU_CHARACTERISTICS; all-zero masks: unknown. */
+	struct kvm_ppc_cpu_char cpu_char;
 };
 
 #endif

@@ -183,5 +183,5 @@ int arch_boot_load(struct vm *vm, const struct boot_source *src)
 		 "device tree at 0x%llx", (unsigned long long)pc,
 		 (unsigned long long)l.initrd, (unsigned long long)l.rtas,
 		 (unsigned long long)l.fdt);
-	return ppc_vcpu_set_boot_regs(&vm->vcpus[0], pc, l.fdt, PPC_RAM_START);
+	return ppc_vcpu_enter(&vm->vcpus[0], pc, l.fdt, PPC_RAM_START);
 }

@@ -154,6 +154,19 @@ static int64_t set_mode(struct vcpu *vcpu, const uint64_t *args)
 	return H_UNSUPPORTED_FLAG;
 }
 
+/* What KVM says of the host CPU's speculation flaws and the mitigations
+ * it wants, so that the guest picks the right ones. */
+static int64_t get_cpu_characteristics(struct vcpu *vcpu, uint64_t *args)
+{
+	const struct kvm_ppc_cpu_char *cc = &vcpu->vm->arch->cpu_char;
+
+	if (!cc->character_mask && !cc->behaviour_mask)
+		return H_FUNCTION;
+	args[0] = cc->character & cc->character_mask;
+	args[1] = cc->behaviour & cc->behaviour_mask;
+	return H_SUCCESS;
+}
+
 int64_t spapr_hcall(struct vcpu *vcpu, uint64_t nr, uint64_t *args)
 {
 	switch (nr) {
@@ -167,6 +180,8 @@ int64_t spapr_hcall(struct vcpu *vcpu, uint64_t nr, uint64_t *args)
 		return register_proc_tbl(vcpu, args);
 	case H_SET_MODE:
 		return set_mode(vcpu, args);
+	case H_GET_CPU_CHARACTERISTICS:
+		return get_cpu_characteristics(vcpu, args);
 	default:
 		pr_warn_ratelimited("vCPU %u: hypercall 0x%llx not offered",
 				    vcpu->id, (unsigned long long)nr);

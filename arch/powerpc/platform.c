@@ -42,10 +42,11 @@ uint32_t arch_irq_line_kvm(unsigned line)
 	return XICS_IRQ_BASE + line;
 }
 
-/* Secondary vCPUs need RTAS start-cpu, which is not there yet. */
+/* Each vCPU is an XICS interrupt server and a node in the device tree,
+ * whose 64 KiB hold this many with room to spare. */
 unsigned arch_max_vcpus(void)
 {
-	return 1;
+	return 64;
 }
 
 int arch_ram_layout(uint64_t ram_size, uint64_t align,
@@ -138,6 +139,9 @@ int arch_vm_init(struct vm *vm)
 	a->icache_block = cache_block(AT_ICACHEBSIZE);
 	a->ail_mode_3 = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION,
 			      KVM_CAP_PPC_AIL_MODE_3) > 0;
+	if (ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_PPC_GET_CPU_CHAR) > 0 &&
+	    ioctl(vm->vm_fd, KVM_PPC_GET_CPU_CHAR, &a->cpu_char) < 0)
+		memset(&a->cpu_char, 0, sizeof(a->cpu_char));
 	a->xics_fd = xics_create(vm);
 	return a->xics_fd < 0 ? a->xics_fd : 0;
 }

@@ -9,6 +9,7 @@
 
 #include "arch/powerpc/arch_vm.h"
 #include "arch/powerpc/hcall.h"
+#include "arch/powerpc/vcpu.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "lib/log.h"
@@ -39,6 +40,9 @@ enum {
 	TOKEN_POWER_OFF,
 	TOKEN_SYSTEM_REBOOT,
 	TOKEN_OS_TERM,
+	TOKEN_QUERY_CPU_STOPPED_STATE,
+	TOKEN_START_CPU,
+	TOKEN_STOP_SELF,
 };
 
 const struct rtas_token spapr_rtas_tokens[] = {
@@ -46,6 +50,9 @@ const struct rtas_token spapr_rtas_tokens[] = {
 	{ "power-off", TOKEN_POWER_OFF },
 	{ "system-reboot", TOKEN_SYSTEM_REBOOT },
 	{ "ibm,os-term", TOKEN_OS_TERM },
+	{ "query-cpu-stopped-state", TOKEN_QUERY_CPU_STOPPED_STATE },
+	{ "start-cpu", TOKEN_START_CPU },
+	{ "stop-self", TOKEN_STOP_SELF },
 	{ NULL, 0 },
 };
 
@@ -135,6 +142,64 @@ static void os_term(struct rtas_call *c)
 	ret(c, 0, RTAS_SUCCESS);
 }
 
+/* The vCPU whose interrupt server number (its id) is arg i, or NULL. */
+static struct vcpu *cpu_arg(struct rtas_call *c, unsigned i)
+{
+	struct vm *vm = c->vcpu->vm;
+	uint32_t id = arg(c, i);
+
+	return id < vm->nr_vcpus ? &vm->vcpus[id] : NULL;
+}
+
+/* query-cpu-stopped-state's answers. */
+#define CPU_STOPPED	0
+#define CPU_RUNNING	2
+
+static void query_cpu_stopped_state(struct rtas_call *c)
+{
+	struct vcpu *cpu;
+
+	if (!shape_ok(c, 1, 2))
+		return;
+	cpu = cpu_arg(c, 0);
+	if (!cpu) {
+		ret(c, 0, RTAS_PARAM_ERROR);
+		return;
+	}
+	ret(c, 0, RTAS_SUCCESS);
+	ret(c, 1, vcpu_powered_off(cpu) ? CPU_STOPPED : CPU_RUNNING);
+}
+
+/* start-cpu: a stopped vCPU enters the guest at args 1 with r3 = arg 2
+ * (LPCR as every vCPU's, which H_SET_MODE keeps in step). */
+static void start_cpu(struct rtas_call *c)
+{
+	struct vcpu *cpu;
+
+	if (!shape_ok(c, 3, 1))
+		return;
+	cpu = cpu_arg(c, 0);
+	if (!cpu) {
+		ret(c, 0, RTAS_PARAM_ERROR);
+		return;
+	}
+	if (!vcpu_powered_off(cpu) ||
+	    ppc_vcpu_enter(cpu, arg(c, 1), arg(c, 2), 0)) {
+		ret(c, 0, RTAS_HW_ERROR);
+		return;
+	}
+	vcpu_set_powered_off(cpu, false);
+	ret(c, 0, RTAS_SUCCESS);
+}
+
+/* stop-self: the calling vCPU stops until started again; it does not
+ * return to the guest, so there is no status to write. */
+static void stop_self(struct rtas_call *c)
+{
+	if (shape_ok(c, 0, 1))
+		vcpu_set_powered_off(c->vcpu, true);
+}
+
 int64_t spapr_rtas_call(struct vcpu *vcpu, uint64_t args_gpa)
 {
 	uint32_t header[3];
@@ -167,6 +232,15 @@ int64_t spapr_rtas_call(struct vcpu *vcpu, uint64_t args_gpa)
 		break;
 	case TOKEN_OS_TERM:
 		os_term(&c);
+		break;
+	case TOKEN_QUERY_CPU_STOPPED_STATE:
+		query_cpu_stopped_state(&c);
+		break;
+	case TOKEN_START_CPU:
+		start_cpu(&c);
+		break;
+	case TOKEN_STOP_SELF:
+		stop_self(&c);
 		break;
 	default:
 		pr_warn_ratelimited("vCPU %u: unknown RTAS token 0x%x",

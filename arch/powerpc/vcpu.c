@@ -1,6 +1,7 @@
 /* powerpc vCPUs: PAPR mode (KVM_RUN refuses to run without it), the
- * LPCR bits the guest asks for, the boot registers, and what to say
- * when a vCPU stops. */
+ * LPCR bits the guest asks for, the entry registers, and what to say
+ * when a vCPU stops. All but the boot vCPU start powered off: the guest
+ * starts them with RTAS start-cpu. */
 #include "arch/powerpc/vcpu.h"
 
 #include <errno.h>
@@ -37,6 +38,7 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)
 		       strerror(errno));
 		return -errno;
 	}
+	vcpu->powered_off = vcpu->id != 0;
 	return xics_connect_vcpu(vm->arch->xics_fd, vcpu);
 }
 
@@ -60,8 +62,8 @@ int ppc_vcpus_update_lpcr(struct vm *vm, uint64_t mask, uint64_t value)
 	return 0;
 }
 
-int ppc_vcpu_set_boot_regs(struct vcpu *vcpu, uint64_t pc, uint64_t fdt,
-			   uint64_t kernel)
+int ppc_vcpu_enter(struct vcpu *vcpu, uint64_t pc, uint64_t r3,
+		   uint64_t r4)
 {
 	struct kvm_regs regs;
 
@@ -72,8 +74,8 @@ int ppc_vcpu_set_boot_regs(struct vcpu *vcpu, uint64_t pc, uint64_t fdt,
 	regs.pc = pc;
 	regs.msr = MSR_SF | MSR_ME | MSR_LE;
 	memset(regs.gpr, 0, sizeof(regs.gpr));
-	regs.gpr[3] = fdt;
-	regs.gpr[4] = kernel;
+	regs.gpr[3] = r3;
+	regs.gpr[4] = r4;
 	if (ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0) {
 		pr_err("vCPU %u: KVM_SET_REGS: %s", vcpu->id, strerror(errno));
 		return -errno;

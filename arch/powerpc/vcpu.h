@@ -16,10 +16,12 @@ struct vcpu;
  * while only the calling vCPU runs (the guest asks early in its boot).
  * Returns 0 or -errno. */
 int ppc_vcpus_update_lpcr(struct vm *vm, uint64_t mask, uint64_t value);
-/* The boot vCPU enters the kernel at pc, 64-bit, with r3 = the device
- * tree, r4 = where the kernel was loaded and r5 = 0 (no Open Firmware
- * client interface: Linux reads the device tree). */
-int ppc_vcpu_set_boot_regs(struct vcpu *vcpu, uint64_t pc, uint64_t fdt,
-			   uint64_t kernel);
+/* Sets the vCPU to enter the guest at pc, 64-bit, little-endian, with
+ * r3 and r4 as given and every other register 0 (r5 = 0: no Open
+ * Firmware client interface, Linux reads the device tree): the boot
+ * vCPU at the kernel (r3 = the device tree, r4 = where the kernel was
+ * loaded), a secondary where RTAS start-cpu says. */
+int ppc_vcpu_enter(struct vcpu *vcpu, uint64_t pc, uint64_t r3,
+		   uint64_t r4);
 
 #endif

@@ -31,6 +31,14 @@ echo "host: thpvm Rss ${rss:-none} kB, AnonHugePages ${huge:-none} kB"
 [ $((${huge:-0} * 100)) -ge $((${rss:-1} * 98)) ]
 check $? "98% or more of thpvm's resident memory is huge pages"
 
+# Two vCPUs: the second started by the guest through RTAS start-cpu.
+./thpvm run -k vmlinux -i initrd -m 512 -c 2 -p 'console=hvc0 panic=-1 nofill' \
+	> smp.log 2>&1
+status=$?
+sed 's/^/smp: /' smp.log
+[ $status = 0 ] && grep -q 'ppc-guest: online CPUs 0-1' smp.log
+check $? "with -c 2 both vCPUs come online"
+
 # A kernel that is not a ppc64 vmlinux: one clear error, non-zero.
 ./thpvm run -k initrd -m 512 > bad.log 2>&1
 status=$?

@@ -1,13 +1,19 @@
 #!/bin/sh
 # /init of the ppc64le Linux guest that tests/ppc64/checks.sh boots under
 # thpvm: says it reached user space and what the kernel made of the
-# machine, fills 200 MiB of its memory (a file in its rootfs), waits
-# for the host to count huge pages, and powers off.
+# machine and how many CPUs it runs, fills 200 MiB of its memory (a file
+# in its rootfs; not with nofill on its command line), waits for the host
+# to count huge pages, and powers off.
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t devtmpfs dev /dev
+/bin/busybox mount -t sysfs sys /sys
 echo "ppc-guest: user space"
 /bin/busybox grep -E '^(MMU|platform|timebase)' /proc/cpuinfo |
 	/bin/busybox sed 's/^/ppc-guest: /'
+echo "ppc-guest: online CPUs $(/bin/busybox cat /sys/devices/system/cpu/online)"
+if /bin/busybox grep -q nofill /proc/cmdline; then
+	/bin/busybox poweroff -f
+fi
 /bin/busybox head -c 209715200 /dev/zero > /fill
 /bin/busybox ls -l /fill | /bin/busybox sed 's/^/ppc-guest: /'
 echo "ppc-guest: filled"

@@ -3,7 +3,8 @@
 the emulated POWER9 host (tests/ppc64_host.py, nested KVM HV), where it
 boots Debian's ppc64el kernel with a busybox initramfs to user space
 (radix MMU, pSeries, power-off), its guest RAM is counted in the host's
-huge pages while the guest has filled it, and bad boot input is refused
+huge pages while the guest has filled it, a second vCPU comes online
+through RTAS start-cpu, and bad boot input is refused
 (tests/ppc64/checks.sh). Prints TAP, one line per check.
 
 Arguments: THPVM SYSROOT, the cross-built binary and cross/mksysroot.py's
@@ -20,13 +21,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 8
+CHECKS = 9
 
 
 def initramfs(path, sysroot):
     mk = emulated_host.load_mkinitramfs()
     img = mk.Image()
-    for d in ("bin", "dev", "proc"):
+    for d in ("bin", "dev", "proc", "sys"):
         img.add(d, stat.S_IFDIR | 0o755)
     img.add("dev/console", stat.S_IFCHR | 0o600, (5, 1))
     img.file("bin/busybox", os.path.join(sysroot, "bin/busybox"), 0o755)

@@ -175,6 +175,17 @@ static void test_hcall_checks(void)
 	args[1] = 3;
 	CHECK_EQ(spapr_hcall(&vcpu, H_SET_MODE, args), H_UNSUPPORTED_FLAG);
 	CHECK_EQ(spapr_hcall(&vcpu, 0x4242, args), H_FUNCTION);
+	/* Speculation characteristics: none known, or KVM's, masked. */
+	CHECK_EQ(spapr_hcall(&vcpu, H_GET_CPU_CHARACTERISTICS, args),
+		 H_FUNCTION);
+	arch.cpu_char = (struct kvm_ppc_cpu_char){
+		.character = 0xf0, .character_mask = 0x30,
+		.behaviour = 0x0f, .behaviour_mask = 0x0c,
+	};
+	CHECK_EQ(spapr_hcall(&vcpu, H_GET_CPU_CHARACTERISTICS, args),
+		 H_SUCCESS);
+	CHECK_EQ(args[0], 0x30);
+	CHECK_EQ(args[1], 0x0c);
 	guest_ram_unmap(&vm.ram);
 }
 
@@ -230,6 +241,44 @@ static void test_rtas(void)
 	guest_ram_unmap(&vm.ram);
 }
 
+/* Secondary vCPUs: their state, and start-cpu's refusals. */
+static void test_rtas_cpus(void)
+{
+	struct vcpu cpus[2] = { { .vm = &vm, .id = 0, .fd = -1 },
+				{ .vm = &vm, .id = 1, .fd = -1,
+				  .powered_off = true } };
+	uint32_t *b;
+
+	CHECK_EQ(setup(), 0);
+	vm.vcpus = cpus;
+	vm.nr_vcpus = 2;
+	b = rtas_block(token_of("query-cpu-stopped-state"), 1, 2);
+	b[3] = htobe32(1);
+	CHECK_EQ(spapr_rtas_call(&cpus[0], ARGS_GPA), H_SUCCESS);
+	CHECK_EQ(be32toh(b[4]), 0);
+	CHECK_EQ(be32toh(b[5]), 0);		/* stopped */
+	b = rtas_block(token_of("query-cpu-stopped-state"), 1, 2);
+	b[3] = htobe32(0);
+	CHECK_EQ(spapr_rtas_call(&cpus[0], ARGS_GPA), H_SUCCESS);
+	CHECK_EQ(be32toh(b[5]), 2);		/* running */
+	/* No such CPU; one already running. */
+	b = rtas_block(token_of("start-cpu"), 3, 1);
+	b[3] = htobe32(7);
+	CHECK_EQ(spapr_rtas_call(&cpus[0], ARGS_GPA), H_SUCCESS);
+	CHECK_EQ((int32_t)be32toh(b[6]), -3);
+	b = rtas_block(token_of("start-cpu"), 3, 1);
+	b[3] = htobe32(0);
+	CHECK_EQ(spapr_rtas_call(&cpus[0], ARGS_GPA), H_SUCCESS);
+	CHECK_EQ((int32_t)be32toh(b[6]), -1);
+	CHECK(cpus[1].powered_off);
+	/* stop-self parks the caller. */
+	rtas_block(token_of("stop-self"), 0, 1);
+	CHECK_EQ(spapr_rtas_call(&cpus[0], ARGS_GPA), H_SUCCESS);
+	CHECK(cpus[0].powered_off);
+	vm.vcpus = NULL;
+	guest_ram_unmap(&vm.ram);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -237,6 +286,7 @@ int main(void)
 		UNIT_TEST(test_timebase),
 		UNIT_TEST(test_hcall_checks),
 		UNIT_TEST(test_rtas),
+		UNIT_TEST(test_rtas_cpus),
 	};
 
 	return UNIT_RUN(tests);
