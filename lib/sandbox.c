@@ -25,7 +25,8 @@
 #include "lib/sandbox_rules.h"
 #include "lib/util.h"
 
-/* Above every system call number of x86-64 and arm64 (about 460). */
+/* Above every system call number of x86-64, arm64 and ppc64 (about
+ * 460). */
 #define SANDBOX_MAX_NR 1024
 #define SANDBOX_MAX_UNLINK 2
 
@@ -145,6 +146,21 @@ void sandbox_allow_setid(uid_t uid, gid_t gid)
 	setid_gid = gid;
 }
 
+/* The native number of the call named name, or -1 where this arch has
+ * none. From the table sandbox_configure made: libseccomp's own lookup
+ * gives a pseudo-number for calls it also knows multiplexed (ppc64's
+ * socket calls, reached through socketcall on old kernels), while glibc
+ * makes them directly. */
+static int syscall_nr(const char *name)
+{
+	int nr;
+
+	for (nr = 0; nr < SANDBOX_MAX_NR; nr++)
+		if (syscall_names[nr] && !strcmp(syscall_names[nr], name))
+			return nr;
+	return -1;
+}
+
 /* The argument checks of one rule, as libseccomp comparisons; a path
  * check is one rule per allowed path. */
 static int rule_add(scmp_filter_ctx ctx, int nr, enum sandbox_arg arg)
@@ -217,11 +233,10 @@ static int rules_add(scmp_filter_ctx ctx, const struct sandbox_rules *list)
 
 	for (i = 0; i < list->nr; i++) {
 		const struct sandbox_rule *r = &list->rules[i];
-		int nr = seccomp_syscall_resolve_name(r->name);
+		int nr = syscall_nr(r->name);
 		int err;
 
-		/* Not a call of this arch (negative: libseccomp's error or
-		 * its pseudo-number for another arch's call). */
+		/* Not a call of this arch. */
 		if (nr < 0)
 			continue;
 		err = rule_add(ctx, nr, r->arg);

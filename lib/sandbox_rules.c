@@ -1,7 +1,9 @@
 /* The system calls each thread kind may make (sandbox_rules.h). A name
  * an arch lacks is skipped there, so both spellings of a call are
  * listed where the arches differ (open/openat, poll/ppoll, unlink/
- * unlinkat, epoll_wait/epoll_pwait: arm64 has only the second). */
+ * unlinkat, epoll_wait/epoll_pwait: arm64 has only the second; recv/
+ * recvfrom, send/sendto: glibc makes the first on ppc64, which has
+ * them, the second where they are missing). */
 #include "lib/sandbox_rules.h"
 
 #include "lib/util.h"
@@ -92,7 +94,8 @@ static const struct sandbox_rule device[] = {
 static const struct sandbox_rule control[] = {
 	ANY("poll"), ANY("ppoll"),
 	/* Clients on the listening socket it was handed: no new sockets. */
-	ANY("accept"), ANY("accept4"), ANY("recvfrom"), ANY("sendto"),
+	ANY("accept"), ANY("accept4"), ANY("recv"), ANY("recvfrom"),
+	ANY("send"), ANY("sendto"),
 	ANY("recvmsg"), ANY("sendmsg"), ANY("getsockopt"), ANY("shutdown"),
 	ANY("fcntl"),
 	/* Stats read /proc/self files, read-only. */
@@ -104,7 +107,8 @@ static const struct sandbox_rule control[] = {
 
 static const struct sandbox_rule console[] = {
 	ANY("poll"), ANY("ppoll"),
-	ANY("accept"), ANY("accept4"), ANY("recvfrom"), ANY("sendto"),
+	ANY("accept"), ANY("accept4"), ANY("recv"), ANY("recvfrom"),
+	ANY("send"), ANY("sendto"),
 	ANY("shutdown"), ANY("fcntl"),
 	NO_OPEN,
 };
