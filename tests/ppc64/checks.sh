@@ -6,8 +6,8 @@ check() {
 }
 
 # Linux to user space; thpvm's guest RAM counted while it is full.
-./thpvm run -k vmlinux -i initrd -m 512 -c 1 -p 'console=hvc0 panic=-1 quiet' \
-	> boot.log 2>&1 &
+./thpvm run --name ppc0 -k vmlinux -i initrd -m 512 -c 1 \
+	-p 'console=hvc0 panic=-1 quiet' > boot.log 2>&1 &
 pid=$!
 i=0
 while ! grep -q 'ppc-guest: filled' boot.log && [ $i -lt 300 ]; do
@@ -17,6 +17,12 @@ while ! grep -q 'ppc-guest: filled' boot.log && [ $i -lt 300 ]; do
 done
 huge=$(awk '/^AnonHugePages:/ { print $2 }' /proc/$pid/smaps_rollup)
 rss=$(awk '/^Rss:/ { print $2 }' /proc/$pid/smaps_rollup)
+# The control socket, while the guest waits.
+./thpvm list > list.log 2>&1; list=$?
+./thpvm stat ppc0 > stat.log 2>&1; stat=$?
+./thpvm pause ppc0 > pause.log 2>&1 && ./thpvm resume ppc0 >> pause.log 2>&1
+pause=$?
+sed 's/^/control: /' list.log stat.log pause.log
 wait $pid
 status=$?
 sed 's/^/boot: /' boot.log
@@ -30,6 +36,10 @@ echo "host: thpvm Rss ${rss:-none} kB, AnonHugePages ${huge:-none} kB"
 [ "${huge:-0}" -ge 204800 ]; check $? "the guest's 200 MiB are in host huge pages (${huge:-0} kB)"
 [ $((${huge:-0} * 100)) -ge $((${rss:-1} * 98)) ]
 check $? "98% or more of thpvm's resident memory is huge pages"
+[ $list = 0 ] && grep -q ppc0 list.log; check $? "thpvm list names the VM"
+[ $stat = 0 ] && grep -q '^Huge pages: .*% of RAM' stat.log
+check $? "thpvm stat reports its huge pages"
+[ $pause = 0 ]; check $? "thpvm pause and resume"
 
 # Two vCPUs: the second started by the guest through RTAS start-cpu.
 ./thpvm run -k vmlinux -i initrd -m 512 -c 2 -p 'console=hvc0 panic=-1 nofill' \

@@ -3,7 +3,8 @@
 the emulated POWER9 host (tests/ppc64_host.py, nested KVM HV), where it
 boots Debian's ppc64el kernel with a busybox initramfs to user space
 (radix MMU, pSeries, power-off), its guest RAM is counted in the host's
-huge pages while the guest has filled it, a second vCPU comes online
+huge pages while the guest has filled it, the control socket works
+(list, stat, pause, resume), a second vCPU comes online
 through RTAS start-cpu, and bad boot input is refused
 (tests/ppc64/checks.sh). Prints TAP, one line per check.
 
@@ -21,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 9
+CHECKS = 12
 
 
 def initramfs(path, sysroot):
