@@ -257,6 +257,11 @@ MUTATIONS = {
         "\t\tcmp = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);",
         "\t\tcmp = SCMP_A2(SCMP_CMP_MASKED_EQ, 0, 0);",
         "unit-sandbox", []),
+    "sigsys-blocked-in-quiet-threads": (
+        "lib/thread_start.c",
+        "\tsigdelset(&all, SIGSYS);",
+        "\t(void)0;",
+        "unit-sandbox", ["test_forbidden_call_named"]),
     "control-peer-uid-unchecked": (
         "control/control_server.c",
         "\tif (cred.uid == srv->owner || cred.uid == 0)",
@@ -271,6 +276,11 @@ NEEDS = {
     "block-device-size-from-stat": (
         "root and loop devices",
         lambda: os.geteuid() == 0 and os.path.exists("/dev/loop-control")),
+    "sigsys-blocked-in-quiet-threads": (
+        "lib/thread_start.c",
+        "\tsigdelset(&all, SIGSYS);",
+        "\t(void)0;",
+        "unit-sandbox", ["test_forbidden_call_named"]),
     "control-peer-uid-unchecked": ("root", lambda: os.geteuid() == 0),
 }
 

@@ -15,12 +15,17 @@
 #include <unistd.h>
 
 #include "lib/sandbox.h"
+#include "lib/thread_start.h"
 #include "unit.h"
 
 struct child_run {
 	enum sandbox_kind kind;
 	void (*body)(void);
 };
+
+/* run_in_child's thread made as the control and console threads are,
+ * with signals blocked. */
+static bool start_unsignalled;
 
 static void *child_thread(void *arg)
 {
@@ -49,7 +54,9 @@ static int run_in_child(bool filters, enum sandbox_kind kind,
 	if (pid == 0) {
 		dup2(pipefd[1], STDERR_FILENO);
 		if (sandbox_configure(filters) ||
-		    pthread_create(&t, NULL, child_thread, &cr))
+		    (start_unsignalled ?
+		     thread_start_unsignalled(&t, child_thread, &cr, "child") :
+		     pthread_create(&t, NULL, child_thread, &cr)))
 			_exit(2);
 		pthread_join(t, NULL);
 		_exit(0);
@@ -146,6 +153,13 @@ static void test_forbidden_call_named(void)
 	status = run_in_child(true, SANDBOX_VCPU, make_socket, err,
 			      sizeof(err));
 	CHECK(killed_for(status, err, "vCPU thread made forbidden system "
+			 "call socket"));
+	/* A thread with signals blocked still gets SIGSYS, so the line. */
+	start_unsignalled = true;
+	status = run_in_child(true, SANDBOX_CONTROL, make_socket, err,
+			      sizeof(err));
+	start_unsignalled = false;
+	CHECK(killed_for(status, err, "control thread made forbidden system "
 			 "call socket"));
 }
 
