@@ -369,6 +369,17 @@ void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len)
 	return r->host + (gpa - r->gpa);
 }
 
+int guest_ram_write(const struct guest_ram *ram, uint64_t gpa,
+		    const void *data, uint64_t len)
+{
+	void *dst = guest_ram_ptr(ram, gpa, len);
+
+	if (!dst)
+		return -EFAULT;
+	memmove(dst, data, len);
+	return 0;
+}
+
 /* Bytes of r from gpa on; 0 when gpa is in no region. */
 static uint64_t left_in(const struct ram_region *r, uint64_t gpa)
 {

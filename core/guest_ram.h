@@ -100,6 +100,12 @@ bool guest_ram_range(const struct guest_ram *ram, unsigned i,
  * 1. */
 void *guest_ram_ptr(const struct guest_ram *ram, uint64_t gpa, uint64_t len);
 
+/* Copies len bytes of data to gpa (data may overlap the destination:
+ * boot code moves images already in guest RAM). Returns 0, or -EFAULT
+ * when the range is not all guest RAM. */
+int guest_ram_write(const struct guest_ram *ram, uint64_t gpa,
+		    const void *data, uint64_t len);
+
 /* Bytes of guest RAM contiguous from gpa within its region (0 if gpa is not
  * RAM), boot RAM or the hotplug region. */
 uint64_t guest_ram_contig(const struct guest_ram *ram, uint64_t gpa);

@@ -68,19 +68,6 @@ static int place(const struct vm *vm, const struct boot_source *src,
 	return 0;
 }
 
-/* data may lie in guest RAM already, overlapping where it goes (an Image
- * unpacked at the start of RAM, moved up by its text_offset). */
-static int copy_in(struct vm *vm, uint64_t gpa, const void *data,
-		   size_t len)
-{
-	void *dst = guest_ram_ptr(&vm->ram, gpa, len);
-
-	if (!dst)
-		return -EFAULT;
-	memmove(dst, data, len);
-	return 0;
-}
-
 /* The Image: src's bytes or, when compressed, what they unpack to,
  * straight into guest RAM from its start up to the device tree. That is
  * where the kernel runs (load moves it up by text_offset), so it costs
@@ -149,10 +136,13 @@ static int load(struct vm *vm, const struct boot_source *src,
 	err = arm64_fdt_build(vm, &boot, &fdt, &fdt_size);
 	if (err)
 		return err;
-	err = copy_in(vm, l.kernel, kernel, kernel_size) ?:
-	      copy_in(vm, l.fdt, fdt, fdt_size);
+	/* An unpacked Image is in guest RAM already, at its start: moved up
+	 * by text_offset here. */
+	err = guest_ram_write(&vm->ram, l.kernel, kernel, kernel_size) ?:
+	      guest_ram_write(&vm->ram, l.fdt, fdt, fdt_size);
 	if (!err && src->initrd)
-		err = copy_in(vm, l.initrd, src->initrd, src->initrd_size);
+		err = guest_ram_write(&vm->ram, l.initrd, src->initrd,
+				      src->initrd_size);
 	if (!err && src->dump_dtb)
 		err = fdtw_dump(src->dump_dtb, fdt, fdt_size);
 	free(fdt);

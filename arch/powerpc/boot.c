@@ -79,17 +79,6 @@ static int place(const struct vm *vm, const struct boot_source *src,
 	return 0;
 }
 
-static int copy_in(struct vm *vm, uint64_t gpa, const void *data,
-		   size_t len)
-{
-	void *dst = guest_ram_ptr(&vm->ram, gpa, len);
-
-	if (!dst)
-		return -EFAULT;
-	memcpy(dst, data, len);
-	return 0;
-}
-
 /* Each segment's file bytes, then zeroes up to its memory size. The
  * layout has checked that all of them end below the initrd. */
 static int load_segments(struct vm *vm, const struct boot_source *src,
@@ -170,10 +159,12 @@ int arch_boot_load(struct vm *vm, const struct boot_source *src)
 	err = ppc_fdt_build(vm, &boot, &fdt, &fdt_size);
 	if (err)
 		return err;
-	err = copy_in(vm, l.fdt, fdt, fdt_size) ?:
-	      copy_in(vm, l.rtas, spapr_rtas_blob, spapr_rtas_blob_size);
+	err = guest_ram_write(&vm->ram, l.fdt, fdt, fdt_size) ?:
+	      guest_ram_write(&vm->ram, l.rtas, spapr_rtas_blob,
+			      spapr_rtas_blob_size);
 	if (!err && src->initrd)
-		err = copy_in(vm, l.initrd, src->initrd, src->initrd_size);
+		err = guest_ram_write(&vm->ram, l.initrd, src->initrd,
+				      src->initrd_size);
 	if (!err && src->dump_dtb)
 		err = fdtw_dump(src->dump_dtb, fdt, fdt_size);
 	free(fdt);

@@ -81,6 +81,13 @@ static void test_ptr_bounds(void)
 	CHECK_EQ(guest_ram_offset(&ram, UINT64_MAX), UINT64_MAX);
 	CHECK_EQ(guest_ram_contig(&ram, 0x1000), (4 << 20) - 0x1000);
 	CHECK_EQ(guest_ram_contig(&ram, 5 << 20), 0);
+	/* Writes: whole ranges of RAM only; overlapping ones move. */
+	CHECK_EQ(guest_ram_write(&ram, 0x100, "abcdef", 6), 0);
+	CHECK(!memcmp(base + 0x100, "abcdef", 6));
+	CHECK_EQ(guest_ram_write(&ram, 0x102, base + 0x100, 6), 0);
+	CHECK(!memcmp(base + 0x100, "ababcdef", 8));
+	CHECK_EQ(guest_ram_write(&ram, (4 << 20) - 2, "xyz", 3), -EFAULT);
+	CHECK_EQ(base[(4 << 20) - 2], 0);
 	guest_ram_unmap(&ram);
 }
 
