@@ -120,7 +120,7 @@ static int64_t register_proc_tbl(struct vcpu *vcpu, const uint64_t *args)
 
 static int64_t set_lpcr(struct vcpu *vcpu, uint64_t mask, uint64_t value)
 {
-	int err = ppc_vcpus_update_lpcr(vcpu->vm, mask, value);
+	int err = ppc_vcpus_update_lpcr(vcpu, mask, value);
 
 	if (err) {
 		pr_warn_ratelimited("vCPU %u: cannot set LPCR: %s", vcpu->id,

@@ -71,47 +71,45 @@ long arch_vm_type(int kvm_fd, uint64_t ram_size)
 	return KVM_VM_PPC_HV;
 }
 
-int ppc_cpuinfo_timebase(const char *cpuinfo, uint32_t *hz)
+int ppc_cpuinfo_timebase(const char *line, uint32_t *hz)
 {
-	const char *line;
 	unsigned long v;
 	char *end;
 
-	for (line = cpuinfo; line; line = strchr(line, '\n')) {
-		line += *line == '\n';
-		if (strncmp(line, "timebase", 8))
-			continue;
-		line = strchr(line, ':');
-		if (!line)
-			break;
-		v = strtoul(line + 1, &end, 10);
-		if (end == line + 1 || !v || v > UINT32_MAX ||
-		    (*end && *end != '\n'))
-			break;
-		*hz = (uint32_t)v;
-		return 0;
-	}
-	return -ENOENT;
+	if (strncmp(line, "timebase", 8))
+		return -ENOENT;
+	line = strchr(line, ':');
+	if (!line)
+		return -ENOENT;
+	errno = 0;
+	v = strtoul(line + 1, &end, 10);
+	if (end == line + 1 || errno || !v || v > UINT32_MAX ||
+	    (*end && *end != '\n'))
+		return -ENOENT;
+	*hz = (uint32_t)v;
+	return 0;
 }
 
+/* The line comes after every processor's block, so a host with many
+ * CPUs has it far in. */
 static int read_timebase(uint32_t *hz)
 {
-	char buf[16384];
-	size_t n;
 	FILE *f = fopen("/proc/cpuinfo", "re");
+	char *line = NULL;
+	size_t len = 0;
+	int err = -ENOENT;
 
 	if (!f) {
 		pr_err("/proc/cpuinfo: %s", strerror(errno));
 		return -errno;
 	}
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+	while (err && getline(&line, &len, f) > 0)
+		err = ppc_cpuinfo_timebase(line, hz);
+	free(line);
 	fclose(f);
-	buf[n] = '\0';
-	if (ppc_cpuinfo_timebase(buf, hz)) {
+	if (err)
 		pr_err("/proc/cpuinfo names no timebase frequency");
-		return -ENOENT;
-	}
-	return 0;
+	return err;
 }
 
 static uint32_t cache_block(unsigned long type)

@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-/* The "timebase : HZ" line of /proc/cpuinfo's text, as a ppc64 host's
- * kernel writes it. Returns 0 with *hz set, or -ENOENT. */
-int ppc_cpuinfo_timebase(const char *cpuinfo, uint32_t *hz);
+/* Whether a line of /proc/cpuinfo is the "timebase : HZ" one a ppc64
+ * host's kernel writes. Returns 0 with *hz set, or -ENOENT. */
+int ppc_cpuinfo_timebase(const char *line, uint32_t *hz);
 
 #endif

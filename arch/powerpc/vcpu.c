@@ -42,8 +42,10 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)
 	return xics_connect_vcpu(vm->arch->xics_fd, vcpu);
 }
 
-int ppc_vcpus_update_lpcr(struct vm *vm, uint64_t mask, uint64_t value)
+int ppc_vcpus_update_lpcr(struct vcpu *caller, uint64_t mask,
+			  uint64_t value)
 {
+	struct vm *vm = caller->vm;
 	uint64_t lpcr;
 	unsigned i;
 	int err;
@@ -51,6 +53,8 @@ int ppc_vcpus_update_lpcr(struct vm *vm, uint64_t mask, uint64_t value)
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
 
+		if (v != caller)
+			vcpu_kick(v);
 		err = one_reg(v, KVM_GET_ONE_REG, KVM_REG_PPC_LPCR_64, &lpcr);
 		if (err)
 			return err;

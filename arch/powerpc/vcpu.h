@@ -12,10 +12,12 @@ struct vcpu;
 #define LPCR_AIL	(3ULL << 23)	/* where relocated interrupts go */
 #define LPCR_AIL_3	(3ULL << 23)
 
-/* Sets the bits of mask in every vCPU's LPCR to those of value. Called
- * while only the calling vCPU runs (the guest asks early in its boot).
- * Returns 0 or -errno. */
-int ppc_vcpus_update_lpcr(struct vm *vm, uint64_t mask, uint64_t value);
+/* Sets the bits of mask in every vCPU's LPCR to those of value, for the
+ * guest's H_SET_MODE on vCPU caller (Linux asks before it starts the
+ * others, which wait outside KVM_RUN; one that runs is kicked out of it
+ * to take the change). Returns 0 or -errno. */
+int ppc_vcpus_update_lpcr(struct vcpu *caller, uint64_t mask,
+			  uint64_t value);
 /* Sets the vCPU to enter the guest at pc, 64-bit, little-endian, with
  * r3 and r4 as given and every other register 0 (r5 = 0: no Open
  * Firmware client interface, Linux reads the device tree): the boot
