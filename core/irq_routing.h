@@ -19,6 +19,9 @@ struct irq_routing {
 	/* MSIs name their requester (KVM_MSI_VALID_DEVID): set by an arch
 	 * whose interrupt controller needs it (arm64's GICv3 ITS). */
 	bool msi_devid;
+	/* This KVM routes no MSIs (powerpc's XICS, which names sources
+	 * directly): devices use their wired line. */
+	bool no_msi;
 };
 
 int irq_routing_init(struct irq_routing *r, int vm_fd);

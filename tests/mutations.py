@@ -100,8 +100,8 @@ MUTATIONS = {
         "integration-boot", ["test_console_input_reaches_guest"]),
     "pause-does-not-park": (
         "core/vcpu.c",
-        "\twhile (vm->state == VM_PAUSED) {",
-        "\twhile (0 && vm->state == VM_PAUSED) {",
+        "\twhile (vm->state == VM_PAUSED ||",
+        "\twhile ((0 && vm->state == VM_PAUSED) ||",
         "integration-balloon_guest", ["test_pause_stops_the_guest"]),
     "params-replace-linux-defaults": (
         "cli/run_options.c",

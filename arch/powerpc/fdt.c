@@ -1,7 +1,7 @@
 /* The sPAPR device tree, in the shape Linux's pseries code reads: a
  * "chrp" root, cpus with the properties that pick its features, the
  * memory, /rtas with its tokens and the hypercalls offered, the vty
- * under /vdevice, and /chosen. */
+ * under /vdevice, the PCI host bridge with its functions, and /chosen. */
 #include "arch/powerpc/fdt.h"
 
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include "arch/powerpc/rtas.h"
 #include "arch/powerpc/xics.h"
 #include "boot/fdt_writer.h"
+#include "core/pci.h"
 #include "core/vm.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -86,6 +87,9 @@ static void chosen_node(struct fdt_writer *w,
 		fdtw_u64(w, "linux,initrd-end", boot->initrd_end);
 	}
 	fdtw_bytes(w, "ibm,architecture-vec-5", arch_vec5, sizeof(arch_vec5));
+	/* No IOMMU: devices reach guest RAM at its guest-physical address,
+	 * so the host bridge has no DMA window and Linux no TCE tables. */
+	fdtw_empty(w, "linux,iommu-off");
 	if (getrandom(seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed))
 		fdtw_cells(w, "rng-seed", seed, ARRAY_SIZE(seed));
 	fdtw_end(w);
@@ -163,6 +167,101 @@ static void xics_node(struct fdt_writer *w, const struct vm *vm)
 	fdtw_end(w);
 }
 
+/* PCI addresses: 3 cells, phys.hi the space and bus/devfn/register. */
+#define PCI_SPACE_CONFIG	0x00000000u
+#define PCI_SPACE_MEM32		0x02000000u
+#define PCI_NON_RELOCATABLE	0x80000000u
+#define PCI_DEVFN_SHIFT		8
+#define XICS_SENSE_LEVEL	1
+
+/* A function's node: Linux's pseries code takes PCI devices from the
+ * tree (it does not scan the bus), with their IDs, BARs and interrupt. */
+static void pci_function_node(struct fdt_writer *w, const struct vm *vm,
+			      const struct vm_device *d)
+{
+	const struct pci_device *dev = vm->pci.slots[d->pci_slot];
+	uint32_t devfn = d->pci_slot << 3, reg[5 * (1 + PCI_NUM_BARS)];
+	uint32_t assigned[5 * PCI_NUM_BARS];
+	unsigned i, nr_reg = 5, nr_assigned = 0;
+	const uint8_t *cfg = dev->cfg;
+
+	memset(reg, 0, sizeof(reg));
+	reg[0] = PCI_SPACE_CONFIG | devfn << PCI_DEVFN_SHIFT;
+	for (i = 0; i < PCI_NUM_BARS; i++) {
+		const struct pci_bar *b = &dev->bars[i];
+		uint32_t hi = PCI_SPACE_MEM32 | devfn << PCI_DEVFN_SHIFT |
+			      (PCI_BAR0 + 4 * i);
+
+		if (!b->size)
+			continue;
+		reg[nr_reg] = hi;
+		reg[nr_reg + 3] = (uint32_t)(b->size >> 32);
+		reg[nr_reg + 4] = (uint32_t)b->size;
+		nr_reg += 5;
+		assigned[nr_assigned] = hi | PCI_NON_RELOCATABLE;
+		assigned[nr_assigned + 1] = (uint32_t)(b->addr >> 32);
+		assigned[nr_assigned + 2] = (uint32_t)b->addr;
+		assigned[nr_assigned + 3] = (uint32_t)(b->size >> 32);
+		assigned[nr_assigned + 4] = (uint32_t)b->size;
+		nr_assigned += 5;
+	}
+	fdtw_begin_at(w, "pci", d->pci_slot);
+	fdtw_cells(w, "reg", reg, nr_reg);
+	if (nr_assigned)
+		fdtw_cells(w, "assigned-addresses", assigned, nr_assigned);
+	fdtw_u32(w, "vendor-id", cfg[PCI_VENDOR_ID] |
+				 cfg[PCI_VENDOR_ID + 1] << 8);
+	fdtw_u32(w, "device-id", cfg[PCI_DEVICE_ID] |
+				 cfg[PCI_DEVICE_ID + 1] << 8);
+	fdtw_u32(w, "revision-id", cfg[PCI_REVISION_ID]);
+	fdtw_u32(w, "class-code", cfg[PCI_CLASS_PROG] |
+				  cfg[PCI_CLASS_PROG + 1] << 8 |
+				  cfg[PCI_CLASS_PROG + 2] << 16);
+	fdtw_u32(w, "subsystem-vendor-id", cfg[PCI_SUBSYSTEM_VENDOR_ID] |
+				cfg[PCI_SUBSYSTEM_VENDOR_ID + 1] << 8);
+	fdtw_u32(w, "subsystem-id", cfg[PCI_SUBSYSTEM_ID] |
+				    cfg[PCI_SUBSYSTEM_ID + 1] << 8);
+	if (d->irq != VM_DEVICE_NO_IRQ) {
+		const uint32_t irq[] = { XICS_IRQ_BASE + d->irq,
+					 XICS_SENSE_LEVEL };
+
+		fdtw_cells(w, "interrupts", irq, ARRAY_SIZE(irq));
+	}
+	fdtw_end(w);
+}
+
+/* The host bridge, its bus unit ID as its address, with the one
+ * memory window, identity-mapped. Without #interrupt-cells of its own,
+ * its functions' interrupts are XICS's, through the root. */
+static void phb_node(struct fdt_writer *w, const struct vm *vm)
+{
+	const uint32_t ranges[] = {
+		PCI_SPACE_MEM32, (uint32_t)(PPC_PCI_MMIO_START >> 32),
+		(uint32_t)PPC_PCI_MMIO_START,
+		(uint32_t)(PPC_PCI_MMIO_START >> 32),
+		(uint32_t)PPC_PCI_MMIO_START,
+		(uint32_t)(PPC_PCI_MMIO_SIZE >> 32),
+		(uint32_t)PPC_PCI_MMIO_SIZE,
+	};
+	const uint32_t bus_range[] = { 0, 0 };
+	const struct vm_device *d;
+
+	fdtw_begin_at(w, "pci", PPC_PHB_BUID);
+	fdtw_string(w, "device_type", "pci");
+	fdtw_string(w, "compatible", "IBM,Logical_PHB");
+	fdtw_u32(w, "#address-cells", 3);
+	fdtw_u32(w, "#size-cells", 2);
+	fdtw_reg(w, PPC_PHB_BUID, 0);
+	fdtw_cells(w, "bus-range", bus_range, ARRAY_SIZE(bus_range));
+	fdtw_cells(w, "ranges", ranges, ARRAY_SIZE(ranges));
+	/* Extended configuration space through RTAS. */
+	fdtw_u32(w, "ibm,pci-config-space-type", 1);
+	for (d = vm->devices; d; d = d->next)
+		if (d->kind == VM_DEVICE_PCI_FUNCTION)
+			pci_function_node(w, vm, d);
+	fdtw_end(w);
+}
+
 static void vdevice_node(struct fdt_writer *w)
 {
 	static const char *const hvterm[] = { "hvterm1", NULL };
@@ -198,6 +297,7 @@ int ppc_fdt_build(const struct vm *vm, const struct ppc_boot_data *boot,
 	rtas_node(&w, boot);
 	xics_node(&w, vm);
 	vdevice_node(&w);
+	phb_node(&w, vm);
 	err = fdtw_finish(&w, fdt, size);
 	if (err)
 		pr_err("cannot write the device tree: %s%s", strerror(-err),

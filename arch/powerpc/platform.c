@@ -1,6 +1,6 @@
 /* The sPAPR platform around the vCPUs: KVM HV, RAM from 0, the vty
- * console, and what the device tree needs from the host (timebase,
- * cache blocks). */
+ * console, XICS, the PCI bus, and what the device tree needs from the
+ * host (timebase, cache blocks). */
 #include <errno.h>
 #include <linux/kvm.h>
 #include <stdio.h>
@@ -49,14 +49,23 @@ unsigned arch_max_vcpus(void)
 	return 64;
 }
 
+/* From 0 up to the PCI window, the rest above 4 GiB. */
 int arch_ram_layout(uint64_t ram_size, uint64_t align,
 		    struct ram_range *ranges)
 {
-	if (!ram_size || !IS_ALIGNED(ram_size, align))
+	uint64_t low = MIN(ram_size, PPC_RAM_LOW_MAX);
+
+	if (!ram_size || !IS_ALIGNED(ram_size, align) ||
+	    !IS_ALIGNED(PPC_RAM_LOW_MAX, align) ||
+	    ram_size - low > UINT64_MAX - PPC_RAM_HIGH_START)
 		return -EINVAL;
 	ranges[0].gpa = PPC_RAM_START;
-	ranges[0].size = ram_size;
-	return 1;
+	ranges[0].size = low;
+	if (low == ram_size)
+		return 1;
+	ranges[1].gpa = PPC_RAM_HIGH_START;
+	ranges[1].size = ram_size - low;
+	return 2;
 }
 
 int arch_hotplug_base(const struct guest_ram *ram, uint64_t size,
@@ -141,7 +150,17 @@ int arch_vm_init(struct vm *vm)
 	    ioctl(vm->vm_fd, KVM_PPC_GET_CPU_CHAR, &a->cpu_char) < 0)
 		memset(&a->cpu_char, 0, sizeof(a->cpu_char));
 	a->xics_fd = xics_create(vm);
-	return a->xics_fd < 0 ? a->xics_fd : 0;
+	if (a->xics_fd < 0)
+		return a->xics_fd;
+	/* Without KVM_CAP_IRQ_ROUTING there are no MSI routes: PCI
+	 * functions raise their XICS line (until RTAS ibm,change-msi). */
+	vm->irq.no_msi = true;
+	/* No ECAM: the guest reaches configuration space through RTAS. */
+	err = pci_bus_init(&vm->pci, &vm->mmio, PPC_PCI_MMIO_START,
+			   PPC_PCI_MMIO_SIZE, 0);
+	if (err)
+		pr_err("cannot set up the PCI bus: %s", strerror(-err));
+	return err;
 }
 
 int arch_vcpus_created(struct vm *vm)

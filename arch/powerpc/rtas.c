@@ -9,6 +9,8 @@
 
 #include "arch/powerpc/arch_vm.h"
 #include "arch/powerpc/hcall.h"
+#include "arch/powerpc/layout.h"
+#include "arch/powerpc/phb.h"
 #include "arch/powerpc/vcpu.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
@@ -43,6 +45,10 @@ enum {
 	TOKEN_QUERY_CPU_STOPPED_STATE,
 	TOKEN_START_CPU,
 	TOKEN_STOP_SELF,
+	TOKEN_READ_PCI_CONFIG,
+	TOKEN_WRITE_PCI_CONFIG,
+	TOKEN_IBM_READ_PCI_CONFIG,
+	TOKEN_IBM_WRITE_PCI_CONFIG,
 };
 
 const struct rtas_token spapr_rtas_tokens[] = {
@@ -53,6 +59,10 @@ const struct rtas_token spapr_rtas_tokens[] = {
 	{ "query-cpu-stopped-state", TOKEN_QUERY_CPU_STOPPED_STATE },
 	{ "start-cpu", TOKEN_START_CPU },
 	{ "stop-self", TOKEN_STOP_SELF },
+	{ "read-pci-config", TOKEN_READ_PCI_CONFIG },
+	{ "write-pci-config", TOKEN_WRITE_PCI_CONFIG },
+	{ "ibm,read-pci-config", TOKEN_IBM_READ_PCI_CONFIG },
+	{ "ibm,write-pci-config", TOKEN_IBM_WRITE_PCI_CONFIG },
 	{ NULL, 0 },
 };
 
@@ -200,6 +210,29 @@ static void stop_self(struct rtas_call *c)
 		vcpu_set_powered_off(c->vcpu, true);
 }
 
+/* PCI configuration space: (addr, size) -> (status, value) and
+ * (addr, size, value) -> status on the one bridge; the ibm, forms name
+ * the bridge by its bus unit ID (two cells) after addr. */
+static void pci_config(struct rtas_call *c, bool ibm, bool is_write)
+{
+	unsigned at = ibm ? 3 : 1;
+	uint64_t buid = PPC_PHB_BUID;
+	uint32_t value = 0;
+	int status;
+
+	if (!shape_ok(c, at + 1 + is_write, is_write ? 1 : 2))
+		return;
+	if (ibm)
+		buid = (uint64_t)arg(c, 1) << 32 | arg(c, 2);
+	if (is_write)
+		value = arg(c, at + 1);
+	status = phb_cfg_access(c->vcpu->vm, buid, arg(c, 0), arg(c, at),
+				&value, is_write);
+	ret(c, 0, status);
+	if (!is_write && !status)
+		ret(c, 1, (int32_t)value);
+}
+
 int64_t spapr_rtas_call(struct vcpu *vcpu, uint64_t args_gpa)
 {
 	uint32_t header[3];
@@ -241,6 +274,14 @@ int64_t spapr_rtas_call(struct vcpu *vcpu, uint64_t args_gpa)
 		break;
 	case TOKEN_STOP_SELF:
 		stop_self(&c);
+		break;
+	case TOKEN_READ_PCI_CONFIG:
+	case TOKEN_WRITE_PCI_CONFIG:
+	case TOKEN_IBM_READ_PCI_CONFIG:
+	case TOKEN_IBM_WRITE_PCI_CONFIG:
+		pci_config(&c, token >= TOKEN_IBM_READ_PCI_CONFIG,
+			   token == TOKEN_WRITE_PCI_CONFIG ||
+			   token == TOKEN_IBM_WRITE_PCI_CONFIG);
 		break;
 	default:
 		pr_warn_ratelimited("vCPU %u: unknown RTAS token 0x%x",

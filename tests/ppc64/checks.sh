@@ -49,6 +49,20 @@ sed 's/^/smp: /' smp.log
 [ $status = 0 ] && grep -q 'ppc-guest: online CPUs 0-1' smp.log
 check $? "with -c 2 both vCPUs come online"
 
+# A virtio disk on the PCI host bridge (INTx through XICS): the guest
+# reads what was written here and writes at 4 KiB.
+dd if=/dev/zero of=disk.img bs=1M count=8 2>/dev/null
+echo -n 'thpvm-ppc-disk' | dd of=disk.img conv=notrunc 2>/dev/null
+./thpvm run -k vmlinux -i initrd -m 512 -d disk.img \
+	-p 'console=hvc0 panic=-1 quiet nofill' > disk.log 2>&1
+status=$?
+sed 's/^/disk: /' disk.log
+[ $status = 0 ] && grep -q 'ppc-guest: disk says thpvm-ppc-disk' disk.log
+check $? "the guest reads a virtio-pci disk"
+[ "$(dd if=disk.img bs=4096 skip=1 count=1 2>/dev/null | head -c 16)" = \
+	guest-wrote-this ]
+check $? "the guest's write reached the disk image"
+
 # A kernel that is not a ppc64 vmlinux: one clear error, non-zero.
 ./thpvm run -k initrd -m 512 > bad.log 2>&1
 status=$?

@@ -11,6 +11,16 @@ echo "ppc-guest: user space"
 /bin/busybox grep -E '^(MMU|platform|timebase)' /proc/cpuinfo |
 	/bin/busybox sed 's/^/ppc-guest: /'
 echo "ppc-guest: online CPUs $(/bin/busybox cat /sys/devices/system/cpu/online)"
+while read -r ko; do
+	/bin/busybox insmod "/lib/modules/$ko" || echo "ppc-guest: insmod $ko failed"
+done </lib/modules/load-order
+if [ -b /dev/vda ]; then
+	# The disk's first bytes, then the guest's own at 4 KiB.
+	echo "ppc-guest: disk says $(/bin/busybox head -c 14 /dev/vda)"
+	echo -n "guest-wrote-this" |
+		/bin/busybox dd of=/dev/vda bs=4096 seek=1 conv=notrunc,fsync \
+			2>/dev/null
+fi
 if /bin/busybox grep -q nofill /proc/cmdline; then
 	/bin/busybox poweroff -f
 fi

@@ -4,7 +4,8 @@ the emulated POWER9 host (tests/ppc64_host.py, nested KVM HV), where it
 boots Debian's ppc64el kernel with a busybox initramfs to user space
 (radix MMU, pSeries, power-off), its guest RAM is counted in the host's
 huge pages while the guest has filled it, the control socket works
-(list, stat, pause, resume), a second vCPU comes online
+(list, stat, pause, resume), a second vCPU comes online, a virtio-blk
+disk on the PCI host bridge is read and written
 through RTAS start-cpu, and bad boot input is refused
 (tests/ppc64/checks.sh). Prints TAP, one line per check.
 
@@ -22,18 +23,30 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 12
+CHECKS = 14
 
 
-def initramfs(path, sysroot):
+# The guest's modules (Debian builds virtio as modules), with what they
+# depend on, loaded in order by guest_init.sh.
+GUEST_MODULES = ["virtio_pci", "virtio_blk"]
+
+
+def initramfs(path, sysroot, version):
     mk = emulated_host.load_mkinitramfs()
     img = mk.Image()
-    for d in ("bin", "dev", "proc", "sys"):
+    for d in ("bin", "dev", "proc", "sys", "lib/modules"):
         img.add(d, stat.S_IFDIR | 0o755)
     img.add("dev/console", stat.S_IFCHR | 0o600, (5, 1))
     img.file("bin/busybox", os.path.join(sysroot, "bin/busybox"), 0o755)
     img.add("bin/sh", stat.S_IFLNK | 0o777, b"busybox")
     img.file("init", os.path.join(HERE, "guest_init.sh"), 0o755)
+    mods = mk.resolve_modules(version, [(m, False) for m in GUEST_MODULES],
+                              root=sysroot)
+    for name, mod in mods:
+        img.add(f"lib/modules/{name}.ko", stat.S_IFREG | 0o644,
+                mk.read_module(mod))
+    img.add("lib/modules/load-order", stat.S_IFREG | 0o644,
+            "".join(f"{name}.ko\n" for name, _ in mods).encode())
     img.write(path, 0)
 
 
@@ -43,7 +56,8 @@ def main():
     print(f"1..{CHECKS}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initrd")
-        initramfs(initrd, sysroot)
+        version = os.path.basename(kernels[0])[len("vmlinux-"):]
+        initramfs(initrd, sysroot, version)
         p = subprocess.run(
             [sys.executable, os.path.join(ROOT, "tests", "ppc64_host.py"),
              "--sysroot", sysroot, "--timeout", "600",

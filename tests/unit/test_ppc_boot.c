@@ -7,8 +7,10 @@
 #include "arch/powerpc/fdt.h"
 #include "arch/powerpc/hcall.h"
 #include "arch/powerpc/layout.h"
+#include "arch/powerpc/phb.h"
 #include "arch/powerpc/platform.h"
 #include "arch/powerpc/rtas.h"
+#include "core/pci.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "lib/util.h"
@@ -279,6 +281,60 @@ static void test_rtas_cpus(void)
 	guest_ram_unmap(&vm.ram);
 }
 
+static void nop_bar(void *opaque, uint64_t offset, uint8_t *data,
+		    uint32_t len, bool is_write)
+{
+}
+
+/* RTAS configuration accesses: the one bridge, aligned 1/2/4-byte
+ * registers, extended register bits, nothing past bus 0. */
+static void test_phb_config(void)
+{
+	static struct pci_device dev;
+	uint32_t v = 0;
+	int slot;
+
+	CHECK_EQ(setup(), 0);
+	CHECK_EQ(pci_bus_init(&vm.pci, &vm.mmio, PPC_PCI_MMIO_START,
+			      PPC_PCI_MMIO_SIZE, 0), 0);
+	pci_device_init(&dev, "test", 0x1af4, 0x1042, 0x010000, 1, 0x1af4,
+			0x1100);
+	pci_device_set_bar(&dev, 0, 0x4000, nop_bar, NULL);
+	slot = pci_bus_add(&vm.pci, &dev);
+	CHECK(slot > 0);
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, slot << 11, 4, &v, false),
+		 0);
+	CHECK_EQ(v, 0x10421af4);
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, slot << 11 | 2, 2, &v,
+				false), 0);
+	CHECK_EQ(v, 0x1042);
+	/* The BAR, written and read back through RTAS: it stays put. */
+	v = 0xffffffff;
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, slot << 11 | PCI_BAR0, 4,
+				&v, true), 0);
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, slot << 11 | PCI_BAR0, 4,
+				&v, false), 0);
+	CHECK_EQ(v, (uint32_t)-0x4000);
+	/* Extended space (register 0x100: bits 28-31) reads as zeros. */
+	v = 1;
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, 1u << 28 | slot << 11, 4,
+				&v, false), 0);
+	CHECK_EQ(v, 0);
+	/* No function, another bus: all ones. */
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, 31 << 11, 2, &v, false),
+		 0);
+	CHECK_EQ(v, 0xffff);
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, 1 << 16, 4, &v, false), 0);
+	CHECK_EQ(v, 0xffffffff);
+	/* Refused: another bridge, a size, a misaligned register. */
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID + 1, 0, 4, &v, false), -3);
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, 0, 3, &v, false), -3);
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, 2, 4, &v, false), -3);
+	CHECK_EQ(phb_cfg_access(&vm, PPC_PHB_BUID, 1, 2, &v, true), -3);
+	pci_bus_free(&vm.pci);
+	guest_ram_unmap(&vm.ram);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -287,6 +343,7 @@ int main(void)
 		UNIT_TEST(test_hcall_checks),
 		UNIT_TEST(test_rtas),
 		UNIT_TEST(test_rtas_cpus),
+		UNIT_TEST(test_phb_config),
 	};
 
 	return UNIT_RUN(tests);
