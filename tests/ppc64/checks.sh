@@ -63,6 +63,36 @@ check $? "the guest reads a virtio-pci disk"
 	guest-wrote-this ]
 check $? "the guest's write reached the disk image"
 
+# virtio-net on a tap and the balloon, with Debian's drivers: the host
+# pings the guest, then inflates and deflates its balloon.
+./thpvm run --name ppcb -k vmlinux -i initrd -m 512 --balloon \
+	-n mode=tap,tapif=thpvm-t0 \
+	-p 'console=hvc0 panic=-1 quiet waitballoon' > balloon.log 2>&1 &
+pid=$!
+i=0
+while ! grep -q 'ppc-guest: ready' balloon.log && [ $i -lt 300 ]; do
+	kill -0 $pid 2>/dev/null || break
+	sleep 1
+	i=$((i + 1))
+done
+ip addr add 10.0.2.1/24 dev thpvm-t0 && ip link set thpvm-t0 up &&
+	ping -c 3 -W 5 10.0.2.2 > ping.log 2>&1
+check $? "the host pings the guest over virtio-net on a tap"
+sed 's/^/ping: /' ping.log
+./thpvm balloon ppcb -i 128M --wait=120 > inflate.log 2>&1; inflate=$?
+./thpvm balloon ppcb > shown.log 2>&1
+./thpvm balloon ppcb -d 64M --wait=120 > deflate.log 2>&1; deflate=$?
+./thpvm balloon ppcb >> shown.log 2>&1
+./thpvm stop ppcb > /dev/null 2>&1
+wait $pid
+sed 's/^/balloon: /' inflate.log shown.log deflate.log
+[ $inflate = 0 ] && grep -q '^Actual: 128 MiB in the balloon' shown.log
+check $? "the guest's balloon takes 128 MiB"
+grep -q '^Released to the host: 128 MiB' shown.log
+check $? "the 128 MiB go back to the host"
+[ $deflate = 0 ] && grep -q '^Actual: 64 MiB in the balloon' shown.log
+check $? "deflating gives 64 MiB back to the guest"
+
 # A kernel that is not a ppc64 vmlinux: one clear error, non-zero.
 ./thpvm run -k initrd -m 512 > bad.log 2>&1
 status=$?

@@ -1,9 +1,11 @@
 #!/bin/sh
 # /init of the ppc64le Linux guest that tests/ppc64/checks.sh boots under
 # thpvm: says it reached user space and what the kernel made of the
-# machine and how many CPUs it runs, fills 200 MiB of its memory (a file
-# in its rootfs; not with nofill on its command line), waits for the host
-# to count huge pages, and powers off.
+# machine and how many CPUs it runs, loads the virtio modules, reads and
+# writes /dev/vda if there is one; with waitballoon on its command line,
+# addresses eth0 and waits for the host's pings and balloon; else fills
+# 200 MiB of its memory (a file in its rootfs; not with nofill), waits
+# for the host to count huge pages, and powers off.
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t devtmpfs dev /dev
 /bin/busybox mount -t sysfs sys /sys
@@ -20,6 +22,13 @@ if [ -b /dev/vda ]; then
 	echo -n "guest-wrote-this" |
 		/bin/busybox dd of=/dev/vda bs=4096 seek=1 conv=notrunc,fsync \
 			2>/dev/null
+fi
+if /bin/busybox grep -q waitballoon /proc/cmdline; then
+	/bin/busybox ip addr add 10.0.2.2/24 dev eth0 &&
+		/bin/busybox ip link set eth0 up
+	echo "ppc-guest: ready"
+	/bin/busybox sleep 60
+	/bin/busybox poweroff -f
 fi
 if /bin/busybox grep -q nofill /proc/cmdline; then
 	/bin/busybox poweroff -f

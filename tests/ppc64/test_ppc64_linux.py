@@ -5,7 +5,9 @@ boots Debian's ppc64el kernel with a busybox initramfs to user space
 (radix MMU, pSeries, power-off), its guest RAM is counted in the host's
 huge pages while the guest has filled it, the control socket works
 (list, stat, pause, resume), a second vCPU comes online, a virtio-blk
-disk on the PCI host bridge is read and written
+disk on the PCI host bridge is read and written, the host pings the
+guest through virtio-net on a tap, the balloon inflates and deflates
+with Debian's driver
 through RTAS start-cpu, and bad boot input is refused
 (tests/ppc64/checks.sh). Prints TAP, one line per check.
 
@@ -23,12 +25,12 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 14
+CHECKS = 18
 
 
 # The guest's modules (Debian builds virtio as modules), with what they
 # depend on, loaded in order by guest_init.sh.
-GUEST_MODULES = ["virtio_pci", "virtio_blk"]
+GUEST_MODULES = ["virtio_pci", "virtio_blk", "virtio_net", "virtio_balloon"]
 
 
 def initramfs(path, sysroot, version):
