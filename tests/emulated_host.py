@@ -318,3 +318,23 @@ def image_path(spec):
     elif path.endswith("/"):
         path += base
     return host, os.path.normpath(os.path.join("/work", path))
+
+
+def dtb_checks(dtb, needs, n):
+    """TAP lines from n on for a device tree an emulated host printed
+    (None if none came back), decompiled by dtc: one per (what, text)
+    of needs, ok when the source has text."""
+    if dtb is None:
+        return [f"not ok {n + i} - device tree: {what} (no tree came "
+                "back)" for i, (what, _) in enumerate(needs)]
+    proc = subprocess.run(["dtc", "-I", "dtb", "-O", "dts", "-o", "-"],
+                          input=dtb, capture_output=True)
+    dts = proc.stdout.decode(errors="replace")
+    lines = []
+    for i, (what, text) in enumerate(needs):
+        good = proc.returncode == 0 and text in dts
+        lines.append(f"{'ok' if good else 'not ok'} {n + i} - device tree: "
+                     f"{what}")
+        if not good:
+            lines.append(f"# dtc status {proc.returncode}; no '{text}'")
+    return lines

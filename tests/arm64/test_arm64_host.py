@@ -95,24 +95,6 @@ def disk(path, head, size):
         f.truncate(size)
 
 
-def dtb_checks(dtb, n):
-    """TAP lines for the device tree, decompiled by dtc."""
-    lines = []
-    if dtb is None:
-        return [f"not ok {n + i} - device tree: {what} (no tree came "
-                "back)" for i, (what, _) in enumerate(DTB_NEEDS)]
-    proc = subprocess.run(["dtc", "-I", "dtb", "-O", "dts", "-o", "-"],
-                          input=dtb, capture_output=True)
-    dts = proc.stdout.decode(errors="replace")
-    for i, (what, text) in enumerate(DTB_NEEDS):
-        good = proc.returncode == 0 and text in dts
-        lines.append(f"{'ok' if good else 'not ok'} {n + i} - device tree: "
-                     f"{what}")
-        if not good:
-            lines.append(f"# dtc status {proc.returncode}; no '{text}'")
-    return lines
-
-
 def bomb(path, mib):
     """A gzip file of mib MiB of zeros (a few hundred KiB)."""
     gz = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
@@ -198,7 +180,8 @@ def main():
             print(f"ok {n} - {result[3:]}")
         else:
             print(f"not ok {n} - {result[len('not ok '):]}")
-    for line in dtb_checks(dtb, len(results) + len(more) + 1):
+    for line in emulated_host.dtb_checks(dtb, DTB_NEEDS,
+                                         len(results) + len(more) + 1):
         print(line)
     return 0
 

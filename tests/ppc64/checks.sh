@@ -53,9 +53,15 @@ check $? "with -c 2 both vCPUs come online"
 # reads what was written here and writes at 4 KiB.
 dd if=/dev/zero of=disk.img bs=1M count=8 2>/dev/null
 echo -n 'thpvm-ppc-disk' | dd of=disk.img conv=notrunc 2>/dev/null
-./thpvm run -k vmlinux -i initrd -m 512 -d disk.img \
+./thpvm run -k vmlinux -i initrd -m 512 -d disk.img --dump-dtb tree.dtb \
 	-p 'console=hvc0 panic=-1 quiet nofill' > disk.log 2>&1
 status=$?
+# The device tree goes back to test_ppc64_linux.py, which runs dtc.
+if [ -s tree.dtb ]; then
+	echo "dtb-begin"
+	base64 tree.dtb
+	echo "dtb-end"
+fi
 sed 's/^/disk: /' disk.log
 [ $status = 0 ] && grep -q 'ppc-guest: disk says thpvm-ppc-disk' disk.log
 check $? "the guest reads a virtio-pci disk"

@@ -13,6 +13,7 @@ through RTAS start-cpu, and bad boot input is refused
 
 Arguments: THPVM SYSROOT, the cross-built binary and cross/mksysroot.py's
 ppc64el sysroot (kernel, busybox)."""
+import base64
 import glob
 import os
 import stat
@@ -26,6 +27,19 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
 CHECKS = 18
+# What Linux's pseries code needs of the device tree, as dtc prints it.
+DTB_NEEDS = [
+    ("a pSeries (CHRP) root", 'device_type = "chrp";'),
+    ("RTAS kept out of the guest's memory", "/memreserve/"),
+    ("the RTAS entry", "linux,rtas-entry = "),
+    ("secondary CPUs through RTAS", "start-cpu = "),
+    ("the hypercalls offered", "ibm,hypertas-functions = "),
+    ("the XICS presentation controller", 'compatible = "IBM,ppc-xicp";'),
+    ("the vty console", 'compatible = "hvterm1";'),
+    ("the PCI host bridge", 'compatible = "IBM,Logical_PHB";'),
+    ("a virtio PCI function", "vendor-id = <0x1af4>;"),
+    ("no IOMMU", "linux,iommu-off;"),
+]
 
 
 # The guest's modules (Debian builds virtio as modules), with what they
@@ -55,7 +69,7 @@ def initramfs(path, sysroot, version):
 def main():
     thpvm, sysroot = sys.argv[1:3]
     kernels = glob.glob(os.path.join(sysroot, "boot/vmlinux-*"))
-    print(f"1..{CHECKS}", flush=True)
+    print(f"1..{CHECKS + len(DTB_NEEDS)}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initrd")
         version = os.path.basename(kernels[0])[len("vmlinux-"):]
@@ -67,9 +81,16 @@ def main():
              "--file", initrd, "--script", os.path.join(HERE, "checks.sh")],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             errors="replace")
-    n = 0
+    n, b64, dtb, in_dtb = 0, [], None, False
     for line in p.stdout.splitlines():
-        if line.startswith("check: "):
+        if line == "dtb-begin":
+            in_dtb = True
+        elif line == "dtb-end":
+            in_dtb = False
+            dtb = base64.b64decode("".join(b64))
+        elif in_dtb:
+            b64.append(line)
+        elif line.startswith("check: ") and n < CHECKS:
             n += 1
             ok, _, name = line[len("check: "):].partition(" ")
             print(f"{'ok' if ok == 'ok' else 'not ok'} {n} {name}")
@@ -78,6 +99,8 @@ def main():
     for i in range(n + 1, CHECKS + 1):
         print(f"not ok {i} (no result: the emulated host ended with "
               f"status {p.returncode})")
+    for line in emulated_host.dtb_checks(dtb, DTB_NEEDS, CHECKS + 1):
+        print(line)
     return 0
 
 
