@@ -85,8 +85,14 @@ ip addr add 10.0.2.1/24 dev thpvm-t0 && ip link set thpvm-t0 up &&
 	ping -c 3 -W 5 10.0.2.2 > ping.log 2>&1
 check $? "the host pings the guest over virtio-net on a tap"
 sed 's/^/ping: /' ping.log
+# Counts for docs/benchmarks.md: huge pages split in this host, and
+# thpvm's huge pages, around the inflation.
+splits=$(awk '/^thp_split_pmd / { print $2 }' /proc/vmstat)
+./thpvm stat ppcb | grep '^Huge pages' | sed 's/^/balloon: before: /'
 ./thpvm balloon ppcb -i 128M --wait=120 > inflate.log 2>&1; inflate=$?
 ./thpvm balloon ppcb > shown.log 2>&1
+./thpvm stat ppcb | grep '^Huge pages' | sed 's/^/balloon: after: /'
+echo "balloon: host huge pages split: $(($(awk '/^thp_split_pmd / { print $2 }' /proc/vmstat) - splits))"
 ./thpvm balloon ppcb -d 64M --wait=120 > deflate.log 2>&1; deflate=$?
 ./thpvm balloon ppcb >> shown.log 2>&1
 ./thpvm stop ppcb > /dev/null 2>&1

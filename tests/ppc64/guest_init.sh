@@ -3,7 +3,8 @@
 # thpvm: says it reached user space and what the kernel made of the
 # machine and how many CPUs it runs, loads the virtio modules, reads and
 # writes /dev/vda if there is one; with waitballoon on its command line,
-# addresses eth0 and waits for the host's pings and balloon; else fills
+# addresses eth0, fills 200 MiB and frees it, and waits for the host's
+# pings and balloon; else fills
 # 200 MiB of its memory (a file in its rootfs; not with nofill), waits
 # for the host to count huge pages, and powers off.
 /bin/busybox mount -t proc proc /proc
@@ -26,6 +27,9 @@ fi
 if /bin/busybox grep -q waitballoon /proc/cmdline; then
 	/bin/busybox ip addr add 10.0.2.2/24 dev eth0 &&
 		/bin/busybox ip link set eth0 up
+	# Touched and freed: what the balloon then takes is host-resident.
+	/bin/busybox head -c 209715200 /dev/zero > /fill
+	/bin/busybox rm /fill
 	echo "ppc-guest: ready"
 	/bin/busybox sleep 60
 	/bin/busybox poweroff -f
