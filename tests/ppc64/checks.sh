@@ -69,41 +69,63 @@ check $? "the guest reads a virtio-pci disk"
 	guest-wrote-this ]
 check $? "the guest's write reached the disk image"
 
+# Starts VM NAME with the balloon and the guest's params; returns once
+# the guest says it is ready (or is gone).
+start_balloon_vm() {
+	./thpvm run --name "$1" -k vmlinux -i initrd -m 512 --balloon $2 \
+		-p "console=hvc0 panic=-1 quiet waitballoon $3" > "$1.log" 2>&1 &
+	pid=$!
+	i=0
+	while ! grep -q 'ppc-guest: ready' "$1.log" && [ $i -lt 300 ]; do
+		kill -0 $pid 2>/dev/null || break
+		sleep 1
+		i=$((i + 1))
+	done
+}
+
+# Inflates VM NAME's balloon by 128 MiB, printing the counts
+# docs/benchmarks.md records (host huge pages split, thpvm's huge pages
+# before and after); the balloon's report goes to NAME.shown.
+inflate_128() {
+	splits=$(awk '/^thp_split_pmd / { print $2 }' /proc/vmstat)
+	./thpvm stat "$1" | grep '^Huge pages' | sed "s/^/$1: before: /"
+	./thpvm balloon "$1" -i 128M --wait=120 > "$1.inflate" 2>&1
+	inflate=$?
+	./thpvm balloon "$1" > "$1.shown" 2>&1
+	./thpvm stat "$1" | grep '^Huge pages' | sed "s/^/$1: after: /"
+	echo "$1: host huge pages split: $(($(awk '/^thp_split_pmd / { print $2 }' /proc/vmstat) - splits))"
+	sed "s/^/$1: /" "$1.inflate" "$1.shown"
+}
+
 # virtio-net on a tap and the balloon, with Debian's drivers: the host
 # pings the guest, then inflates and deflates its balloon.
-./thpvm run --name ppcb -k vmlinux -i initrd -m 512 --balloon \
-	-n mode=tap,tapif=thpvm-t0 \
-	-p 'console=hvc0 panic=-1 quiet waitballoon' > balloon.log 2>&1 &
-pid=$!
-i=0
-while ! grep -q 'ppc-guest: ready' balloon.log && [ $i -lt 300 ]; do
-	kill -0 $pid 2>/dev/null || break
-	sleep 1
-	i=$((i + 1))
-done
+start_balloon_vm ppcb '-n mode=tap,tapif=thpvm-t0' ''
 ip addr add 10.0.2.1/24 dev thpvm-t0 && ip link set thpvm-t0 up &&
 	ping -c 3 -W 5 10.0.2.2 > ping.log 2>&1
 check $? "the host pings the guest over virtio-net on a tap"
 sed 's/^/ping: /' ping.log
-# Counts for docs/benchmarks.md: huge pages split in this host, and
-# thpvm's huge pages, around the inflation.
-splits=$(awk '/^thp_split_pmd / { print $2 }' /proc/vmstat)
-./thpvm stat ppcb | grep '^Huge pages' | sed 's/^/balloon: before: /'
-./thpvm balloon ppcb -i 128M --wait=120 > inflate.log 2>&1; inflate=$?
-./thpvm balloon ppcb > shown.log 2>&1
-./thpvm stat ppcb | grep '^Huge pages' | sed 's/^/balloon: after: /'
-echo "balloon: host huge pages split: $(($(awk '/^thp_split_pmd / { print $2 }' /proc/vmstat) - splits))"
+inflate_128 ppcb
+[ $inflate = 0 ] && grep -q '^Actual: 128 MiB in the balloon' ppcb.shown
+check $? "the guest's balloon takes 128 MiB"
+grep -q '^Released to the host: 128 MiB' ppcb.shown
+check $? "the 128 MiB go back to the host"
 ./thpvm balloon ppcb -d 64M --wait=120 > deflate.log 2>&1; deflate=$?
-./thpvm balloon ppcb >> shown.log 2>&1
+./thpvm balloon ppcb >> deflate.log 2>&1
 ./thpvm stop ppcb > /dev/null 2>&1
 wait $pid
-sed 's/^/balloon: /' inflate.log shown.log deflate.log
-[ $inflate = 0 ] && grep -q '^Actual: 128 MiB in the balloon' shown.log
-check $? "the guest's balloon takes 128 MiB"
-grep -q '^Released to the host: 128 MiB' shown.log
-check $? "the 128 MiB go back to the host"
-[ $deflate = 0 ] && grep -q '^Actual: 64 MiB in the balloon' shown.log
+sed 's/^/ppcb: /' deflate.log
+[ $deflate = 0 ] && grep -q '^Actual: 64 MiB in the balloon' deflate.log
 check $? "deflating gives 64 MiB back to the guest"
+
+# The same with thpvm's cont_balloon.ko (continuous pages, 64 KiB guest
+# pages counted in the protocol's 4 KiB units).
+start_balloon_vm ppcc '' contballoon
+inflate_128 ppcc
+./thpvm stop ppcc > /dev/null 2>&1
+wait $pid
+[ $inflate = 0 ] && grep -q '^Actual: 128 MiB in the balloon' ppcc.shown &&
+	grep -q '^Released to the host: 128 MiB' ppcc.shown
+check $? "cont_balloon takes 128 MiB, all of it back to the host"
 
 # A kernel that is not a ppc64 vmlinux: one clear error, non-zero.
 ./thpvm run -k initrd -m 512 > bad.log 2>&1

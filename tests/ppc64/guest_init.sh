@@ -14,7 +14,11 @@ echo "ppc-guest: user space"
 /bin/busybox grep -E '^(MMU|platform|timebase)' /proc/cpuinfo |
 	/bin/busybox sed 's/^/ppc-guest: /'
 echo "ppc-guest: online CPUs $(/bin/busybox cat /sys/devices/system/cpu/online)"
+# With contballoon, thpvm's cont_balloon.ko in place of virtio_balloon.
+balloon=virtio_balloon.ko
+/bin/busybox grep -q contballoon /proc/cmdline && balloon=cont_balloon.ko
 while read -r ko; do
+	[ "$ko" = virtio_balloon.ko ] && ko=$balloon
 	/bin/busybox insmod "/lib/modules/$ko" || echo "ppc-guest: insmod $ko failed"
 done </lib/modules/load-order
 if [ -b /dev/vda ]; then

@@ -7,7 +7,7 @@ huge pages while the guest has filled it, the control socket works
 (list, stat, pause, resume), a second vCPU comes online, a virtio-blk
 disk on the PCI host bridge is read and written, the host pings the
 guest through virtio-net on a tap, the balloon inflates and deflates
-with Debian's driver
+with Debian's driver and with thpvm's cont_balloon.ko
 through RTAS start-cpu, and bad boot input is refused
 (tests/ppc64/checks.sh). Prints TAP, one line per check.
 
@@ -16,6 +16,7 @@ ppc64el sysroot (kernel, busybox)."""
 import base64
 import glob
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -26,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 18
+CHECKS = 19
 # What Linux's pseries code needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
     ("a pSeries (CHRP) root", 'device_type = "chrp";'),
@@ -47,7 +48,20 @@ DTB_NEEDS = [
 GUEST_MODULES = ["virtio_pci", "virtio_blk", "virtio_net", "virtio_balloon"]
 
 
-def initramfs(path, sysroot, version):
+def build_cont_balloon(sysroot, tmp):
+    """guest/linux/cont_balloon built for ppc64el (Debian's headers in
+    the sysroot, this machine's kbuild programs), in a copy under tmp."""
+    headers = glob.glob(os.path.join(sysroot,
+                                     "usr/src/linux-headers-*-powerpc64le"))
+    src = os.path.join(tmp, "cont_balloon")
+    shutil.copytree(os.path.join(ROOT, "guest/linux/cont_balloon"), src)
+    subprocess.run(["make", "-C", headers[0], f"M={src}", "ARCH=powerpc",
+                    "CROSS_COMPILE=powerpc64le-linux-gnu-", "modules"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(src, "cont_balloon.ko")
+
+
+def initramfs(path, sysroot, version, cont_balloon):
     mk = emulated_host.load_mkinitramfs()
     img = mk.Image()
     for d in ("bin", "dev", "proc", "sys", "lib/modules"):
@@ -61,6 +75,7 @@ def initramfs(path, sysroot, version):
     for name, mod in mods:
         img.add(f"lib/modules/{name}.ko", stat.S_IFREG | 0o644,
                 mk.read_module(mod))
+    img.file("lib/modules/cont_balloon.ko", cont_balloon, 0o644)
     img.add("lib/modules/load-order", stat.S_IFREG | 0o644,
             "".join(f"{name}.ko\n" for name, _ in mods).encode())
     img.write(path, 0)
@@ -73,7 +88,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initrd")
         version = os.path.basename(kernels[0])[len("vmlinux-"):]
-        initramfs(initrd, sysroot, version)
+        initramfs(initrd, sysroot, version, build_cont_balloon(sysroot, tmp))
         p = subprocess.run(
             [sys.executable, os.path.join(ROOT, "tests", "ppc64_host.py"),
              "--sysroot", sysroot, "--timeout", "600",

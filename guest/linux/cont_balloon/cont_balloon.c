@@ -35,8 +35,13 @@
 /* From the continuous-pages patch series; upstream headers lack it. */
 #define VIRTIO_BALLOON_F_CONT_PAGES	6
 
-/* 2 MiB blocks: the host's huge page size on x86-64. */
-#define CONT_ORDER		9
+/*
+ * 2 MiB blocks, the host's huge page on x86-64, arm64 and ppc64 (radix):
+ * order 9 with 4 KiB pages, 5 with ppc64's 64 KiB ones.
+ */
+#define CONT_ORDER		(21 - PAGE_SHIFT)
+/* The protocol counts 4 KiB units (pfns, actual, num_pages). */
+#define UNITS_PER_PAGE		(1UL << (PAGE_SHIFT - VIRTIO_BALLOON_PFN_SHIFT))
 /* Elements per buffer, as Linux sends pfns. */
 #define CONT_BATCH		256
 /* Pages given back per OOM notification, as Linux's driver. */
@@ -92,7 +97,7 @@ struct cont_balloon {
 	/* Guards everything below and the buffers in flight. */
 	struct mutex lock;
 	struct list_head blocks;
-	unsigned long nr_pages;	/* 4 KiB pages in the balloon */
+	unsigned long nr_pages;	/* pages (PAGE_SIZE) in the balloon */
 	bool broken;		/* the device stopped answering */
 	struct cont_elem elems[CONT_BATCH];
 
@@ -191,7 +196,7 @@ static bool tell_host(struct cont_balloon *cb, struct virtqueue *vq,
 
 static void update_actual(struct cont_balloon *cb)
 {
-	u32 actual = cb->nr_pages;
+	u32 actual = cb->nr_pages * UNITS_PER_PAGE;
 
 	virtio_cwrite_le(cb->vdev, struct virtio_balloon_config, actual,
 			 &actual);
@@ -200,7 +205,7 @@ static void update_actual(struct cont_balloon *cb)
 static void put_elem(struct cont_balloon *cb, unsigned int n,
 		     struct page *page, unsigned long pages)
 {
-	cb->elems[n].pfn = cpu_to_le32(page_to_pfn(page));
+	cb->elems[n].pfn = cpu_to_le32(page_to_pfn(page) * UNITS_PER_PAGE);
 	cb->elems[n].size = cpu_to_le32(pages << PAGE_SHIFT);
 }
 
@@ -226,7 +231,7 @@ static unsigned long inflate(struct cont_balloon *cb, unsigned long want)
 			top = --order;
 		if (!page)
 			break;
-		if (page_to_pfn(page) > U32_MAX) {
+		if (page_to_pfn(page) > U32_MAX / UNITS_PER_PAGE) {
 			dev_warn_ratelimited(&cb->vdev->dev,
 					     "pfn %#lx does not fit the protocol: not ballooned\n",
 					     page_to_pfn(page));
@@ -344,7 +349,7 @@ static long towards_target(struct cont_balloon *cb)
 
 	virtio_cread_le(cb->vdev, struct virtio_balloon_config, num_pages,
 			&target);
-	return (long)target - (long)READ_ONCE(cb->nr_pages);
+	return (long)(target / UNITS_PER_PAGE) - (long)READ_ONCE(cb->nr_pages);
 }
 
 /* One buffer toward the host's target per run; requeued until there. */
@@ -504,8 +509,8 @@ static int cont_probe(struct virtio_device *vdev)
 	struct cont_balloon *cb;
 	int err;
 
-	/* The protocol counts 4 KiB pages, as x86's page size. */
-	BUILD_BUG_ON(PAGE_SHIFT != VIRTIO_BALLOON_PFN_SHIFT);
+	/* Pages are whole 4 KiB units of the protocol. */
+	BUILD_BUG_ON(PAGE_SHIFT < VIRTIO_BALLOON_PFN_SHIFT);
 	BUILD_BUG_ON(RUN_SPLIT <= (1UL << CONT_ORDER));
 
 	if (!vdev->config->get) {
