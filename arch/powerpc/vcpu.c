@@ -84,6 +84,15 @@ int ppc_vcpu_enter(struct vcpu *vcpu, uint64_t pc, uint64_t r3,
 		pr_err("vCPU %u: KVM_SET_REGS: %s", vcpu->id, strerror(errno));
 		return -errno;
 	}
+	/* A vCPU that stopped itself (RTAS stop-self) left a hypercall whose
+	 * results KVM writes into r3-r12 at its next KVM_RUN: make them the
+	 * entry's. */
+	if (vcpu->run->exit_reason == KVM_EXIT_PAPR_HCALL) {
+		memset(&vcpu->run->papr_hcall.args, 0,
+		       sizeof(vcpu->run->papr_hcall.args));
+		vcpu->run->papr_hcall.ret = r3;
+		vcpu->run->papr_hcall.args[0] = r4;
+	}
 	return 0;
 }
 

@@ -48,6 +48,9 @@ status=$?
 sed 's/^/smp: /' smp.log
 [ $status = 0 ] && grep -q 'ppc-guest: online CPUs 0-1' smp.log
 check $? "with -c 2 both vCPUs come online"
+grep -Eq 'ppc-guest: after offline 0([^-]|$)' smp.log &&
+	grep -q 'ppc-guest: after online 0-1' smp.log
+check $? "the second CPU goes offline (stop-self) and back (start-cpu)"
 
 # A virtio disk on the PCI host bridge (INTx through XICS): the guest
 # reads what was written here and writes at 4 KiB.

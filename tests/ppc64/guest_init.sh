@@ -14,6 +14,15 @@ echo "ppc-guest: user space"
 /bin/busybox grep -E '^(MMU|platform|timebase)' /proc/cpuinfo |
 	/bin/busybox sed 's/^/ppc-guest: /'
 echo "ppc-guest: online CPUs $(/bin/busybox cat /sys/devices/system/cpu/online)"
+# A second CPU goes offline (RTAS stop-self) and back (start-cpu).
+if [ -e /sys/devices/system/cpu/cpu1/online ]; then
+	echo 0 > /sys/devices/system/cpu/cpu1/online
+	echo "ppc-guest: after offline $(/bin/busybox cat /sys/devices/system/cpu/online)"
+	echo 1 > /sys/devices/system/cpu/cpu1/online
+	echo "ppc-guest: after online $(/bin/busybox cat /sys/devices/system/cpu/online)"
+	/bin/busybox grep -c ^processor /proc/cpuinfo |
+		/bin/busybox sed 's/^/ppc-guest: processors /'
+fi
 # With contballoon, thpvm's cont_balloon.ko in place of virtio_balloon.
 balloon=virtio_balloon.ko
 /bin/busybox grep -q contballoon /proc/cmdline && balloon=cont_balloon.ko

@@ -2,14 +2,15 @@
 """thpvm for ppc64le against a real KVM: the cross-built binary runs in
 the emulated POWER9 host (tests/ppc64_host.py, nested KVM HV), where it
 boots Debian's ppc64el kernel with a busybox initramfs to user space
-(radix MMU, pSeries, power-off), its guest RAM is counted in the host's
-huge pages while the guest has filled it, the control socket works
-(list, stat, pause, resume), a second vCPU comes online, a virtio-blk
-disk on the PCI host bridge is read and written, the host pings the
-guest through virtio-net on a tap, the balloon inflates and deflates
-with Debian's driver and with thpvm's cont_balloon.ko
-through RTAS start-cpu, and bad boot input is refused
-(tests/ppc64/checks.sh). Prints TAP, one line per check.
+(radix MMU, pSeries, power-off); its guest RAM is counted in the host's
+huge pages while the guest has filled it; the control socket works
+(list, stat, pause, resume); a second vCPU comes online through RTAS
+start-cpu, goes offline and comes back; a virtio-blk disk on the PCI
+host bridge is read and written; the host pings the guest through
+virtio-net on a tap; the balloon inflates and deflates with Debian's
+driver and with thpvm's cont_balloon.ko; bad boot input is refused
+(tests/ppc64/checks.sh). The device tree thpvm wrote is decompiled here
+with dtc. Prints TAP, one line per check.
 
 Arguments: THPVM SYSROOT, the cross-built binary and cross/mksysroot.py's
 ppc64el sysroot (kernel, busybox)."""
@@ -27,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 19
+CHECKS = 20
 # What Linux's pseries code needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
     ("a pSeries (CHRP) root", 'device_type = "chrp";'),
