@@ -276,11 +276,6 @@ NEEDS = {
     "block-device-size-from-stat": (
         "root and loop devices",
         lambda: os.geteuid() == 0 and os.path.exists("/dev/loop-control")),
-    "sigsys-blocked-in-quiet-threads": (
-        "lib/thread_start.c",
-        "\tsigdelset(&all, SIGSYS);",
-        "\t(void)0;",
-        "unit-sandbox", ["test_forbidden_call_named"]),
     "control-peer-uid-unchecked": ("root", lambda: os.geteuid() == 0),
 }
 
