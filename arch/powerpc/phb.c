@@ -2,10 +2,9 @@
 #include "arch/powerpc/phb.h"
 
 #include "arch/powerpc/layout.h"
+#include "arch/powerpc/rtas.h"
 #include "core/pci.h"
 #include "core/vm.h"
-
-#define RTAS_PARAM_ERROR	(-3)
 
 int phb_cfg_access(struct vm *vm, uint64_t buid, uint32_t addr,
 		   uint32_t size, uint32_t *value, bool is_write)
@@ -22,7 +21,7 @@ int phb_cfg_access(struct vm *vm, uint64_t buid, uint32_t addr,
 		/* Nothing behind bus 0. */
 		if (!is_write)
 			*value = size == 4 ? ~0u : (1u << (8 * size)) - 1;
-		return 0;
+		return RTAS_SUCCESS;
 	}
 	for (i = 0; i < size && is_write; i++)
 		data[i] = (uint8_t)(*value >> (8 * i));
@@ -31,5 +30,5 @@ int phb_cfg_access(struct vm *vm, uint64_t buid, uint32_t addr,
 	if (!is_write)
 		for (*value = 0, i = 0; i < size; i++)
 			*value |= (uint32_t)data[i] << (8 * i);
-	return 0;
+	return RTAS_SUCCESS;
 }

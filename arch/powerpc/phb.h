@@ -13,8 +13,8 @@ struct vm;
 /* A configuration access of size bytes (1, 2 or 4, aligned) at the RTAS
  * configuration address addr (bus << 16 | devfn << 8 | register, the
  * register's bits 8-11 in bits 28-31) of the bridge buid. Returns an
- * RTAS status: 0, or -3 for a bad bridge, size or alignment (nothing
- * accessed). A read of no function gives all ones. */
+ * RTAS status: RTAS_SUCCESS, or RTAS_PARAM_ERROR for a bad bridge, size
+ * or alignment (nothing accessed). A read of no function gives all ones. */
 int phb_cfg_access(struct vm *vm, uint64_t buid, uint32_t addr,
 		   uint32_t size, uint32_t *value, bool is_write);
 

@@ -30,9 +30,6 @@ const size_t spapr_rtas_blob_size = sizeof(spapr_rtas_blob);
 #define RTAS_MAX_CELLS	16	/* arguments and results together */
 #define RTAS_HEADER	12	/* token, nargs, nret */
 
-#define RTAS_SUCCESS		0
-#define RTAS_HW_ERROR		(-1)
-#define RTAS_PARAM_ERROR	(-3)
 
 /* ibm,os-term's message: as much as is worth a log line. */
 #define OS_TERM_MSG_MAX	256

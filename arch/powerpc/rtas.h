@@ -11,6 +11,11 @@
 
 struct vcpu;
 
+/* The status a call leaves in its first result. */
+#define RTAS_SUCCESS		0
+#define RTAS_HW_ERROR		(-1)
+#define RTAS_PARAM_ERROR	(-3)
+
 /* The entry's code (big-endian: RTAS runs big-endian) and its size. */
 extern const uint8_t spapr_rtas_blob[];
 extern const size_t spapr_rtas_blob_size;
