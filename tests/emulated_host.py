@@ -8,6 +8,7 @@ around the script, and their command line."""
 import argparse
 import collections
 import glob
+import base64
 import importlib.util
 import io
 import os
@@ -318,6 +319,29 @@ def image_path(spec):
     elif path.endswith("/"):
         path += base
     return host, os.path.normpath(os.path.join("/work", path))
+
+
+class DtbCapture:
+    """The device tree a host's script printed as base64 between lines
+    "dtb-begin" and "dtb-end"; feed each line of its output to take()."""
+
+    def __init__(self):
+        self.dtb = None
+        self._b64 = None
+
+    def take(self, line):
+        """Whether line belonged to the block (and so is no other
+        output)."""
+        if line == "dtb-begin":
+            self._b64 = []
+        elif line == "dtb-end" and self._b64 is not None:
+            self.dtb = base64.b64decode("".join(self._b64))
+            self._b64 = None
+        elif self._b64 is not None:
+            self._b64.append(line)
+        else:
+            return False
+        return True
 
 
 def dtb_checks(dtb, needs, n):

@@ -15,7 +15,6 @@ ARM64_SYSROOT, cross/mksysroot.py's sysroot (kernel, modules,
 busybox, hackbench); USEMEM, the cross-built usemem for guest/linux's
 initramfs; UDP_ECHO, the cross-built echo server of the test guest's net
 checks."""
-import base64
 import glob
 import os
 import shutil
@@ -118,16 +117,11 @@ def run_host(gic, tmp, files, sysroot, expected):
     for f in files:
         cmd += ["--file", f]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    results, b64, dtb, in_dtb = [], [], None, False
+    results, tree = [], emulated_host.DtbCapture()
     for line in proc.stdout.splitlines():
-        if line == "dtb-begin":
-            in_dtb = True
-        elif line == "dtb-end":
-            in_dtb = False
-            dtb = base64.b64decode("".join(b64))
-        elif in_dtb:
-            b64.append(line)
-        elif line.startswith("check: ") and len(results) < expected:
+        if tree.take(line):
+            continue
+        if line.startswith("check: ") and len(results) < expected:
             results.append(line[len("check: "):])
     if len(results) < expected:
         print(f"# the GICv{gic} host ran {len(results)} checks, not "
@@ -135,7 +129,7 @@ def run_host(gic, tmp, files, sysroot, expected):
         for line in (proc.stdout + proc.stderr).splitlines()[-15:]:
             print("# " + line)
         results += ["not ok not run"] * (expected - len(results))
-    return results, dtb
+    return results, tree.dtb
 
 
 def main():

@@ -14,7 +14,6 @@ with dtc. Prints TAP, one line per check.
 
 Arguments: THPVM SYSROOT, the cross-built binary and cross/mksysroot.py's
 ppc64el sysroot (kernel, busybox)."""
-import base64
 import glob
 import os
 import shutil
@@ -97,16 +96,11 @@ def main():
              "--file", initrd, "--script", os.path.join(HERE, "checks.sh")],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             errors="replace")
-    n, b64, dtb, in_dtb = 0, [], None, False
+    n, tree = 0, emulated_host.DtbCapture()
     for line in p.stdout.splitlines():
-        if line == "dtb-begin":
-            in_dtb = True
-        elif line == "dtb-end":
-            in_dtb = False
-            dtb = base64.b64decode("".join(b64))
-        elif in_dtb:
-            b64.append(line)
-        elif line.startswith("check: ") and n < CHECKS:
+        if tree.take(line):
+            continue
+        if line.startswith("check: ") and n < CHECKS:
             n += 1
             ok, _, name = line[len("check: "):].partition(" ")
             print(f"{'ok' if ok == 'ok' else 'not ok'} {n} {name}")
@@ -115,7 +109,7 @@ def main():
     for i in range(n + 1, CHECKS + 1):
         print(f"not ok {i} (no result: the emulated host ended with "
               f"status {p.returncode})")
-    for line in emulated_host.dtb_checks(dtb, DTB_NEEDS, CHECKS + 1):
+    for line in emulated_host.dtb_checks(tree.dtb, DTB_NEEDS, CHECKS + 1):
         print(line)
     return 0
 
