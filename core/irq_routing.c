@@ -24,6 +24,9 @@ void irq_routing_free(struct irq_routing *r)
 	free(r->table);
 	r->table = NULL;
 	r->cap = 0;
+	free(r->bindings);
+	r->bindings = NULL;
+	r->nr_bindings = 0;
 	pthread_mutex_destroy(&r->lock);
 }
 
@@ -102,26 +105,94 @@ int irq_routing_commit(struct irq_routing *r)
 	return err;
 }
 
+/* With msi_source: the eventfd waits unbound until a message names a
+ * source (one raised meanwhile is delivered once it is bound). */
+static int add_binding(struct irq_routing *r, int fd, unsigned *gsi)
+{
+	struct irq_msi_binding *b;
+
+	b = realloc(r->bindings, (r->nr_bindings + 1) * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	r->bindings = b;
+	if (!r->nr_bindings)
+		r->first_msi_gsi = r->next_gsi;
+	b[r->nr_bindings++] = (struct irq_msi_binding){ fd, -1 };
+	*gsi = r->next_gsi++;
+	return 0;
+}
+
 int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd)
 {
 	struct kvm_irqfd req = { 0 };
 	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int err = 0;
 
 	if (fd < 0)
 		return -errno;
 	pthread_mutex_lock(&r->lock);
-	req.gsi = r->next_gsi++;
+	if (r->msi_source)
+		err = add_binding(r, fd, gsi);
+	else
+		req.gsi = r->next_gsi++;
 	pthread_mutex_unlock(&r->lock);
+	if (r->msi_source) {
+		if (err)
+			close(fd);
+		else
+			*irqfd = fd;
+		return err;
+	}
 	req.fd = fd;
 	if (ioctl(r->vm_fd, KVM_IRQFD, &req) < 0) {
-		int err = -errno;
-
+		err = -errno;
 		pr_err("KVM_IRQFD (GSI %u): %s", req.gsi, strerror(-err));
 		close(fd);
 		return err;
 	}
 	*gsi = req.gsi;
 	*irqfd = fd;
+	return 0;
+}
+
+/* With r->lock held: binds the MSI's eventfd to the source the message
+ * names, in place of the one it had. */
+static int bind_locked(struct irq_routing *r, unsigned gsi, uint64_t addr,
+		       uint32_t data)
+{
+	struct irq_msi_binding *b;
+	struct kvm_irqfd req = { 0 };
+	int source = r->msi_source(addr, data);
+
+	if (gsi < r->first_msi_gsi || gsi - r->first_msi_gsi >= r->nr_bindings)
+		return -EINVAL;
+	b = &r->bindings[gsi - r->first_msi_gsi];
+	if (source == b->source)
+		return 0;
+	req.fd = b->fd;
+	if (b->source >= 0) {
+		req.gsi = b->source;
+		req.flags = KVM_IRQFD_FLAG_DEASSIGN;
+		if (ioctl(r->vm_fd, KVM_IRQFD, &req) < 0)
+			return -errno;
+		b->source = -1;
+	}
+	if (source < 0) {
+		/* A message no interrupt controller takes, as on a bus. */
+		pr_warn_ratelimited("MSI 0x%llx/0x%x reaches no interrupt "
+				    "source", (unsigned long long)addr, data);
+		return 0;
+	}
+	req.gsi = source;
+	req.flags = 0;
+	if (ioctl(r->vm_fd, KVM_IRQFD, &req) < 0) {
+		int err = -errno;
+
+		pr_warn_ratelimited("KVM_IRQFD (source %d): %s", source,
+				    strerror(-err));
+		return err;
+	}
+	b->source = source;
 	return 0;
 }
 
@@ -133,6 +204,11 @@ int irq_msi_set(struct irq_routing *r, unsigned gsi, uint64_t addr,
 	int err = -ENOMEM;
 
 	pthread_mutex_lock(&r->lock);
+	if (r->msi_source) {
+		err = bind_locked(r, gsi, addr, data);
+		pthread_mutex_unlock(&r->lock);
+		return err;
+	}
 	e = find_entry(r, gsi, KVM_IRQ_ROUTING_MSI);
 	if (!e && (e = new_entry(r))) {
 		e->gsi = gsi;

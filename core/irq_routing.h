@@ -1,7 +1,10 @@
 /* The VM's interrupt routing: KVM keeps one GSI routing table that each
  * KVM_SET_GSI_ROUTING replaces whole, so every route lives here and each
  * change commits the full table. The arch adds its interrupt-controller
- * pins at start; devices add MSI routes, each driven by an irqfd. */
+ * pins at start; devices add MSI routes, each driven by an irqfd.
+ * Where KVM has no MSI routes (powerpc, whose XICS takes interrupt
+ * source numbers), the arch sets msi_source instead: an MSI's irqfd is
+ * then bound straight to the source its message names. */
 #ifndef THPVM_IRQ_ROUTING_H
 #define THPVM_IRQ_ROUTING_H
 
@@ -19,9 +22,16 @@ struct irq_routing {
 	/* MSIs name their requester (KVM_MSI_VALID_DEVID): set by an arch
 	 * whose interrupt controller needs it (arm64's GICv3 ITS). */
 	bool msi_devid;
-	/* This KVM routes no MSIs (powerpc's XICS, which names sources
-	 * directly): devices use their wired line. */
-	bool no_msi;
+	/* The source an MSI message names, negative for none (the message
+	 * then goes nowhere); NULL where KVM routes MSIs. */
+	int (*msi_source)(uint64_t addr, uint32_t data);
+	/* With msi_source: each MSI's irqfd and the source it is bound to
+	 * (-1: none), by GSI - first_msi_gsi. */
+	struct irq_msi_binding {
+		int fd;
+		int source;
+	} *bindings;
+	unsigned nr_bindings, first_msi_gsi;
 };
 
 int irq_routing_init(struct irq_routing *r, int vm_fd);
@@ -36,7 +46,8 @@ int irq_routing_commit(struct irq_routing *r);
 /* A GSI above every pin, for one MSI source, with an eventfd bound to it
  * through KVM_IRQFD: writing 1 to *irqfd raises the MSI once a route is
  * set. Closing the eventfd is all a device does at teardown: KVM drops
- * the irqfd with the VM. */
+ * the irqfd with the VM. (With msi_source, the GSI only names the MSI
+ * here, and the eventfd is bound once irq_msi_set names a source.) */
 int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd);
 /* Points the GSI at an MSI address/data pair from requester devid (a PCI
  * requester ID: bus << 8 | slot << 3 | function) and commits the table. */

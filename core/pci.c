@@ -72,6 +72,62 @@ uint8_t pci_device_add_cap(struct pci_device *dev, const void *cap,
 	return off;
 }
 
+/* Offset of the function's capability with this ID, 0 if none. Each hop
+ * moves forward (pci_device_add_cap links them in order), so the walk
+ * ends. */
+static uint8_t find_cap(const struct pci_device *dev, uint8_t id)
+{
+	uint8_t off = dev->cfg[PCI_CAPABILITY_LIST];
+
+	while (off >= PCI_CAP_START && off <= PCI_CFG_SIZE - 2) {
+		if (dev->cfg[off] == id)
+			return off;
+		if (dev->cfg[off + 1] <= off)
+			break;
+		off = dev->cfg[off + 1];
+	}
+	return 0;
+}
+
+/* The MSI-X capability's words after its ID: message control, then
+ * table offset | BAR. */
+#define MSIX_CTRL		2
+#define MSIX_TABLE		4
+#define MSIX_CTRL_SIZE_MASK	0x07ff
+#define MSIX_BIR_MASK		0x7
+
+unsigned pci_msix_table_size(const struct pci_device *dev)
+{
+	uint8_t cap = find_cap(dev, PCI_CAP_ID_MSIX);
+
+	return cap ? (get_le16(dev->cfg + cap + MSIX_CTRL) &
+		      MSIX_CTRL_SIZE_MASK) + 1 : 0;
+}
+
+int pci_msix_write_message(struct pci_device *dev, unsigned i, uint64_t addr,
+			   uint32_t data)
+{
+	uint8_t cap = find_cap(dev, PCI_CAP_ID_MSIX);
+	const struct pci_bar *bar;
+	uint8_t entry[12];
+	uint64_t off;
+	uint32_t table;
+
+	if (!cap || i >= pci_msix_table_size(dev))
+		return -EINVAL;
+	table = get_le32(dev->cfg + cap + MSIX_TABLE);
+	if ((table & MSIX_BIR_MASK) >= PCI_NUM_BARS)
+		return -EINVAL;
+	bar = &dev->bars[table & MSIX_BIR_MASK];
+	off = (table & ~MSIX_BIR_MASK) + (uint64_t)i * PCI_MSIX_ENTRY_SIZE;
+	if (!bar->handler || off + sizeof(entry) > bar->size)
+		return -EINVAL;
+	put_le64(entry, addr);
+	put_le32(entry + 8, data);
+	bar->handler(bar->opaque, off, entry, sizeof(entry), true);
+	return 0;
+}
+
 int pci_bus_init(struct pci_bus *bus, struct io_bus *mmio,
 		 uint64_t mmio_base, uint64_t mmio_size, uint64_t ecam_base)
 {

@@ -43,6 +43,7 @@
 #define PCI_STATUS_CAP_LIST	0x0010
 
 #define PCI_CAP_ID_MSIX		0x11
+#define PCI_MSIX_ENTRY_SIZE	16
 #define PCI_CAP_ID_VNDR		0x09
 
 struct pci_device;
@@ -98,6 +99,16 @@ uint8_t pci_device_add_cap(struct pci_device *dev, const void *cap,
 			   uint8_t len);
 void pci_device_set_wmask(struct pci_device *dev, unsigned reg, unsigned len,
 			  uint8_t mask);
+
+/* Firmware's side of MSI-X, for platforms whose firmware, not the guest,
+ * chooses the messages (sPAPR's ibm,change-msi). The number of entries
+ * in the function's MSI-X table, 0 if it has no MSI-X capability: */
+unsigned pci_msix_table_size(const struct pci_device *dev);
+/* Writes message address addr and data into table entry i, through the
+ * BAR as the guest would (the vector control word is left as it is).
+ * -EINVAL without such an entry. */
+int pci_msix_write_message(struct pci_device *dev, unsigned i, uint64_t addr,
+			   uint32_t data);
 
 /* The host bridge goes in slot 0; BARs are taken from
  * [mmio_base, mmio_base + mmio_size); ECAM for bus 0 is registered at

@@ -218,6 +218,54 @@ static void test_full_window(void)
 	teardown();
 }
 
+static uint8_t msix_seen[12];
+static uint64_t msix_seen_off;
+
+static void msix_bar(void *opaque, uint64_t off, uint8_t *data,
+		     uint32_t len, bool is_write)
+{
+	CHECK(is_write);
+	CHECK_EQ(len, sizeof(msix_seen));
+	msix_seen_off = off;
+	memcpy(msix_seen, data, sizeof(msix_seen));
+}
+
+/* Firmware's MSI-X helpers: the table found through the capability
+ * list, a message written through the table's BAR, and tables that are
+ * not there (no capability, a BAR index past the six, an entry outside
+ * the BAR, a capability list that loops) refused. */
+static void test_msix_firmware(void)
+{
+	static struct pci_device fw;
+	uint8_t vndr[4] = { PCI_CAP_ID_VNDR }, msix[12] = { PCI_CAP_ID_MSIX };
+	uint8_t cap;
+
+	pci_device_init(&fw, "fw", 0x1af4, 0x1042, 0x018000, 1, 0x1af4,
+			0x1100);
+	CHECK_EQ(pci_msix_table_size(&fw), 0);
+	CHECK_EQ(pci_msix_write_message(&fw, 0, 1, 1), -EINVAL);
+	pci_device_set_bar(&fw, 2, 0x1000, msix_bar, NULL);
+	CHECK(pci_device_add_cap(&fw, vndr, sizeof(vndr)));
+	put_le16(msix + 2, 3);			/* 4 entries */
+	put_le32(msix + 4, 0x100 | 2);		/* at 0x100 of BAR2 */
+	cap = pci_device_add_cap(&fw, msix, sizeof(msix));
+	CHECK(cap);
+	CHECK_EQ(pci_msix_table_size(&fw), 4);
+	CHECK_EQ(pci_msix_write_message(&fw, 2, 0x40000000000ULL, 0x1062), 0);
+	CHECK_EQ(msix_seen_off, 0x100 + 2 * PCI_MSIX_ENTRY_SIZE);
+	CHECK_EQ(get_le64(msix_seen), 0x40000000000ULL);
+	CHECK_EQ(get_le32(msix_seen + 8), 0x1062);
+	CHECK_EQ(pci_msix_write_message(&fw, 4, 1, 1), -EINVAL);
+	put_le32(fw.cfg + cap + 4, 0x100 | 7);
+	CHECK_EQ(pci_msix_write_message(&fw, 0, 1, 1), -EINVAL);
+	put_le32(fw.cfg + cap + 4, 0x100 | 0);	/* BAR0: none */
+	CHECK_EQ(pci_msix_write_message(&fw, 0, 1, 1), -EINVAL);
+	put_le32(fw.cfg + cap + 4, 0xff8 | 2);	/* entry 0 past the BAR */
+	CHECK_EQ(pci_msix_write_message(&fw, 0, 1, 1), -EINVAL);
+	fw.cfg[PCI_CAP_START + 1] = PCI_CAP_START;	/* a loop */
+	CHECK_EQ(pci_msix_table_size(&fw), 0);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -229,6 +277,7 @@ int main(void)
 		UNIT_TEST(test_other_buses),
 		UNIT_TEST(test_out_of_slots),
 		UNIT_TEST(test_full_window),
+		UNIT_TEST(test_msix_firmware),
 	};
 
 	return UNIT_RUN(tests);
