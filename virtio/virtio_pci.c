@@ -32,7 +32,6 @@
 #define BAR_MSIX_SIZE		0x1000
 #define MSIX_TABLE_OFF		0x000
 #define MSIX_PBA_OFF		0x800
-#define MSIX_ENTRY_SIZE		16
 #define MSIX_CTRL_ENABLE	0x8000
 #define MSIX_CTRL_FUNC_MASK	0x4000
 #define MSIX_ENTRY_MASKED	0x1
@@ -48,8 +47,7 @@
 
 static bool msix_enabled(struct virtio_pci *vp)
 {
-	return vp->msix_cap &&
-	       get_le16(vp->pci.cfg + vp->msix_cap + 2) & MSIX_CTRL_ENABLE;
+	return get_le16(vp->pci.cfg + vp->msix_cap + 2) & MSIX_CTRL_ENABLE;
 }
 
 /* With vdev->lock held: INTA follows the ISR while MSI-X is off, once a
@@ -137,18 +135,20 @@ static void msix_access(void *opaque, uint64_t off, uint8_t *data,
 			uint32_t len, bool is_write)
 {
 	struct virtio_pci *vp = opaque;
-	uint64_t table_end = MSIX_TABLE_OFF + vp->nr_vectors * MSIX_ENTRY_SIZE;
+	uint64_t table_end = MSIX_TABLE_OFF +
+			     vp->nr_vectors * PCI_MSIX_ENTRY_SIZE;
 	unsigned i;
 
 	pthread_mutex_lock(&vp->msix_lock);
-	if (off < table_end && off % MSIX_ENTRY_SIZE + len <= MSIX_ENTRY_SIZE) {
-		struct msix_vector *v = &vp->vectors[off / MSIX_ENTRY_SIZE];
+	if (off < table_end &&
+	    off % PCI_MSIX_ENTRY_SIZE + len <= PCI_MSIX_ENTRY_SIZE) {
+		struct msix_vector *v = &vp->vectors[off / PCI_MSIX_ENTRY_SIZE];
 
 		if (is_write) {
-			memcpy(v->entry + off % MSIX_ENTRY_SIZE, data, len);
-			msix_update(vp, off / MSIX_ENTRY_SIZE);
+			memcpy(v->entry + off % PCI_MSIX_ENTRY_SIZE, data, len);
+			msix_update(vp, off / PCI_MSIX_ENTRY_SIZE);
 		} else {
-			memcpy(data, v->entry + off % MSIX_ENTRY_SIZE, len);
+			memcpy(data, v->entry + off % PCI_MSIX_ENTRY_SIZE, len);
 		}
 	} else if (!is_write) {
 		memset(data, 0, len);
@@ -325,8 +325,7 @@ static void cfg_hook(struct pci_device *dev, uint32_t reg, uint8_t *data,
 {
 	struct virtio_pci *vp = dev->opaque;
 	uint32_t window = vp->cfg_cap + CAP_PCI_CFG_DATA;
-	bool msix_ctrl = vp->msix_cap &&
-			 access_touches(reg, len, vp->msix_cap + 2, 2);
+	bool msix_ctrl = access_touches(reg, len, vp->msix_cap + 2, 2);
 	unsigned i;
 
 	if (is_write && msix_ctrl) {
@@ -375,18 +374,12 @@ static int add_caps(struct virtio_pci *vp)
 	uint8_t msix[12] = { PCI_CAP_ID_MSIX };
 	uint8_t cfg;
 
-	if (vp->nr_vectors) {
-		put_le16(msix + 2, vp->nr_vectors - 1);
-		put_le32(msix + 4, MSIX_TABLE_OFF | BAR_MSIX);
-		put_le32(msix + 8, MSIX_PBA_OFF | BAR_MSIX);
-		vp->msix_cap = pci_device_add_cap(&vp->pci, msix,
-						  sizeof(msix));
-		if (!vp->msix_cap)
-			return -ENOSPC;
-		pci_device_set_wmask(&vp->pci, vp->msix_cap + 3, 1,
-				     (MSIX_CTRL_ENABLE |
-				      MSIX_CTRL_FUNC_MASK) >> 8);
-	}
+	put_le16(msix + 2, vp->nr_vectors - 1);
+	put_le32(msix + 4, MSIX_TABLE_OFF | BAR_MSIX);
+	put_le32(msix + 8, MSIX_PBA_OFF | BAR_MSIX);
+	vp->msix_cap = pci_device_add_cap(&vp->pci, msix, sizeof(msix));
+	pci_device_set_wmask(&vp->pci, vp->msix_cap + 3, 1,
+			     (MSIX_CTRL_ENABLE | MSIX_CTRL_FUNC_MASK) >> 8);
 
 	if (!add_virtio_cap(vp, VIRTIO_PCI_CAP_COMMON_CFG, COMMON_OFF,
 			    COMMON_LEN, CAP_LEN, 0) ||
@@ -400,7 +393,7 @@ static int add_caps(struct virtio_pci *vp)
 		return -ENOSPC;
 	/* The spec wants this window even though Linux does not use it. */
 	cfg = add_virtio_cap(vp, VIRTIO_PCI_CAP_PCI_CFG, 0, 0, CAP_PCI_CFG_LEN, 0);
-	if (!cfg)
+	if (!cfg || !vp->msix_cap)
 		return -ENOSPC;
 	vp->cfg_cap = cfg;
 	pci_device_set_wmask(&vp->pci, cfg + CAP_BAR, 1, 0xff);
@@ -419,8 +412,7 @@ int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 	pthread_mutex_init(&vp->msix_lock, NULL);
 	vp->vdev = vdev;
 	vp->vm = vm;
-	/* MSI-X where the arch's KVM routes MSIs; else INTx alone. */
-	vp->nr_vectors = vm->irq.no_msi ? 0 : vdev->nr_queues + 1;
+	vp->nr_vectors = vdev->nr_queues + 1;
 	for (i = 0; i < VIRTIO_PCI_MAX_VECTORS; i++) {
 		vp->vectors[i].irqfd = -1;
 		put_le32(vp->vectors[i].entry + 12, MSIX_ENTRY_MASKED);
@@ -445,9 +437,7 @@ int virtio_pci_add(struct vm *vm, struct virtio_pci *vp,
 	vp->pci.cfg[PCI_INTERRUPT_PIN] = PCI_INTERRUPT_PIN_A;
 	pci_device_set_bar(&vp->pci, BAR_VIRTIO, BAR_VIRTIO_SIZE,
 			   bar_virtio_access, vp);
-	if (vp->nr_vectors)
-		pci_device_set_bar(&vp->pci, BAR_MSIX, BAR_MSIX_SIZE,
-				   msix_access, vp);
+	pci_device_set_bar(&vp->pci, BAR_MSIX, BAR_MSIX_SIZE, msix_access, vp);
 	err = add_caps(vp);
 	if (err) {
 		pr_err("%s: PCI capabilities do not fit", vdev->name);

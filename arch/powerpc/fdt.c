@@ -182,7 +182,7 @@ static void pci_function_node(struct fdt_writer *w, const struct vm *vm,
 	const struct pci_device *dev = vm->pci.slots[d->pci_slot];
 	uint32_t devfn = d->pci_slot << 3, reg[5 * (1 + PCI_NUM_BARS)];
 	uint32_t assigned[5 * PCI_NUM_BARS];
-	unsigned i, nr_reg = 5, nr_assigned = 0;
+	unsigned i, nr_reg = 5, nr_assigned = 0, msis;
 	const uint8_t *cfg = dev->cfg;
 
 	memset(reg, 0, sizeof(reg));
@@ -227,6 +227,11 @@ static void pci_function_node(struct fdt_writer *w, const struct vm *vm,
 
 		fdtw_cells(w, "interrupts", irq, ARRAY_SIZE(irq));
 	}
+	/* How many MSI-X vectors ibm,change-msi can give it: without this
+	 * Linux asks for none. */
+	msis = MIN(pci_msix_table_size(dev), XICS_MSIS_PER_FN);
+	if (msis)
+		fdtw_u32(w, "ibm,req#msi-x", msis);
 	fdtw_end(w);
 }
 
@@ -245,6 +250,7 @@ static void phb_node(struct fdt_writer *w, const struct vm *vm)
 	};
 	const uint32_t bus_range[] = { 0, 0 };
 	const struct vm_device *d;
+	unsigned nr_functions = 0;
 
 	fdtw_begin_at(w, "pci", PPC_PHB_BUID);
 	fdtw_string(w, "device_type", "pci");
@@ -256,6 +262,11 @@ static void phb_node(struct fdt_writer *w, const struct vm *vm)
 	fdtw_cells(w, "ranges", ranges, ARRAY_SIZE(ranges));
 	/* Extended configuration space through RTAS. */
 	fdtw_u32(w, "ibm,pci-config-space-type", 1);
+	for (d = vm->devices; d; d = d->next)
+		nr_functions += d->kind == VM_DEVICE_PCI_FUNCTION;
+	/* The MSIs of the bridge's one partitionable endpoint, which Linux
+	 * shares out evenly: each function's block of sources. */
+	fdtw_u32(w, "ibm,pe-total-#msi", nr_functions * XICS_MSIS_PER_FN);
 	for (d = vm->devices; d; d = d->next)
 		if (d->kind == VM_DEVICE_PCI_FUNCTION)
 			pci_function_node(w, vm, d);

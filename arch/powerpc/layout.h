@@ -24,6 +24,11 @@
 /* The host bridge's bus unit ID: its "reg" and the ID RTAS's PCI
  * configuration calls name it by (QEMU's first sPAPR PHB's). */
 #define PPC_PHB_BUID		0x800000020000000ULL
+/* The address of the MSIs RTAS programs into functions (their data
+ * names the XICS source): beyond RAM and the BAR window, as a PHB's MSI
+ * window is. thpvm's devices signal MSIs through irqfds, so nothing is
+ * mapped there. */
+#define PPC_MSI_ADDR		0x40000000000ULL
 
 /* The vty's unit address ("reg" under /vdevice), which is also its
  * terminal number in H_PUT_TERM_CHAR and H_GET_TERM_CHAR. */

@@ -12,6 +12,7 @@
 
 #include "arch/powerpc/arch_vm.h"
 #include "arch/powerpc/layout.h"
+#include "arch/powerpc/phb.h"
 #include "arch/powerpc/platform.h"
 #include "arch/powerpc/xics.h"
 #include "core/arch.h"
@@ -137,6 +138,7 @@ int arch_vm_init(struct vm *vm)
 	if (!a)
 		return -ENOMEM;
 	a->xics_fd = -1;
+	pthread_mutex_init(&a->msi_lock, NULL);
 	spapr_vty_init(&a->vty, &vm->console_out);
 	vm->console = (struct vm_console){ &spapr_vty_console_ops, &a->vty };
 	err = read_timebase(&a->timebase_hz);
@@ -152,9 +154,9 @@ int arch_vm_init(struct vm *vm)
 	a->xics_fd = xics_create(vm);
 	if (a->xics_fd < 0)
 		return a->xics_fd;
-	/* Without KVM_CAP_IRQ_ROUTING there are no MSI routes: PCI
-	 * functions raise their XICS line (until RTAS ibm,change-msi). */
-	vm->irq.no_msi = true;
+	/* Without KVM_CAP_IRQ_ROUTING there are no MSI routes: an MSI's
+	 * data names its XICS source. */
+	vm->irq.msi_source = phb_msi_source;
 	/* No ECAM: the guest reaches configuration space through RTAS. */
 	err = pci_bus_init(&vm->pci, &vm->mmio, PPC_PCI_MMIO_START,
 			   PPC_PCI_MMIO_SIZE, 0);
@@ -175,6 +177,7 @@ void arch_vm_destroy(struct vm *vm)
 	if (vm->arch->xics_fd >= 0)
 		close(vm->arch->xics_fd);
 	spapr_vty_destroy(&vm->arch->vty);
+	pthread_mutex_destroy(&vm->arch->msi_lock);
 	free(vm->arch);
 	vm->arch = NULL;
 	vm->console = (struct vm_console){ 0 };

@@ -46,6 +46,8 @@ enum {
 	TOKEN_WRITE_PCI_CONFIG,
 	TOKEN_IBM_READ_PCI_CONFIG,
 	TOKEN_IBM_WRITE_PCI_CONFIG,
+	TOKEN_CHANGE_MSI,
+	TOKEN_QUERY_INTERRUPT_SOURCE_NUMBER,
 };
 
 const struct rtas_token spapr_rtas_tokens[] = {
@@ -60,6 +62,9 @@ const struct rtas_token spapr_rtas_tokens[] = {
 	{ "write-pci-config", TOKEN_WRITE_PCI_CONFIG },
 	{ "ibm,read-pci-config", TOKEN_IBM_READ_PCI_CONFIG },
 	{ "ibm,write-pci-config", TOKEN_IBM_WRITE_PCI_CONFIG },
+	{ "ibm,change-msi", TOKEN_CHANGE_MSI },
+	{ "ibm,query-interrupt-source-number",
+	  TOKEN_QUERY_INTERRUPT_SOURCE_NUMBER },
 	{ NULL, 0 },
 };
 
@@ -207,6 +212,12 @@ static void stop_self(struct rtas_call *c)
 		vcpu_set_powered_off(c->vcpu, true);
 }
 
+/* The bridge's bus unit ID in args i and i + 1. */
+static uint64_t buid_arg(const struct rtas_call *c, unsigned i)
+{
+	return (uint64_t)arg(c, i) << 32 | arg(c, i + 1);
+}
+
 /* PCI configuration space: (addr, size) -> (status, value) and
  * (addr, size, value) -> status on the one bridge; the ibm, forms name
  * the bridge by its bus unit ID (two cells) after addr. */
@@ -220,7 +231,7 @@ static void pci_config(struct rtas_call *c, bool ibm, bool is_write)
 	if (!shape_ok(c, at + 1 + is_write, is_write ? 1 : 2))
 		return;
 	if (ibm)
-		buid = (uint64_t)arg(c, 1) << 32 | arg(c, 2);
+		buid = buid_arg(c, 1);
 	if (is_write)
 		value = arg(c, at + 1);
 	status = phb_cfg_access(c->vcpu->vm, buid, arg(c, 0), arg(c, at),
@@ -228,6 +239,48 @@ static void pci_config(struct rtas_call *c, bool ibm, bool is_write)
 	ret(c, 0, status);
 	if (!is_write && !status)
 		ret(c, 1, (int32_t)value);
+}
+
+/* The change-msi type result. */
+#define MSI_TYPE_MSIX	2
+
+/* (addr, buid, function, number, sequence) -> (status, granted, next
+ * sequence[, type]): the sequence number is for calls firmware spreads
+ * over several; thpvm's finish in one. */
+static void change_msi(struct rtas_call *c)
+{
+	uint32_t granted = 0;
+	int status;
+
+	if (c->nargs != 6 || (c->nret != 3 && c->nret != 4)) {
+		ret(c, 0, RTAS_PARAM_ERROR);
+		return;
+	}
+	status = phb_change_msi(c->vcpu->vm, buid_arg(c, 1), arg(c, 0),
+				arg(c, 3), arg(c, 4), &granted);
+	ret(c, 0, status);
+	if (status)
+		return;
+	ret(c, 1, (int32_t)granted);
+	ret(c, 2, (int32_t)(arg(c, 5) + 1));
+	ret(c, 3, MSI_TYPE_MSIX);
+}
+
+/* (addr, buid, vector) -> (status, source, edge-triggered). */
+static void query_interrupt_source_number(struct rtas_call *c)
+{
+	uint32_t source = 0;
+	int status;
+
+	if (!shape_ok(c, 4, 3))
+		return;
+	status = phb_query_msi(c->vcpu->vm, buid_arg(c, 1), arg(c, 0),
+			       arg(c, 3), &source);
+	ret(c, 0, status);
+	if (status)
+		return;
+	ret(c, 1, (int32_t)source);
+	ret(c, 2, 1);
 }
 
 int64_t spapr_rtas_call(struct vcpu *vcpu, uint64_t args_gpa)
@@ -279,6 +332,12 @@ int64_t spapr_rtas_call(struct vcpu *vcpu, uint64_t args_gpa)
 		pci_config(&c, token >= TOKEN_IBM_READ_PCI_CONFIG,
 			   token == TOKEN_WRITE_PCI_CONFIG ||
 			   token == TOKEN_IBM_WRITE_PCI_CONFIG);
+		break;
+	case TOKEN_CHANGE_MSI:
+		change_msi(&c);
+		break;
+	case TOKEN_QUERY_INTERRUPT_SOURCE_NUMBER:
+		query_interrupt_source_number(&c);
 		break;
 	default:
 		pr_warn_ratelimited("vCPU %u: unknown RTAS token 0x%x",

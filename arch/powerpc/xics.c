@@ -41,25 +41,26 @@ static int define_tokens(int vm_fd)
 	return 0;
 }
 
-/* Each line a source, masked until the guest routes it, delivered to
- * server 0 and, as thpvm's lines are, level-triggered. */
-static int init_sources(int xics_fd)
+int xics_reset_sources(int xics_fd, unsigned first, unsigned n, bool level)
 {
+	/* Delivered to server 0 at the least favoured priority: masked
+	 * until the guest routes it with ibm,set-xive. */
 	uint64_t state = (uint64_t)XICS_PRIORITY_MASKED <<
-			 KVM_XICS_PRIORITY_SHIFT |
-			 KVM_XICS_MASKED | KVM_XICS_LEVEL_SENSITIVE;
+			 KVM_XICS_PRIORITY_SHIFT | KVM_XICS_MASKED |
+			 (level ? KVM_XICS_LEVEL_SENSITIVE : 0);
 	struct kvm_device_attr attr = {
 		.group = KVM_DEV_XICS_GRP_SOURCES,
 		.addr = (uintptr_t)&state,
 	};
 	unsigned i;
 
-	for (i = 0; i < XICS_NR_LINES; i++) {
-		attr.attr = XICS_IRQ_BASE + i;
+	for (i = first; i < first + n; i++) {
+		attr.attr = i;
 		if (ioctl(xics_fd, KVM_SET_DEVICE_ATTR, &attr) < 0) {
-			pr_err("XICS source %u: %s", XICS_IRQ_BASE + i,
-			       strerror(errno));
-			return -errno;
+			int err = -errno;
+
+			pr_err("XICS source %u: %s", i, strerror(-err));
+			return err;
 		}
 	}
 	return 0;
@@ -75,7 +76,10 @@ int xics_create(struct vm *vm)
 		       strerror(errno));
 		return -errno;
 	}
-	err = init_sources(cd.fd) ?: define_tokens(vm->vm_fd);
+	/* thpvm's lines are level-triggered, as PCI INTx is. */
+	err = xics_reset_sources(cd.fd, XICS_IRQ_BASE, XICS_NR_LINES, true) ?:
+	      xics_reset_sources(cd.fd, XICS_MSI_BASE, XICS_NR_MSIS, false) ?:
+	      define_tokens(vm->vm_fd);
 	if (err) {
 		close(cd.fd);
 		return err;

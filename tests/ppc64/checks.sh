@@ -52,7 +52,7 @@ grep -Eq 'ppc-guest: after offline 0([^-]|$)' smp.log &&
 	grep -q 'ppc-guest: after online 0-1' smp.log
 check $? "the second CPU goes offline (stop-self) and back (start-cpu)"
 
-# A virtio disk on the PCI host bridge (INTx through XICS): the guest
+# A virtio disk on the PCI host bridge (MSI-X through XICS): the guest
 # reads what was written here and writes at 4 KiB.
 dd if=/dev/zero of=disk.img bs=1M count=8 2>/dev/null
 echo -n 'thpvm-ppc-disk' | dd of=disk.img conv=notrunc 2>/dev/null
@@ -71,6 +71,11 @@ check $? "the guest reads a virtio-pci disk"
 [ "$(dd if=disk.img bs=4096 skip=1 count=1 2>/dev/null | head -c 16)" = \
 	guest-wrote-this ]
 check $? "the guest's write reached the disk image"
+# Its requests completed through an MSI-X vector that ibm,change-msi
+# gave it (Linux's pSeries MSI domain, edge-triggered), interrupts
+# counted there.
+grep -Eq 'ppc-guest: irq +[0-9]+: +[1-9][0-9]* +pSeries-PCI-MSI +[0-9]+ +Edge +virtio0-req' disk.log
+check $? "virtio-blk completes through an MSI-X vector"
 
 # Starts VM NAME with the balloon and the guest's params; returns once
 # the guest says it is ready (or is gone).

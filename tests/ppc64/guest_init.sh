@@ -37,6 +37,9 @@ if [ -b /dev/vda ]; then
 		/bin/busybox dd of=/dev/vda bs=4096 seek=1 conv=notrunc,fsync \
 			2>/dev/null
 fi
+# How the virtio devices interrupt: MSI-X vectors (edge, one per queue)
+# or INTx (level, one per device).
+/bin/busybox grep virtio /proc/interrupts | /bin/busybox sed 's/^/ppc-guest: irq /' 
 if /bin/busybox grep -q waitballoon /proc/cmdline; then
 	/bin/busybox ip addr add 10.0.2.2/24 dev eth0 &&
 		/bin/busybox ip link set eth0 up

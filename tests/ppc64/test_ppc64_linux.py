@@ -6,7 +6,8 @@ boots Debian's ppc64el kernel with a busybox initramfs to user space
 huge pages while the guest has filled it; the control socket works
 (list, stat, pause, resume); a second vCPU comes online through RTAS
 start-cpu, goes offline and comes back; a virtio-blk disk on the PCI
-host bridge is read and written; the host pings the guest through
+host bridge is read and written, its requests completing through an
+MSI-X vector that RTAS ibm,change-msi gave it; the host pings the guest through
 virtio-net on a tap; the balloon inflates and deflates with Debian's
 driver and with thpvm's cont_balloon.ko; bad boot input is refused
 (tests/ppc64/checks.sh). The device tree thpvm wrote is decompiled here
@@ -27,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 20
+CHECKS = 21
 # What Linux's pseries code needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
     ("a pSeries (CHRP) root", 'device_type = "chrp";'),
@@ -40,6 +41,9 @@ DTB_NEEDS = [
     ("the PCI host bridge", 'compatible = "IBM,Logical_PHB";'),
     ("a virtio PCI function", "vendor-id = <0x1af4>;"),
     ("no IOMMU", "linux,iommu-off;"),
+    ("MSIs through RTAS", "ibm,change-msi = "),
+    ("each function's MSI-X vectors", "ibm,req#msi-x = "),
+    ("the bridge's MSI total", "ibm,pe-total-#msi = "),
 ]
 
 
