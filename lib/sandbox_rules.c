@@ -73,6 +73,8 @@ static const struct sandbox_rule vcpu[] = {
 	/* Device work a register write starts: a balloon's stats timer,
 	 * a reset releasing memory. */
 	ANY("timerfd_settime"), ANY("fallocate"), ANY("process_madvise"),
+	/* powerpc's H_RANDOM hypercall. */
+	ANY("getrandom"),
 	NO_OPEN,
 };
 

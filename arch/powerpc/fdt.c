@@ -273,6 +273,21 @@ static void phb_node(struct fdt_writer *w, const struct vm *vm)
 	fdtw_end(w);
 }
 
+/* H_RANDOM's node: Linux hooks its arch random seed to the call when
+ * it finds "ibm,random", and its pseries-rng hwrng driver binds to the
+ * node as a platform-facilities device. */
+static void platform_facilities_node(struct fdt_writer *w)
+{
+	fdtw_begin(w, "ibm,platform-facilities");
+	fdtw_string(w, "device_type", "ibm,platform-facilities");
+	fdtw_u32(w, "#address-cells", 1);
+	fdtw_u32(w, "#size-cells", 0);
+	fdtw_begin(w, "ibm,random-v1");
+	fdtw_string(w, "compatible", "ibm,random");
+	fdtw_end(w);
+	fdtw_end(w);
+}
+
 static void vdevice_node(struct fdt_writer *w)
 {
 	static const char *const hvterm[] = { "hvterm1", NULL };
@@ -308,6 +323,7 @@ int ppc_fdt_build(const struct vm *vm, const struct ppc_boot_data *boot,
 	rtas_node(&w, boot);
 	xics_node(&w, vm);
 	vdevice_node(&w);
+	platform_facilities_node(&w);
 	phb_node(&w, vm);
 	err = fdtw_finish(&w, fdt, size);
 	if (err)

@@ -6,6 +6,7 @@
 #include <linux/kvm.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 
 #include "arch/powerpc/arch_vm.h"
 #include "arch/powerpc/layout.h"
@@ -167,6 +168,19 @@ static int64_t get_cpu_characteristics(struct vcpu *vcpu, uint64_t *args)
 	return H_SUCCESS;
 }
 
+/* 64 bits from the host's pool: the guest's arch random hook and its
+ * pseries-rng driver, found through the tree's ibm,random node. A pool
+ * that would block is a hardware error rather than a stalled vCPU. */
+static int64_t random_long(uint64_t *args)
+{
+	uint64_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
+		return H_HARDWARE;
+	args[0] = v;
+	return H_SUCCESS;
+}
+
 int64_t spapr_hcall(struct vcpu *vcpu, uint64_t nr, uint64_t *args)
 {
 	switch (nr) {
@@ -182,6 +196,8 @@ int64_t spapr_hcall(struct vcpu *vcpu, uint64_t nr, uint64_t *args)
 		return set_mode(vcpu, args);
 	case H_GET_CPU_CHARACTERISTICS:
 		return get_cpu_characteristics(vcpu, args);
+	case H_RANDOM:
+		return random_long(args);
 	default:
 		pr_warn_ratelimited("vCPU %u: hypercall 0x%llx not offered",
 				    vcpu->id, (unsigned long long)nr);

@@ -1,6 +1,6 @@
 /* The PAPR hypercalls KVM leaves to user space (KVM_EXIT_PAPR_HCALL):
- * the console, RTAS, the radix MMU's process table, H_SET_MODE and the
- * CPU's speculation characteristics.
+ * the console, RTAS, the radix MMU's process table, H_SET_MODE, the
+ * CPU's speculation characteristics and random numbers.
  * Anything else gets H_FUNCTION, as PAPR says for a call the platform
  * does not offer. */
 #ifndef THPVM_PPC_HCALL_H
@@ -24,6 +24,7 @@ struct vcpu;
 #define H_GET_TERM_CHAR		0x54
 #define H_GET_CPU_CHARACTERISTICS 0x1c8
 #define H_PUT_TERM_CHAR		0x58
+#define H_RANDOM		0x300
 #define H_SET_MODE		0x31c
 #define H_REGISTER_PROC_TBL	0x37c
 #define H_RTAS			0xf000	/* KVM's, made by the RTAS blob */

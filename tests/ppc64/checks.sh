@@ -30,6 +30,8 @@ grep -q 'ppc-guest: user space' boot.log; check $? "Linux reaches user space"
 grep -q 'ppc-guest: MMU.*: Radix' boot.log; check $? "the guest runs the radix MMU"
 grep -q 'ppc-guest: platform.*: pSeries' boot.log; check $? "the guest is a pSeries LPAR"
 [ $status = 0 ]; check $? "guest power-off ends thpvm with status 0 (was $status)"
+grep -Eq 'ppc-guest: hwrng pseries_rng [0-9a-f]{32}([^0-9a-f]|$)' boot.log
+check $? "the guest's hwrng (pseries_rng) reads 16 bytes of H_RANDOM"
 echo "host: thpvm Rss ${rss:-none} kB, AnonHugePages ${huge:-none} kB"
 # The guest filled 200 MiB (its kernel and initrd come on top); the
 # rest of thpvm's memory (its heap, stacks) is a few MiB of small pages.

@@ -30,6 +30,9 @@ while read -r ko; do
 	[ "$ko" = virtio_balloon.ko ] && ko=$balloon
 	/bin/busybox insmod "/lib/modules/$ko" || echo "ppc-guest: insmod $ko failed"
 done </lib/modules/load-order
+# The hwrng pseries-rng gives: 16 bytes of H_RANDOM.
+echo "ppc-guest: hwrng $(/bin/busybox cat /sys/class/misc/hw_random/rng_current)" \
+	"$(/bin/busybox head -c 16 /dev/hwrng | /bin/busybox od -An -tx1 | /bin/busybox tr -d ' \n')"
 if [ -b /dev/vda ]; then
 	# The disk's first bytes, then the guest's own at 4 KiB.
 	echo "ppc-guest: disk says $(/bin/busybox head -c 14 /dev/vda)"

@@ -2,7 +2,7 @@
 """thpvm for ppc64le against a real KVM: the cross-built binary runs in
 the emulated POWER9 host (tests/ppc64_host.py, nested KVM HV), where it
 boots Debian's ppc64el kernel with a busybox initramfs to user space
-(radix MMU, pSeries, power-off); its guest RAM is counted in the host's
+(radix MMU, pSeries, power-off); its hwrng reads H_RANDOM; its guest RAM is counted in the host's
 huge pages while the guest has filled it; the control socket works
 (list, stat, pause, resume); a second vCPU comes online through RTAS
 start-cpu, goes offline and comes back; a virtio-blk disk on the PCI
@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 21
+CHECKS = 22
 # What Linux's pseries code needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
     ("a pSeries (CHRP) root", 'device_type = "chrp";'),
@@ -44,12 +44,14 @@ DTB_NEEDS = [
     ("MSIs through RTAS", "ibm,change-msi = "),
     ("each function's MSI-X vectors", "ibm,req#msi-x = "),
     ("the bridge's MSI total", "ibm,pe-total-#msi = "),
+    ("H_RANDOM", 'compatible = "ibm,random";'),
 ]
 
 
 # The guest's modules (Debian builds virtio as modules), with what they
 # depend on, loaded in order by guest_init.sh.
-GUEST_MODULES = ["virtio_pci", "virtio_blk", "virtio_net", "virtio_balloon"]
+GUEST_MODULES = ["virtio_pci", "virtio_blk", "virtio_net", "virtio_balloon",
+                 "pseries_rng"]
 
 
 def build_cont_balloon(sysroot, tmp):

@@ -133,7 +133,7 @@ static void test_timebase(void)
 /* What a hostile guest may pass to the hypercalls thpvm serves. */
 static void test_hcall_checks(void)
 {
-	uint64_t args[9] = { 0 };
+	uint64_t args[9] = { 0 }, first;
 
 	CHECK_EQ(setup(), 0);
 	/* Another terminal, or more than 16 bytes. */
@@ -189,6 +189,11 @@ static void test_hcall_checks(void)
 		 H_SUCCESS);
 	CHECK_EQ(args[0], 0x30);
 	CHECK_EQ(args[1], 0x0c);
+	/* H_RANDOM: 64 fresh bits each time in r4. */
+	CHECK_EQ(spapr_hcall(&vcpu, H_RANDOM, args), H_SUCCESS);
+	first = args[0];
+	CHECK_EQ(spapr_hcall(&vcpu, H_RANDOM, args), H_SUCCESS);
+	CHECK(args[0] != first);
 	guest_ram_unmap(&vm.ram);
 }
 
