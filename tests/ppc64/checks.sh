@@ -79,37 +79,46 @@ check $? "the guest's write reached the disk image"
 grep -Eq 'ppc-guest: irq +[0-9]+: +[1-9][0-9]* +pSeries-PCI-MSI +[0-9]+ +Edge +virtio0-req' disk.log
 check $? "virtio-blk completes through an MSI-X vector"
 
-# Starts VM NAME with the balloon and the guest's params; returns once
-# the guest says it is ready (or is gone).
-start_balloon_vm() {
-	./thpvm run --name "$1" -k vmlinux -i initrd -m 512 --balloon $2 \
-		-p "console=hvc0 panic=-1 quiet waitballoon $3" > "$1.log" 2>&1 &
+# Starts VM NAME, with PARAMS on the guest's command line and OPTIONS
+# (its balloon, a network) for thpvm; returns once the guest says it
+# is ready (or is gone).
+start_balloon_vm() {	# NAME PARAMS OPTIONS...
+	name=$1
+	params=$2
+	shift 2
+	./thpvm run --name "$name" -k vmlinux -i initrd -m 512 "$@" \
+		-p "console=hvc0 panic=-1 quiet waitballoon $params" \
+		> "$name.log" 2>&1 &
 	pid=$!
 	i=0
-	while ! grep -q 'ppc-guest: ready' "$1.log" && [ $i -lt 300 ]; do
+	while ! grep -q 'ppc-guest: ready' "$name.log" && [ $i -lt 300 ]; do
 		kill -0 $pid 2>/dev/null || break
 		sleep 1
 		i=$((i + 1))
 	done
 }
 
+host_splits() {
+	awk '/^thp_split_pmd / { print $2 }' /proc/vmstat
+}
+
 # Inflates VM NAME's balloon by 128 MiB, printing the counts
 # docs/benchmarks.md records (host huge pages split, thpvm's huge pages
 # before and after); the balloon's report goes to NAME.shown.
 inflate_128() {
-	splits=$(awk '/^thp_split_pmd / { print $2 }' /proc/vmstat)
+	splits=$(host_splits)
 	./thpvm stat "$1" | grep '^Huge pages' | sed "s/^/$1: before: /"
 	./thpvm balloon "$1" -i 128M --wait=120 > "$1.inflate" 2>&1
 	inflate=$?
 	./thpvm balloon "$1" > "$1.shown" 2>&1
 	./thpvm stat "$1" | grep '^Huge pages' | sed "s/^/$1: after: /"
-	echo "$1: host huge pages split: $(($(awk '/^thp_split_pmd / { print $2 }' /proc/vmstat) - splits))"
+	echo "$1: host huge pages split: $(($(host_splits) - splits))"
 	sed "s/^/$1: /" "$1.inflate" "$1.shown"
 }
 
 # virtio-net on a tap and the balloon, with Debian's drivers: the host
 # pings the guest, then inflates and deflates its balloon.
-start_balloon_vm ppcb '-n mode=tap,tapif=thpvm-t0' ''
+start_balloon_vm ppcb '' --balloon -n mode=tap,tapif=thpvm-t0
 ip addr add 10.0.2.1/24 dev thpvm-t0 && ip link set thpvm-t0 up &&
 	ping -c 3 -W 5 10.0.2.2 > ping.log 2>&1
 check $? "the host pings the guest over virtio-net on a tap"
@@ -129,13 +138,35 @@ check $? "deflating gives 64 MiB back to the guest"
 
 # The same with thpvm's cont_balloon.ko (continuous pages, 64 KiB guest
 # pages counted in the protocol's 4 KiB units).
-start_balloon_vm ppcc '' contballoon
+start_balloon_vm ppcc contballoon --balloon
 inflate_128 ppcc
 ./thpvm stop ppcc > /dev/null 2>&1
 wait $pid
 [ $inflate = 0 ] && grep -q '^Actual: 128 MiB in the balloon' ppcc.shown &&
 	grep -q '^Released to the host: 128 MiB' ppcc.shown
 check $? "cont_balloon takes 128 MiB, all of it back to the host"
+
+# Free page reporting: the guest wrote 200 MiB and deleted them before
+# it said it was ready; Linux reports free memory in 2 MiB blocks (32
+# of its 64 KiB pages), which thpvm releases whole, splitting no host
+# huge page.
+splits=$(host_splits)
+start_balloon_vm ppcr '' --balloon=reporting=on
+released=0
+i=0
+while [ "$released" -lt $((128 << 20)) ] && [ $i -lt 60 ]; do
+	sleep 1
+	i=$((i + 1))
+	./thpvm balloon --json ppcr > ppcr.json 2>&1
+	released=$(sed -n 's/.*"released":\([0-9]*\).*/\1/p' ppcr.json)
+	released=${released:-0}
+done
+split=$(($(host_splits) - splits))
+./thpvm stop ppcr > /dev/null 2>&1
+wait $pid
+echo "ppcr: released $((released >> 20)) MiB, host huge pages split: $split"
+[ "$released" -ge $((128 << 20)) ] && [ $split = 0 ]
+check $? "free page reporting: 128 MiB or more released, no host huge page split"
 
 # A kernel that is not a ppc64 vmlinux: one clear error, non-zero.
 ./thpvm run -k initrd -m 512 > bad.log 2>&1

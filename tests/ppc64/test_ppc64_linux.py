@@ -9,7 +9,8 @@ start-cpu, goes offline and comes back; a virtio-blk disk on the PCI
 host bridge is read and written, its requests completing through an
 MSI-X vector that RTAS ibm,change-msi gave it; the host pings the guest through
 virtio-net on a tap; the balloon inflates and deflates with Debian's
-driver and with thpvm's cont_balloon.ko; bad boot input is refused
+driver and with thpvm's cont_balloon.ko; free page reporting gives
+the host back what the guest freed, in whole huge pages; bad boot input is refused
 (tests/ppc64/checks.sh). The device tree thpvm wrote is decompiled here
 with dtc. Prints TAP, one line per check.
 
@@ -28,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 22
+CHECKS = 23
 # What Linux's pseries code needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
     ("a pSeries (CHRP) root", 'device_type = "chrp";'),
