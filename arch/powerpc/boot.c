@@ -118,6 +118,11 @@ static int parse(const struct boot_source *src, struct elf_image *img,
 		       "vmlinux)", src->kernel_name);
 		return -EINVAL;
 	}
+	if (src->kernel[EI_DATA] == ELFDATA2MSB) {
+		pr_err("%s: a big-endian kernel; thpvm runs little-endian "
+		       "(ppc64le) guests", src->kernel_name);
+		return -EINVAL;
+	}
 	if (elf_parse(src->kernel, src->kernel_size, img, why)) {
 		pr_err("%s: %s", src->kernel_name, why);
 		return -EINVAL;

@@ -174,6 +174,13 @@ status=$?
 sed 's/^/bad kernel: /' bad.log
 [ $status != 0 ] && grep -q 'not an ELF64 vmlinux' bad.log
 check $? "a kernel that is no vmlinux is refused"
+# A big-endian ELF64 header (ppc64, not ppc64le): refused as such.
+{ printf '\177ELF\002\002\001'; head -c 57 /dev/zero; } > be.elf
+./thpvm run -k be.elf -m 512 > be.log 2>&1
+status=$?
+sed 's/^/big-endian: /' be.log
+[ $status != 0 ] && grep -q 'a big-endian kernel; thpvm runs little-endian' be.log
+check $? "a big-endian kernel is refused as one"
 
 # No kernel: powerpc has no bundled test guest yet, and says so.
 ./thpvm run -m 512 > none.log 2>&1

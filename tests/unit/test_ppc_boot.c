@@ -11,14 +11,18 @@
 #include "arch/powerpc/platform.h"
 #include "arch/powerpc/rtas.h"
 #include "arch/powerpc/xics.h"
+#include "core/arch.h"
 #include "core/pci.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "lib/util.h"
 #include "unit.h"
 
+#include <elf.h>
 #include <endian.h>
+#include <errno.h>
 #include <libfdt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -341,6 +345,27 @@ static void test_phb_config(void)
 	guest_ram_unmap(&vm.ram);
 }
 
+/* Kernels thpvm cannot boot on powerpc are refused before anything is
+ * loaded: none, not ELF64, big-endian, another machine's. */
+static void test_boot_refusals(void)
+{
+	uint8_t elf[sizeof(Elf64_Ehdr)] = { 0x7f, 'E', 'L', 'F', ELFCLASS64,
+					    ELFDATA2MSB, EV_CURRENT };
+	struct boot_source src = { .kernel_name = "test", .kernel = elf,
+				   .cmdline = "" };
+
+	CHECK_EQ(setup(), 0);
+	CHECK_EQ(arch_boot_load(&vm, &src), -EINVAL);
+	src.kernel_size = sizeof(elf);
+	CHECK_EQ(arch_boot_load(&vm, &src), -EINVAL);
+	elf[EI_DATA] = ELFDATA2LSB;
+	put_le16(elf + offsetof(Elf64_Ehdr, e_machine), EM_X86_64);
+	CHECK_EQ(arch_boot_load(&vm, &src), -EINVAL);
+	elf[EI_CLASS] = ELFCLASS32;
+	CHECK_EQ(arch_boot_load(&vm, &src), -EINVAL);
+	guest_ram_unmap(&vm.ram);
+}
+
 static uint8_t msix_table[4 * PCI_MSIX_ENTRY_SIZE];
 
 static void msix_table_access(void *opaque, uint64_t off, uint8_t *data,
@@ -450,6 +475,7 @@ int main(void)
 		UNIT_TEST(test_rtas),
 		UNIT_TEST(test_rtas_cpus),
 		UNIT_TEST(test_phb_msi),
+		UNIT_TEST(test_boot_refusals),
 		UNIT_TEST(test_phb_config),
 	};
 
