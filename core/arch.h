@@ -55,10 +55,11 @@ struct kvm_cap_need {
  * core's own; ends with { 0, NULL }. */
 extern const struct kvm_cap_need arch_kvm_caps[];
 
-/* The type argument of KVM_CREATE_VM for this host's KVM and ram_size
- * bytes of RAM (x86: 0; arm64: the guest-physical address size RAM
- * needs; powerpc: HV or PR). Returns it, or -errno after saying why. */
-long arch_vm_type(int kvm_fd, uint64_t ram_size);
+/* The type argument of KVM_CREATE_VM for this host's KVM, ram_size
+ * bytes of RAM and a memory hotplug region of hotplug_size (0: none)
+ * (x86: 0; arm64: the guest-physical address size they need; powerpc:
+ * HV). Returns it, or -errno after saying why. */
+long arch_vm_type(int kvm_fd, uint64_t ram_size, uint64_t hotplug_size);
 
 /* Guest-physical RAM ranges for ram_size bytes of RAM, each aligned to
  * align, the host's huge page (holes for MMIO are the arch's to place).

@@ -153,7 +153,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	err = kvm_check(vm);
 	if (err)
 		return err;
-	type = arch_vm_type(vm->kvm_fd, cfg->ram_size);
+	type = arch_vm_type(vm->kvm_fd, cfg->ram_size, cfg->hotplug_size);
 	if (type < 0)
 		return type;
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, type);

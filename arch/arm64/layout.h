@@ -36,6 +36,9 @@
 #define ARM64_PCI_ECAM_ADDR	0x3f000000ULL
 
 #define ARM64_RAM_START		0x40000000ULL
+/* The memory hotplug region (virtio-mem), above RAM, starts at a
+ * multiple of this. */
+#define ARM64_HOTPLUG_ALIGN	0x40000000ULL
 
 /* Where the boot data go, from the top of RAM down: the device tree in
  * its own 2 MiB (Linux maps it within one 2 MiB block), then the

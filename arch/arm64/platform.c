@@ -60,13 +60,20 @@ int arch_ram_layout(uint64_t ram_size, uint64_t align,
 	return 1;
 }
 
-/* The guest-physical size is chosen from boot RAM before the region
- * could be placed, and the device tree has no hotplug node yet. */
+/* The hotplug region starts at the first 1 GiB boundary above boot RAM:
+ * a memory block boundary for Linux whatever its page size (its blocks
+ * are 128 MiB with 4 KiB pages, 512 MiB with 64 KiB ones). */
+static uint64_t hotplug_gpa(uint64_t ram_size)
+{
+	return ALIGN_UP(ARM64_RAM_START + ram_size, ARM64_HOTPLUG_ALIGN);
+}
+
+/* arch_vm_type made the guest-physical space cover the region. */
 int arch_hotplug_base(const struct guest_ram *ram, uint64_t size,
 		      uint64_t *gpa)
 {
-	pr_err("--mem-hotplug: not offered on arm64 yet");
-	return -ENOTSUP;
+	*gpa = hotplug_gpa(ram->total);
+	return 0;
 }
 
 static unsigned bits_for(uint64_t end)
@@ -78,30 +85,35 @@ static unsigned bits_for(uint64_t end)
 	return bits;
 }
 
-/* The guest-physical address size: the fewest bits that cover RAM (fewer
- * stage-2 levels), where KVM lets us choose. */
-long arch_vm_type(int kvm_fd, uint64_t ram_size)
+/* The guest-physical address size: the fewest bits that cover RAM and
+ * the hotplug region (fewer stage-2 levels), where KVM lets us choose. */
+long arch_vm_type(int kvm_fd, uint64_t ram_size, uint64_t hotplug_size)
 {
-	unsigned need = bits_for(ARM64_RAM_START + ram_size);
+	uint64_t end = ARM64_RAM_START + ram_size;
+	unsigned need;
 	int max = ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_ARM_VM_IPA_SIZE);
 
-	if (max <= 0) {
-		if (need > IPA_BITS_DEFAULT) {
-			pr_err("%llu MiB of RAM needs a %u-bit guest-physical "
-			       "space; this KVM offers %d bits",
-			       (unsigned long long)(ram_size >> 20), need,
-			       IPA_BITS_DEFAULT);
+	if (hotplug_size) {
+		end = hotplug_gpa(ram_size);
+		if (hotplug_size > UINT64_MAX - end) {
+			pr_err("--mem-hotplug: %llu MiB does not fit above "
+			       "RAM", (unsigned long long)(hotplug_size >> 20));
 			return -EINVAL;
 		}
-		return 0;
+		end += hotplug_size;
 	}
-	if (need > (unsigned)max) {
-		pr_err("%llu MiB of RAM needs a %u-bit guest-physical space; "
-		       "this host offers %d bits",
-		       (unsigned long long)(ram_size >> 20), need, max);
+	need = bits_for(end);
+	if (max <= 0)
+		max = 0;
+	if (need > (unsigned)(max ? max : IPA_BITS_DEFAULT)) {
+		pr_err("%llu MiB of RAM%s needs a %u-bit guest-physical space; "
+		       "this %s offers %d bits",
+		       (unsigned long long)(ram_size >> 20),
+		       hotplug_size ? " and its hotplug region" : "", need,
+		       max ? "host" : "KVM", max ? max : IPA_BITS_DEFAULT);
 		return -EINVAL;
 	}
-	return KVM_VM_TYPE_ARM_IPA_SIZE(need);
+	return max ? KVM_VM_TYPE_ARM_IPA_SIZE(need) : 0;
 }
 
 static void uart_set_irq(void *opaque, int level)

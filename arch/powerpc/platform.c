@@ -76,7 +76,7 @@ int arch_hotplug_base(const struct guest_ram *ram, uint64_t size,
 	return -ENOTSUP;
 }
 
-long arch_vm_type(int kvm_fd, uint64_t ram_size)
+long arch_vm_type(int kvm_fd, uint64_t ram_size, uint64_t hotplug_size)
 {
 	return KVM_VM_PPC_HV;
 }

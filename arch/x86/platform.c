@@ -48,7 +48,7 @@ uint32_t arch_irq_line_kvm(unsigned line)
 	return line;	/* the GSI, which routes to the IOAPIC pin */
 }
 
-long arch_vm_type(int kvm_fd, uint64_t ram_size)
+long arch_vm_type(int kvm_fd, uint64_t ram_size, uint64_t hotplug_size)
 {
 	return 0;	/* the only type x86 KVM has */
 }

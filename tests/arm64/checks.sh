@@ -396,6 +396,51 @@ wait $pid
 	bad "free page reporting: at least 128 MiB released, no host huge page split" \
 	    "released $released, thp_split_pmd $sp0 -> $sp1: $(cat rep.json) $(grep guest: rep.out | tail -n 2)"
 
+# virtio-mem with Linux's own driver (guest/linux's initramfs and its
+# mem script), 512 MiB of hotplug region above 256 MiB of RAM: `thpvm mem
+# --set 256M` adds exactly 256 MiB to the guest's MemTotal, `--set 64M`
+# takes 192 MiB away again, which the host releases in whole 2 MiB
+# blocks, splitting no host huge page.
+wait_line() {	# FILE PATTERN SECONDS: PATTERN is a line of FILE in time
+	i=0
+	while ! grep -q -- "$2" "$1" && [ $i -lt "$3" ]; do
+		kill -0 $pid 2>/dev/null || return 1
+		sleep 1
+		i=$((i + 1))
+	done
+	grep -q -- "$2" "$1"
+}
+sp0=$(splits)
+./thpvm run -k vmlinuz -i kit.cpio.gz -m 256 --name vmem \
+	--mem-hotplug=512M \
+	-p "$params memhp_default_state=online_movable thpvm.run=mem" \
+	>vmem.out 2>&1 &
+pid=$!
+wait_line vmem.out "thpvm-guest: mem ready driver=virtio_mem" 300
+base=$(sed -n 's/.*mem ready driver=virtio_mem total=\([0-9]*\).*/\1/p' vmem.out)
+rc=1
+if [ -n "$base" ] &&
+	./thpvm mem vmem --set 256M --wait=300 >vmem.set 2>&1 &&
+	wait_line vmem.out "thpvm-guest: mem total=$((base + 262144))" 120 &&
+	./thpvm mem vmem --set 64M --wait=300 >>vmem.set 2>&1 &&
+	wait_line vmem.out "thpvm-guest: mem total=$((base + 65536))" 120; then
+	rc=0
+fi
+./thpvm mem --json vmem >vmem.json 2>&1
+sp1=$(splits)
+echo "vmem: base MemTotal ${base:-none} kB; $(cat vmem.json)"
+./thpvm stop vmem >/dev/null
+wait $pid
+[ $rc = 0 ] && ok "virtio-mem: Linux's MemTotal follows thpvm mem --set 256M, then 64M" ||
+	bad "virtio-mem: Linux's MemTotal follows thpvm mem --set 256M, then 64M" \
+	    "base ${base:-none}: $(grep 'thpvm-guest: mem' vmem.out | tail -n 3) $(cat vmem.set)"
+[ "$(field vmem.json plugged_size)" = $((64 << 20)) ] &&
+	[ "$(field vmem.json released)" = $((192 << 20)) ] &&
+	[ "$sp1" = "$sp0" ] &&
+	ok "virtio-mem: 192 MiB unplugged and released, no host huge page split" ||
+	bad "virtio-mem: 192 MiB unplugged and released, no host huge page split" \
+	    "thp_split_pmd $sp0 -> $sp1: $(cat vmem.json)"
+
 # What is not an arm64 Image is refused with a reason.
 ./thpvm run -k guest.cpio -m 256 >bad.out 2>&1
 rc=$?
