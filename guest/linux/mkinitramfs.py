@@ -128,21 +128,33 @@ def sysroot_libs(binary, sysroot):
                for pattern in ("lib/*-linux-gnu*", "usr/lib/*-linux-gnu*",
                                "lib", "usr/lib")
                for d in glob.glob(os.path.join(sysroot, pattern))]
-    found = {interp.group(1): None}
+
+    def in_sysroot(path):
+        return os.path.realpath(os.path.join(sysroot, path.lstrip("/")))
+
+    def lookup(lib):
+        path = next((os.path.join("/", d, lib) for d in libdirs
+                     if os.path.isfile(os.path.join(sysroot, d, lib))), None)
+        if path is None:
+            raise Error(f"{binary}: {lib} is not in {sysroot}")
+        return path
+
+    # The loader goes where the binary names it; a sysroot of unpacked
+    # packages may lack that link (ppc64el's /lib64/ld64.so.2), and then
+    # it is the file of that name in a library directory.
+    loader = interp.group(1)
+    found = {loader: in_sysroot(loader)}
+    if not os.path.isfile(found[loader]):
+        found[loader] = in_sysroot(lookup(os.path.basename(loader)))
     todo = [binary]
     while todo:
         for lib in re.findall(r"\(NEEDED\).*\[(.+?)\]",
                               readelf("-d", todo.pop())):
-            path = next((os.path.join("/", d, lib) for d in libdirs
-                         if os.path.isfile(os.path.join(sysroot, d, lib))),
-                        None)
-            if path is None:
-                raise Error(f"{binary}: {lib} is not in {sysroot}")
+            path = lookup(lib)
             if path not in found:
-                found[path] = None
-                todo.append(os.path.join(sysroot, path.lstrip("/")))
-    return [(p, os.path.realpath(os.path.join(sysroot, p.lstrip("/"))))
-            for p in found]
+                found[path] = in_sysroot(path)
+                todo.append(found[path])
+    return list(found.items())
 
 
 def default_kernel(root="/"):
@@ -387,10 +399,15 @@ def main():
     except (Error, OSError, subprocess.CalledProcessError) as e:
         print(f"mkinitramfs: {e}", file=sys.stderr)
         sys.exit(1)
+    # powerpc boots the ELF vmlinux; the others a vmlinuz.
+    boot = os.path.join(args.sysroot or "/", "boot")
+    kernel = next((k for k in (os.path.join(boot, f"{name}-{version}")
+                               for name in ("vmlinuz", "vmlinux"))
+                   if os.path.exists(k)),
+                  os.path.join(boot, f"vmlinuz-{version}"))
     print(f"mkinitramfs: wrote {args.out} for kernel {version}: {n} entries, "
-          f"modules {' '.join(mods)}; boot it with thpvm run -k "
-          f"{os.path.join(args.sysroot or '/', 'boot', 'vmlinuz-' + version)}"
-          f" -i {args.out}")
+          f"modules {' '.join(mods)}; boot it with thpvm run -k {kernel} "
+          f"-i {args.out}")
 
 
 if __name__ == "__main__":

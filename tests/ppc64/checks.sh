@@ -1,6 +1,6 @@
 # Run by tests/ppc64_host.py in the emulated POWER9 host (busybox sh, in
-# /work with thpvm, vmlinux and initrd): one "check: ok|fail NAME" line
-# per check, read by test_ppc64_linux.py.
+# /work with thpvm, vmlinux, initrd and kit.cpio.gz): one
+# "check: ok|fail NAME" line per check, read by test_ppc64_linux.py.
 check() {
 	if [ "$1" = 0 ]; then echo "check: ok $2"; else echo "check: fail $2"; fi
 }
@@ -53,6 +53,16 @@ check $? "with -c 2 both vCPUs come online"
 grep -Eq 'ppc-guest: after offline 0([^-]|$)' smp.log &&
 	grep -q 'ppc-guest: after online 0-1' smp.log
 check $? "the second CPU goes offline (stop-self) and back (start-cpu)"
+
+# guest/linux's own initramfs, built for ppc64el (kit.cpio.gz): the
+# hackbench run bench/hackbench.py measures, at a small size, on 2 vCPUs.
+timeout 300 ./thpvm run -k vmlinux -i kit.cpio.gz -m 512 -c 2 \
+	-p "console=hvc0 panic=-1 quiet thpvm.run=hackbench thpvm.runs=1 \
+THPVM_HACKBENCH_ARGS=\"-P -g 2 -l 10\"" > kit.log 2>&1
+status=$?
+grep thpvm-guest kit.log | sed 's/^/kit: /'
+[ $status = 0 ] && grep -q 'thpvm-guest: hackbench run=1 seconds=' kit.log
+check $? "guest/linux's initramfs: hackbench runs on 2 vCPUs"
 
 # A virtio disk on the PCI host bridge (MSI-X through XICS): the guest
 # reads what was written here and writes at 4 KiB.

@@ -2,7 +2,9 @@
 """thpvm for ppc64le against a real KVM: the cross-built binary runs in
 the emulated POWER9 host (tests/ppc64_host.py, nested KVM HV), where it
 boots Debian's ppc64el kernel with a busybox initramfs to user space
-(radix MMU, pSeries, power-off); its hwrng reads H_RANDOM; its guest RAM is counted in the host's
+(radix MMU, pSeries, power-off); its hwrng reads H_RANDOM;
+guest/linux's own initramfs, built for ppc64el, runs hackbench on 2
+vCPUs; its guest RAM is counted in the host's
 huge pages while the guest has filled it; the control socket works
 (list, stat, pause, resume); a second vCPU comes online through RTAS
 start-cpu, goes offline and comes back; a virtio-blk disk on the PCI
@@ -14,8 +16,9 @@ the host back what the guest freed, in whole huge pages; bad boot input is refus
 (tests/ppc64/checks.sh). The device tree thpvm wrote is decompiled here
 with dtc. Prints TAP, one line per check.
 
-Arguments: THPVM SYSROOT, the cross-built binary and cross/mksysroot.py's
-ppc64el sysroot (kernel, busybox)."""
+Arguments: THPVM SYSROOT USEMEM, the cross-built binary, cross/mksysroot.py's
+ppc64el sysroot (kernel, busybox, hackbench) and the cross-built usemem
+for guest/linux's initramfs (kit.cpio.gz)."""
 import glob
 import os
 import shutil
@@ -29,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
-CHECKS = 24
+CHECKS = 25
 # What Linux's pseries code needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
     ("a pSeries (CHRP) root", 'device_type = "chrp";'),
@@ -89,18 +92,24 @@ def initramfs(path, sysroot, version, cont_balloon):
 
 
 def main():
-    thpvm, sysroot = sys.argv[1:3]
+    thpvm, sysroot, usemem = sys.argv[1:4]
     kernels = glob.glob(os.path.join(sysroot, "boot/vmlinux-*"))
     print(f"1..{CHECKS + len(DTB_NEEDS)}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initrd")
         version = os.path.basename(kernels[0])[len("vmlinux-"):]
         initramfs(initrd, sysroot, version, build_cont_balloon(sysroot, tmp))
+        kit = os.path.join(tmp, "kit.cpio.gz")
+        subprocess.run([sys.executable,
+                        os.path.join(ROOT, "guest/linux/mkinitramfs.py"),
+                        kit, "--sysroot", sysroot, "--usemem", usemem],
+                       check=True, stdout=subprocess.DEVNULL)
         p = subprocess.run(
             [sys.executable, os.path.join(ROOT, "tests", "ppc64_host.py"),
              "--sysroot", sysroot, "--timeout", "600",
              "--file", thpvm, "--file", f"{kernels[0]}:vmlinux",
-             "--file", initrd, "--script", os.path.join(HERE, "checks.sh")],
+             "--file", initrd, "--file", kit,
+             "--script", os.path.join(HERE, "checks.sh")],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             errors="replace")
     n, tree = 0, emulated_host.DtbCapture()
