@@ -168,7 +168,7 @@ struct virtio_dev {
 	bool may_poll;		/* set by the driver: MSI-X not required */
 	bool config_optional;	/* set by the driver: no device config */
 	bool polled;		/* no MSI-X: virtio_idle() reads the ISR */
-	bool wired;		/* one IOAPIC line (virtio-mmio) */
+	bool wired;		/* one line: virtio-mmio's, or PCI INTx */
 };
 
 #define VIRTIO_MAX_DEVS		(VEC_VIRTIO_COUNT / 2)

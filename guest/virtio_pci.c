@@ -60,6 +60,8 @@ void virtio_pci_scan(void)
 					   : pci_read16(f, PCI_SUBSYSTEM_ID);
 		sprint(c.where, sizeof(c.where), "bdf=00:%02x.%x", f->dev,
 		       f->fn);
+		/* Its INTA, should there be no MSIs. */
+		pci_intx_line(f, &c.gsi);
 		virtio_add_cand(&c);
 	}
 }
@@ -103,12 +105,36 @@ static bool msix_setup(struct virtio_dev *d, const char **why)
 	return true;
 }
 
+/* Without MSIs (an arm64 GICv2 has no ITS): the function's INTA, a
+ * wired line, level-triggered to the slot's queue vector; the ISR says
+ * what it was for (virtio_interrupt). */
+static bool intx_setup(struct virtio_dev *d, const char **why)
+{
+	unsigned gsi, line;
+
+	if (!pci_intx_line(d->cand->pci, &gsi)) {
+		*why = "no-msi-no-intx";
+		return false;
+	}
+	line = irq_line(gsi);
+	if (irq_line_missing(gsi, line)) {
+		*why = IRQ_LINE_MISSING;
+		return false;
+	}
+	d->wired = true;
+	irq_line_route(line, VEC_VIRTIO_BASE + 2 * d->slot + 1);
+	/* pci_bar() turned INTx off, for MSI-X's sake. */
+	pci_write16(d->cand->pci, PCI_COMMAND,
+		    pci_read16(d->cand->pci, PCI_COMMAND) & ~PCI_CMD_INTX_OFF);
+	return true;
+}
+
 /* Finds the structures the transport needs (the first capability of
  * each type, as the spec asks), maps their BARs and enables MSI-X for
- * the device's slot. A device without MSI-X is driven by polling its
- * ISR status if the driver set may_poll (QEMU 7.2's virtio-balloon-pci
- * has no MSI-X; the guest takes no INTx). A device type without a
- * configuration space (virtio-rng) may lack that structure. */
+ * the device's slot, or its INTA where there are no MSIs. A device
+ * without MSI-X is driven by polling its ISR status if the driver set
+ * may_poll (QEMU 7.2's virtio-balloon-pci has no MSI-X). A device type
+ * without a configuration space (virtio-rng) may lack that structure. */
 bool virtio_pci_probe(struct virtio_dev *d, const char **why)
 {
 	const struct pci_func *f = d->cand->pci;
@@ -154,7 +180,9 @@ bool virtio_pci_probe(struct virtio_dev *d, const char **why)
 	d->device = addr[CAP_DEVICE];
 	d->isr = addr[CAP_ISR];
 	d->polled = d->may_poll && !pci_find_cap(f, 0, PCI_CAP_MSIX);
-	return d->polled || msix_setup(d, why);
+	if (d->polled)
+		return true;
+	return pci_msi_ready() ? msix_setup(d, why) : intx_setup(d, why);
 }
 
 static uint8_t pci_status(struct virtio_dev *d)
@@ -207,7 +235,8 @@ static void write64(uint64_t addr, uint64_t v)
 	mmio_write32(addr + 4, v >> 32);
 }
 
-/* The size, the rings, MSI-X entry 1, the notify address; enabled. */
+/* The size, the rings, MSI-X entry 1 (none on INTx), the notify
+ * address; enabled. */
 static bool pci_queue_enable(struct virtio_dev *d, unsigned q,
 			     const char **why)
 {
@@ -220,7 +249,7 @@ static bool pci_queue_enable(struct virtio_dev *d, unsigned q,
 	write64(c + Q_DRIVER, (uint64_t)vq->avail);
 	write64(c + Q_DEVICE, (uint64_t)vq->used);
 	/* A device out of vectors answers NO_VECTOR. */
-	if (!d->polled) {
+	if (!d->polled && !d->wired) {
 		mmio_write16(c + Q_MSIX, 1);
 		if (mmio_read16(c + Q_MSIX) != 1)
 			return virtio_fail(d, "queue-msix-vector", why);
@@ -237,7 +266,7 @@ static bool pci_queue_enable(struct virtio_dev *d, unsigned q,
 /* MSI-X entry 0 for config changes, read back. */
 static bool pci_config_irq(struct virtio_dev *d, const char **why)
 {
-	if (d->polled)
+	if (d->polled || d->wired)
 		return true;
 	mmio_write16(d->common + MSIX_CONFIG, 0);
 	if (mmio_read16(d->common + MSIX_CONFIG) != 0)

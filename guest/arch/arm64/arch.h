@@ -33,6 +33,8 @@ enum check_id {
 /* The machine, from the device tree (dt.c). */
 enum uart_kind { UART_NONE, UART_8250, UART_PL011 };
 
+#define PCI_IMAP_MAX 64
+
 struct platform {
 	enum uart_kind uart_kind;
 	uint64_t uart;
@@ -48,6 +50,13 @@ struct platform {
 	uint64_t pci_mem, pci_mem_end;	/* BAR window (32-bit MEM) */
 	bool pci_msi;			/* msi-map to the ITS, from... */
 	uint32_t pci_msi_base;		/* ...this DeviceID for RID 0 */
+	/* PCI INTx (interrupt-map onto GIC SPIs): entries by masked
+	 * phys.hi and pin, and the mask of both. */
+	struct pci_imap {
+		uint32_t hi, pin, spi;
+	} pci_imap[PCI_IMAP_MAX];
+	unsigned pci_imap_n;
+	uint32_t pci_imap_mask_hi, pci_imap_mask_pin;
 	uint64_t exit_dev;		/* thpvm's exit register, or 0 */
 };
 
@@ -147,6 +156,10 @@ uint64_t its_doorbell(void);
 uint32_t its_map_msi(const struct pci_func *f, unsigned vector);
 #define msi_address(f)		its_doorbell()
 #define msi_data(f, vector)	its_map_msi(f, vector)
+/* Without an ITS (a GICv2), PCI functions interrupt on INTA: its SPI
+ * (dt.c, from interrupt-map), as a wired line's number for irq_line. */
+#define pci_msi_ready()		its_ready()
+bool pci_intx_line(const struct pci_func *f, unsigned *spi);
 
 /* PCI: ECAM only (the device tree's, or ecam=); there is no other way
  * into configuration space, so without it no function answers. BARs

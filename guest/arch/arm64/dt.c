@@ -7,6 +7,7 @@
 #include "fdt.h"
 #include "guest.h"
 #include "lib.h"
+#include "pci.h"
 
 #define MAX_PROBLEMS	8
 #define MPIDR_AFF_MASK	0xff00ffffffULL
@@ -355,6 +356,76 @@ static void virtio_mmio(int node, unsigned ac, unsigned sc)
 	params.nmmio++;
 }
 
+/* A child of the root by its phandle, or -1 (interrupt parents are
+ * root children in the trees this guest meets). */
+static int root_child_by_phandle(uint32_t phandle)
+{
+	int c = -1;
+	uint32_t v;
+
+	while ((c = fdt_child(fdt_root(), c)) >= 0)
+		if (fdt_prop_u32(c, "phandle", &v) && v == phandle)
+			return c;
+	return -1;
+}
+
+/* interrupt-map: each entry is the child's address (3 cells, the
+ * device in phys.hi) and pin, the parent's phandle, address and
+ * interrupt; entries onto a GIC SPI are kept, with interrupt-map-mask
+ * (all ones where absent) to match functions against them. */
+static void pci_interrupt_map(int node)
+{
+	const uint32_t *map, *mask;
+	uint32_t len, mlen, i = 0, pac, pic, type, spi;
+	struct pci_imap *e;
+	int parent;
+
+	map = fdt_prop(node, "interrupt-map", &len);
+	mask = fdt_prop(node, "interrupt-map-mask", &mlen);
+	plat.pci_imap_mask_hi = mask && mlen == 16 ? fdt_cell(mask, 0) : ~0u;
+	plat.pci_imap_mask_pin = mask && mlen == 16 ? fdt_cell(mask, 3) : ~0u;
+	while (map && i + 5 <= len / 4) {
+		parent = root_child_by_phandle(fdt_cell(map, i + 4));
+		if (parent < 0 ||
+		    !fdt_prop_u32(parent, "#interrupt-cells", &pic) ||
+		    pic != 3) {
+			problem(node, "interrupt-map-parent");
+			return;
+		}
+		if (!fdt_prop_u32(parent, "#address-cells", &pac))
+			pac = 0;
+		if (pac > 3 || i + 5 + pac + pic > len / 4) {
+			problem(node, "bad-interrupt-map");
+			return;
+		}
+		type = fdt_cell(map, i + 5 + pac);
+		spi = fdt_cell(map, i + 6 + pac);
+		if (type == 0 /* SPI */ && spi < SPI_MAX &&
+		    plat.pci_imap_n < PCI_IMAP_MAX) {
+			e = &plat.pci_imap[plat.pci_imap_n++];
+			e->hi = fdt_cell(map, i) & plat.pci_imap_mask_hi;
+			e->pin = fdt_cell(map, i + 3) & plat.pci_imap_mask_pin;
+			e->spi = spi;
+		}
+		i += 5 + pac + pic;
+	}
+}
+
+bool pci_intx_line(const struct pci_func *f, unsigned *spi)
+{
+	uint32_t hi = ((uint32_t)f->dev << 11 | (uint32_t)f->fn << 8) &
+		      plat.pci_imap_mask_hi;
+	uint32_t pin = 1 & plat.pci_imap_mask_pin;	/* INTA */
+
+	for (unsigned i = 0; i < plat.pci_imap_n; i++) {
+		if (plat.pci_imap[i].hi == hi && plat.pci_imap[i].pin == pin) {
+			*spi = plat.pci_imap[i].spi;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* ECAM for bus 0 and the window BARs go in: a 32-bit memory range of
  * ranges, at the same address on both sides. */
 static void pcie(int node, unsigned ac, unsigned sc)
@@ -379,6 +450,7 @@ static void pcie(int node, unsigned ac, unsigned sc)
 		plat.pci_msi = true;
 		plat.pci_msi_base = fdt_cell(map, 2);
 	}
+	pci_interrupt_map(node);
 	r = fdt_prop(node, "ranges", &len);
 	if (!r || len % (4 * (3 + ac + 2))) {
 		problem(node, "bad-ranges");

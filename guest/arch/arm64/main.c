@@ -118,12 +118,6 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 	check_timers();
 	if (!skipped(CHK_INITRD))
 		check_initrd();
-	/* virtio-pci takes MSI-X, which needs the ITS. */
-	if (params.virtio & VIRTIO_T_PCI && virtio && params.ecam &&
-	    !its_ready()) {
-		print("tg: virtio-pci skipped reason=no-its\n");
-		params.virtio &= ~VIRTIO_T_PCI;
-	}
 	if (params.pci || (virtio && params.virtio & VIRTIO_T_PCI))
 		pci_scan();
 	if (virtio)
