@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cmd_util.h"
 #include "cli/cmd_wait.h"
@@ -69,18 +68,17 @@ enum { OPT_SET = CMD_OPT_BASE, OPT_WAIT };
 static int mem_take_option(void *ctx, int opt, const char *arg)
 {
 	struct cmd_change_request *req = ctx;
-	int rc = vm_select_take(&req->sel, &cmd_mem, opt, arg);
+	int rc = vm_select_take(&req->sel, &cmd_mem, opt, arg), err;
 
 	if (rc >= 0)
 		return rc;
 	if (opt == OPT_WAIT)
 		return cmd_wait_parse("mem", arg, &req->change.wait_s);
-	/* 0 unplugs everything: a bare 0 is a size here. */
+	/* 0 (or 0M) unplugs everything: zero is a size here. */
 	req->change.key = "set";
 	req->change.value = 0;
-	if (!strcmp(arg, "0"))
-		return 0;
-	if (size_parse(arg, &req->change.value)) {
+	err = size_parse(arg, &req->change.value);
+	if (err && err != -EDOM) {
 		pr_err("mem: --set %s: not a size (examples: 0, 512M, 1G; a "
 		       "bare number is MiB)", arg);
 		return EXIT_USAGE;

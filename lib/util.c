@@ -46,7 +46,7 @@ int size_parse(const char *s, uint64_t *out)
 	if (*p)
 		return -EINVAL;
 	if (value == 0)
-		return -EINVAL;
+		return -EDOM;
 	if (value > (UINT64_MAX >> shift))
 		return -ERANGE;
 	*out = value << shift;

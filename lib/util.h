@@ -20,7 +20,8 @@
 /* Parses "512M", "2G", "4096K", "600" or "65536B": suffixes K, M, G, T
  * are binary, case-insensitive, with an optional trailing "iB"/"B"; "B"
  * alone is bytes and a bare number is MiB, as for lkvm's and QEMU's -m
- * and balloon commands. Returns 0 or -EINVAL (malformed, zero) or
+ * and balloon commands. Returns 0, -EINVAL (malformed), -EDOM (a size
+ * of zero, "0" or "0M": an error unless the caller takes zero) or
  * -ERANGE (overflows 64 bits). */
 int size_parse(const char *s, uint64_t *out);
 

@@ -48,7 +48,9 @@ static void test_size_parse_rejects(void)
 	CHECK_EQ(size_parse("1.5G", &v), -EINVAL);
 	CHECK_EQ(size_parse("12X", &v), -EINVAL);
 	CHECK_EQ(size_parse("12 M", &v), -EINVAL);
-	CHECK_EQ(size_parse("0", &v), -EINVAL);
+	CHECK_EQ(size_parse("0", &v), -EDOM);
+	CHECK_EQ(size_parse("0M", &v), -EDOM);
+	CHECK_EQ(size_parse("00GiB", &v), -EDOM);
 	CHECK_EQ(size_parse("1Gx", &v), -EINVAL);
 	CHECK_EQ(size_parse("99999999999999999999", &v), -ERANGE);
 	CHECK_EQ(size_parse("17179869184G", &v), -ERANGE);
