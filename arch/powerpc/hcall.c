@@ -198,6 +198,9 @@ int64_t spapr_hcall(struct vcpu *vcpu, uint64_t nr, uint64_t *args)
 		return get_cpu_characteristics(vcpu, args);
 	case H_RANDOM:
 		return random_long(args);
+	case H_QUERY_VAS_CAPABILITIES:
+	case H_GET_PERF_COUNTER_INFO:
+		return H_FUNCTION;	/* probed at boot: not worth a line */
 	default:
 		pr_warn_ratelimited("vCPU %u: hypercall 0x%llx not offered",
 				    vcpu->id, (unsigned long long)nr);

@@ -2,7 +2,8 @@
  * the console, RTAS, the radix MMU's process table, H_SET_MODE, the
  * CPU's speculation characteristics and random numbers.
  * Anything else gets H_FUNCTION, as PAPR says for a call the platform
- * does not offer. */
+ * does not offer, with a rate-limited warning unless Linux is known to
+ * probe it. */
 #ifndef THPVM_PPC_HCALL_H
 #define THPVM_PPC_HCALL_H
 
@@ -28,6 +29,9 @@ struct vcpu;
 #define H_SET_MODE		0x31c
 #define H_REGISTER_PROC_TBL	0x37c
 #define H_RTAS			0xf000	/* KVM's, made by the RTAS blob */
+/* Not offered, but probed by Linux at every boot (it copes). */
+#define H_QUERY_VAS_CAPABILITIES 0x398
+#define H_GET_PERF_COUNTER_INFO	0xf080
 
 /* Serves hypercall nr with its arguments args[0..8] (r4..r12), which it
  * may overwrite with its results (r4.. on return). Returns r3. */

@@ -27,6 +27,8 @@ wait $pid
 status=$?
 sed 's/^/boot: /' boot.log
 grep -q 'ppc-guest: user space' boot.log; check $? "Linux reaches user space"
+! grep -q 'hypercall .* not offered' boot.log
+check $? "Linux's boot makes no hypercall thpvm does not know"
 grep -q 'ppc-guest: MMU.*: Radix' boot.log; check $? "the guest runs the radix MMU"
 grep -q 'ppc-guest: platform.*: pSeries' boot.log; check $? "the guest is a pSeries LPAR"
 [ $status = 0 ]; check $? "guest power-off ends thpvm with status 0 (was $status)"

@@ -182,6 +182,8 @@ static void test_hcall_checks(void)
 	args[1] = 3;
 	CHECK_EQ(spapr_hcall(&vcpu, H_SET_MODE, args), H_UNSUPPORTED_FLAG);
 	CHECK_EQ(spapr_hcall(&vcpu, 0x4242, args), H_FUNCTION);
+	CHECK_EQ(spapr_hcall(&vcpu, H_QUERY_VAS_CAPABILITIES, args),
+		 H_FUNCTION);
 	/* Speculation characteristics: none known, or KVM's, masked. */
 	CHECK_EQ(spapr_hcall(&vcpu, H_GET_CPU_CHARACTERISTICS, args),
 		 H_FUNCTION);
