@@ -19,6 +19,11 @@ Modes:
   cont_balloon             guest/linux/cont_balloon built for arm64
                            against Debian's arm64 headers;
                            --balloon=deflate_on_oom=off
+  virtio_mem               no balloon: Linux's virtio_mem driver, the
+                           guest booted with 600 MiB and 424 MiB plugged
+                           at boot from a 512 MiB hotplug region (blocks
+                           onlined movable); giving back is thpvm mem
+                           --set 0, taking back --set 424M
 
 usage: bench/arm64_balloon.py [--modes M,M] [--build DIR] [--sysroot DIR]
   (as root; DIR: a cross build made as docs/arm64.md says, default
@@ -33,11 +38,13 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODES = ["virtio_balloon", "virtio_balloon_preserve", "cont_balloon"]
+MODES = ["virtio_balloon", "virtio_balloon_preserve", "cont_balloon",
+         "virtio_mem"]
 COLUMNS = ["huge0", "huge1", "huge2", "rss0", "rss1", "rss2", "calls",
            "spl_i", "splits"]
 LEGEND = """\
-huge0/1/2: host AnonHugePages of guest RAM (MiB) once usemem fragmented
+huge0/1/2: host AnonHugePages of guest RAM (MiB; with virtio_mem, boot
+  RAM and the hotplug region together) once usemem fragmented
   guest memory, after the balloon left the guest 600 of its 1024 MiB, and
   after deflate and the guest's reuse; rss0/1/2: its resident memory at
   the same points (MiB); calls: host release calls during inflate;

@@ -4,7 +4,8 @@
 # (vmlinuz) and guest/linux's initramfs (initrd). MODES (set before this
 # script) names the modes. Per mode, as bench/linux_balloon.py does on
 # x86: the guest fragments 800 of its 1024 MiB (thpvm.run=balloon-frag),
-# the balloon leaves it 600 MiB, then all of it again, and the guest
+# the balloon (or virtio-mem's unplug) leaves it 600 MiB, then all of it
+# again, and the guest
 # reuses 800 MiB; host huge pages and resident memory of guest RAM are
 # read at each step. One line per mode: "result MODE key=value ...", or
 # "result MODE error=WHY".
@@ -34,10 +35,38 @@ give_up() {	# MODE STEP: its result line says why, the VM is stopped
 	./thpvm stop "$1" >/dev/null 2>&1
 	wait $pid
 }
-usage() {	# NAME STEP: huge and resident MiB of guest RAM, as k=v
+usage() {	# NAME STEP: huge and resident MiB of guest RAM (boot RAM
+		# and any hotplug region), as k=v
 	./thpvm stat --json "$1" >stat.json
-	echo "huge$2=$(($(field stat.json huge) >> 20))" \
-	     "rss$2=$(($(field stat.json resident) >> 20))"
+	huge=$(field stat.json hotplug_huge)
+	rss=$(field stat.json hotplug_resident)
+	echo "huge$2=$((($(field stat.json huge) + ${huge:-0}) >> 20))" \
+	     "rss$2=$((($(field stat.json resident) + ${rss:-0}) >> 20))"
+}
+# Giving back and taking back: the balloon's target, or with virtio-mem
+# (no balloon) what stays plugged of the 424 MiB plugged at boot.
+set_guest_mem() {	# MODE MIB
+	if [ "$1" = virtio_mem ]; then
+		plug=$(($2 - 600))
+		[ $plug = 0 ] || plug=${plug}M	# a bare 0 unplugs all
+		./thpvm mem "$1" --set "$plug" >/dev/null
+	else
+		./thpvm balloon --set "$2M" "$1" >/dev/null
+	fi
+}
+settle() {	# MODE
+	if [ "$1" = virtio_mem ]; then
+		./thpvm mem --wait=600 "$1" >/dev/null
+	else
+		./thpvm balloon --wait=600 "$1" >/dev/null
+	fi
+}
+calls() {	# MODE FILE
+	if [ "$1" = virtio_mem ]; then
+		./thpvm mem --json "$1" >"$2"
+	else
+		./thpvm balloon --json "$1" >"$2"
+	fi
 }
 
 for mode in $MODES; do
@@ -49,13 +78,24 @@ for mode in $MODES; do
 		driver=virtio_balloon ;;
 	cont_balloon)
 		opts=deflate_on_oom=off driver=cont_balloon ;;
+	virtio_mem)
+		# As bench/linux_balloon.py's: 600 MiB of boot RAM and 424
+		# plugged at boot from a 512 MiB region, onlined movable.
+		opts=none driver=none ;;
 	*)
 		echo "result $mode error=unknown mode"
 		continue ;;
 	esac
 	out=$mode.out
-	./thpvm run --name "$mode" -k vmlinuz -i initrd -m 1024M -c 1 \
-		--balloon="$opts" --nodefaults -p "console=ttyS0 quiet \
+	if [ "$mode" = virtio_mem ]; then
+		set -- -m 600M --mem-hotplug=512M,requested=424M
+		extra=memhp_default_state=online_movable
+	else
+		set -- -m 1024M --balloon="$opts"
+		extra=
+	fi
+	./thpvm run --name "$mode" -k vmlinuz -i initrd -c 1 "$@" \
+		--nodefaults -p "console=ttyS0 quiet $extra \
 thpvm.run=balloon-frag thpvm.balloon=$driver thpvm.hold=1" >"$out" 2>&1 &
 	pid=$!
 	if ! wait_line "$out" "balloon-frag fragmented" 1800; then
@@ -63,18 +103,18 @@ thpvm.run=balloon-frag thpvm.balloon=$driver thpvm.hold=1" >"$out" 2>&1 &
 		continue
 	fi
 	s0=$(usage "$mode" 0)
-	./thpvm balloon --json "$mode" >b0.json
+	calls "$mode" b0.json
 	sp0=$(splits)
-	./thpvm balloon --set 600M "$mode" >/dev/null
+	set_guest_mem "$mode" 600
 	if ! wait_line "$out" "balloon-frag inflated" 1800 ||
-	   ! ./thpvm balloon --wait=600 "$mode" >/dev/null; then
+	   ! settle "$mode"; then
 		give_up "$mode" inflate
 		continue
 	fi
 	s1=$(usage "$mode" 1)
-	./thpvm balloon --json "$mode" >b1.json
+	calls "$mode" b1.json
 	sp1=$(splits)
-	./thpvm balloon --set 1024M "$mode" >/dev/null
+	set_guest_mem "$mode" 1024
 	if ! wait_line "$out" "run balloon-frag end" 1800; then
 		give_up "$mode" "deflate or reuse"
 		continue
