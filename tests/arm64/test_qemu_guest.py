@@ -146,15 +146,15 @@ def test_virtio_mmio_blk_evil():
     assert r.tg["ok"]["evil-desc-loop"]["outcome"] == "needs_reset", r
 
 
-def test_virtio_pci_blk_its():
-    """The blk checks on both disks over virtio-pci: ECAM from the device
-    tree, BARs placed by the guest in the tree's window (QEMU's virt has
-    no firmware to do it), MSI-X through the ITS as LPIs."""
+def pci_blk_run(machine):
+    """The blk checks on a writable and a read-only disk, both
+    virtio-blk-pci, on machine; the result, and the first disk's bytes
+    afterwards, which must hold what the guest wrote."""
     with tempfile.TemporaryDirectory(prefix="arm64-qemu-pci-") as tmp:
         paths = [os.path.join(tmp, "d0.img"), os.path.join(tmp, "d1.img")]
         make_image(paths[0], DISK0_SIZE)
         make_image(paths[1], DISK1_SIZE)
-        r = run_qemu("virt,gic-version=3", 1, "blk skip=vtimer,ptimer", [
+        r = run_qemu(machine, 1, "blk skip=vtimer,ptimer", [
             "-drive", f"file={paths[0]},if=none,id=d0,format=raw",
             "-device", "virtio-blk-pci,drive=d0,disable-legacy=on",
             "-drive", f"file={paths[1]},if=none,id=d1,format=raw,"
@@ -162,10 +162,18 @@ def test_virtio_pci_blk_its():
             "-device", "virtio-blk-pci,drive=d1,disable-legacy=on"])
         with open(paths[0], "rb") as f:
             disk0 = f.read()
+    off, n = write_region(DISK0_SIZE)
+    assert disk0[off:off + n] == pattern(PATTERN_B, off, n), ("disk 0", r)
+    return r
+
+
+def test_virtio_pci_blk_its():
+    """The blk checks on both disks over virtio-pci: ECAM from the device
+    tree, BARs placed by the guest in the tree's window (QEMU's virt has
+    no firmware to do it), MSI-X through the ITS as LPIs."""
+    r = pci_blk_run("virt,gic-version=3")
     passed(r, ("memory", "smp") + BLK_CHECKS)
     assert r.tg["ok"]["blk0-msix"]["vectors"] == "0x2000,0x2001", r
-    off, n = write_region(DISK0_SIZE)
-    assert disk0[off:off + n] == pattern(PATTERN_B, off, n), "disk 0"
 
 
 def test_virtio_pci_blk_gicv2_intx():
@@ -173,22 +181,9 @@ def test_virtio_pci_blk_gicv2_intx():
     the functions' INTA, which QEMU's interrupt-map (its slots swizzled
     onto four SPIs, matched through interrupt-map-mask) routes to the
     GIC; the device's ISR says what each interrupt was for."""
-    with tempfile.TemporaryDirectory(prefix="arm64-qemu-intx-") as tmp:
-        paths = [os.path.join(tmp, "d0.img"), os.path.join(tmp, "d1.img")]
-        make_image(paths[0], DISK0_SIZE)
-        make_image(paths[1], DISK1_SIZE)
-        r = run_qemu("virt", 1, "blk skip=vtimer,ptimer", [
-            "-drive", f"file={paths[0]},if=none,id=d0,format=raw",
-            "-device", "virtio-blk-pci,drive=d0,disable-legacy=on",
-            "-drive", f"file={paths[1]},if=none,id=d1,format=raw,"
-            "readonly=on",
-            "-device", "virtio-blk-pci,drive=d1,disable-legacy=on"])
-        with open(paths[0], "rb") as f:
-            disk0 = f.read()
+    r = pci_blk_run("virt")
     passed(r, ("memory", "smp") + MMIO_BLK_CHECKS)
     assert r.tg["gic"]["version"] == "2", r
-    off, n = write_region(DISK0_SIZE)
-    assert disk0[off:off + n] == pattern(PATTERN_B, off, n), "disk 0"
 
 
 def net_run(device):
