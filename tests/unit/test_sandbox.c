@@ -236,7 +236,7 @@ static void test_off_filters_nothing(void)
 	CHECK_STR(err, "");
 }
 
-#ifdef THPVM_SANITIZE
+#ifdef THPVM_ASAN
 /* Seen by ASan alone: UBSan (which halts first in CI) does not look
  * at freed memory. */
 static void use_after_free(void)
@@ -279,7 +279,7 @@ int main(void)
 		UNIT_TEST(test_open_refused_not_killed),
 #endif
 		UNIT_TEST(test_off_filters_nothing),
-#ifdef THPVM_SANITIZE
+#ifdef THPVM_ASAN
 		UNIT_TEST(test_sanitizer_report_whole),
 #endif
 	};
