@@ -314,7 +314,7 @@ static void test_inflate_deflate(void)
 	send_pfns(0, 0, in, ARRAY_SIZE(in));
 	CHECK(WAIT_FOR(used_idx(0) == 1));
 	CHECK_EQ(get_le32(gpa(USED_GPA(0) + 8)), 0);	/* used length */
-	CHECK(irq_count(0) >= 1);
+	CHECK(WAIT_FOR(irq_count(0) >= 1));
 	CHECK_EQ(nr_runs, 2);
 	CHECK(released(0, 0x203 * PAGE, 4 * PAGE));
 	CHECK(released(1, 0x300 * PAGE, PAGE));
@@ -484,7 +484,7 @@ static void test_stats(void)
 	send_stats(q, 0, 5 * MiB);
 	CHECK(WAIT_FOR(have_memfree(5 * MiB)));
 	CHECK(WAIT_FOR(used_idx(q) == 1));
-	CHECK(irq_count(q) >= 1);
+	CHECK(WAIT_FOR(irq_count(q) >= 1));
 	send_stats(q, 1, 3 * MiB);
 	CHECK(WAIT_FOR(have_memfree(3 * MiB)));
 	teardown();

@@ -223,7 +223,7 @@ static void test_tx(void)
 	CHECK(frame_ok(pkt + HDR, 60, 1));
 	CHECK_EQ(host_recv(pkt, sizeof(pkt)), HDR + 1514);
 	CHECK(frame_ok(pkt + HDR, 1514, 2));
-	CHECK(irq_count(NET_TXQ) >= 1);
+	CHECK(WAIT_FOR(irq_count(NET_TXQ) >= 1));
 	CHECK_EQ(LOCKED(net.tx_dropped), 0);
 	teardown();
 }
