@@ -12,10 +12,21 @@
 _Static_assert(XICS_NR_MSIS == PCI_MAX_SLOTS * XICS_MSIS_PER_FN,
 	       "an MSI block per PCI slot");
 
+/* An RTAS configuration address: bus << 16 | devfn << 8 | register. */
+static uint32_t cfg_addr_bus(uint32_t addr)
+{
+	return (addr >> 16) & 0xff;
+}
+
+static uint32_t cfg_addr_devfn(uint32_t addr)
+{
+	return (addr >> 8) & 0xff;
+}
+
 int phb_cfg_access(struct vm *vm, uint64_t buid, uint32_t addr,
 		   uint32_t size, uint32_t *value, bool is_write)
 {
-	uint32_t bus = (addr >> 16) & 0xff, devfn = (addr >> 8) & 0xff;
+	uint32_t bus = cfg_addr_bus(addr), devfn = cfg_addr_devfn(addr);
 	uint32_t reg = (addr & 0xff) | ((addr >> 28) & 0xf) << 8;
 	uint8_t data[4] = { 0 };
 	uint32_t i;
@@ -45,10 +56,10 @@ int phb_cfg_access(struct vm *vm, uint64_t buid, uint32_t addr,
 static struct pci_device *msi_function(struct vm *vm, uint64_t buid,
 				       uint32_t addr, unsigned *slot)
 {
-	uint32_t bus = (addr >> 16) & 0xff, devfn = (addr >> 8) & 0xff;
+	uint32_t devfn = cfg_addr_devfn(addr);
 
 	*slot = devfn >> 3;
-	if (buid != PPC_PHB_BUID || bus || devfn & 7 || !*slot)
+	if (buid != PPC_PHB_BUID || cfg_addr_bus(addr) || devfn & 7 || !*slot)
 		return NULL;
 	return vm->pci.slots[*slot];
 }

@@ -33,9 +33,11 @@ static int define_tokens(int vm_fd)
 
 		snprintf(args.name, sizeof(args.name), "%s", t->name);
 		if (ioctl(vm_fd, KVM_PPC_RTAS_DEFINE_TOKEN, &args) < 0) {
+			int err = -errno;
+
 			pr_err("KVM_PPC_RTAS_DEFINE_TOKEN %s: %s", t->name,
-			       strerror(errno));
-			return -errno;
+			       strerror(-err));
+			return err;
 		}
 	}
 	return 0;
@@ -72,9 +74,10 @@ int xics_create(struct vm *vm)
 	int err;
 
 	if (ioctl(vm->vm_fd, KVM_CREATE_DEVICE, &cd) < 0) {
+		err = -errno;
 		pr_err("cannot create the XICS interrupt controller: %s",
-		       strerror(errno));
-		return -errno;
+		       strerror(-err));
+		return err;
 	}
 	/* thpvm's lines are level-triggered, as PCI INTx is. */
 	err = xics_reset_sources(cd.fd, XICS_IRQ_BASE, XICS_NR_LINES, true) ?:
@@ -95,9 +98,11 @@ int xics_connect_vcpu(int xics_fd, struct vcpu *vcpu)
 	};
 
 	if (ioctl(vcpu->fd, KVM_ENABLE_CAP, &cap) < 0) {
+		int err = -errno;
+
 		pr_err("vCPU %u: connecting to XICS: %s", vcpu->id,
-		       strerror(errno));
-		return -errno;
+		       strerror(-err));
+		return err;
 	}
 	return 0;
 }
