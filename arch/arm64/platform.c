@@ -90,8 +90,10 @@ static unsigned bits_for(uint64_t end)
 long arch_vm_type(int kvm_fd, uint64_t ram_size, uint64_t hotplug_size)
 {
 	uint64_t end = ARM64_RAM_START + ram_size;
-	unsigned need;
 	int max = ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_ARM_VM_IPA_SIZE);
+	/* Without the capability, KVM's fixed size and type 0. */
+	bool choose = max > 0;
+	unsigned need, limit = choose ? (unsigned)max : IPA_BITS_DEFAULT;
 
 	if (hotplug_size) {
 		end = hotplug_gpa(ram_size);
@@ -103,17 +105,15 @@ long arch_vm_type(int kvm_fd, uint64_t ram_size, uint64_t hotplug_size)
 		end += hotplug_size;
 	}
 	need = bits_for(end);
-	if (max <= 0)
-		max = 0;
-	if (need > (unsigned)(max ? max : IPA_BITS_DEFAULT)) {
+	if (need > limit) {
 		pr_err("%llu MiB of RAM%s needs a %u-bit guest-physical space; "
-		       "this %s offers %d bits",
+		       "this %s offers %u bits",
 		       (unsigned long long)(ram_size >> 20),
 		       hotplug_size ? " and its hotplug region" : "", need,
-		       max ? "host" : "KVM", max ? max : IPA_BITS_DEFAULT);
+		       choose ? "host" : "KVM", limit);
 		return -EINVAL;
 	}
-	return max ? KVM_VM_TYPE_ARM_IPA_SIZE(need) : 0;
+	return choose ? KVM_VM_TYPE_ARM_IPA_SIZE(need) : 0;
 }
 
 static void uart_set_irq(void *opaque, int level)
