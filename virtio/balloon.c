@@ -391,18 +391,19 @@ static void balloon_queue_notify(struct virtio_device *vdev, unsigned q)
 	pthread_mutex_unlock(&vdev->lock);
 }
 
-static void balloon_watch_event(struct virtio_device *vdev, uint32_t events)
+static void balloon_watch_event(struct virtio_device *vdev, unsigned q,
+				uint32_t events)
 {
 	struct virtio_balloon *b = to_balloon(vdev);
 	uint64_t expirations;
-	int q;
+	int stats;
 
 	if (read(b->timer_fd, &expirations, sizeof(expirations)) < 0)
 		return;
 	pthread_mutex_lock(&vdev->lock);
-	q = stats_queue(b);
-	if (q >= 0 && stats_request(b, q))
-		virtio_queue_interrupt(vdev, q);
+	stats = stats_queue(b);
+	if (stats >= 0 && stats_request(b, stats))
+		virtio_queue_interrupt(vdev, stats);
 	pthread_mutex_unlock(&vdev->lock);
 }
 
@@ -418,7 +419,7 @@ static void timer_set(struct virtio_balloon *b, unsigned seconds)
 	if (timerfd_settime(b->timer_fd, 0, &its, NULL) < 0)
 		pr_warn("%s: cannot set the stats timer: %s", BALLOON_NAME,
 			strerror(errno));
-	virtio_device_watch(&b->vdev, b->timer_fd, seconds ? EPOLLIN : 0);
+	virtio_device_watch(&b->vdev, 0, b->timer_fd, seconds ? EPOLLIN : 0);
 }
 
 static void balloon_start(struct virtio_device *vdev)

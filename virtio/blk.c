@@ -590,7 +590,8 @@ static void blk_queue_notify(struct virtio_device *vdev, unsigned q)
 
 /* The ring's eventfd: completions that did not finish inline; the guest
  * may answer them with new requests, which ring_serve polls for. */
-static void blk_ring_event(struct virtio_device *vdev, uint32_t events)
+static void blk_ring_event(struct virtio_device *vdev, unsigned q,
+			   uint32_t events)
 {
 	ring_serve(to_blk(vdev), 0);
 }
@@ -690,7 +691,7 @@ static int start_engine(struct virtio_blk *blk, unsigned index,
 		err = disk_ring_init(&blk->ring, &blk->disk, BLK_QUEUE_SIZE);
 		if (!err) {
 			blk->engine = BLK_ENGINE_IO_URING;
-			return virtio_device_watch(&blk->vdev,
+			return virtio_device_watch(&blk->vdev, 0,
 						   blk->ring.event_fd, EPOLLIN);
 		}
 		if (engine == BLK_ENGINE_IO_URING) {

@@ -344,7 +344,7 @@ static void update_watch(struct virtio_net *net)
 		if (virtio_queue_ready(vdev, NET_TXQ) && net->tx_pending)
 			events |= EPOLLOUT;
 	}
-	virtio_device_watch(vdev, net->tap_fd, events);
+	virtio_device_watch(vdev, 0, net->tap_fd, events);
 }
 
 static void net_queue_notify(struct virtio_device *vdev, unsigned q)
@@ -360,7 +360,8 @@ static void net_queue_notify(struct virtio_device *vdev, unsigned q)
 	pthread_mutex_unlock(&vdev->lock);
 }
 
-static void net_watch_event(struct virtio_device *vdev, uint32_t events)
+static void net_watch_event(struct virtio_device *vdev, unsigned q,
+			    uint32_t events)
 {
 	struct virtio_net *net = to_net(vdev);
 
@@ -390,7 +391,7 @@ static void net_reset(struct virtio_device *vdev)
 	net->rx_first = net->rx_nr = 0;
 	net->rx_held = 0;
 	net->tx_pending = false;
-	virtio_device_watch(vdev, net->tap_fd, 0);
+	virtio_device_watch(vdev, 0, net->tap_fd, 0);
 }
 
 static const struct virtio_device_ops net_ops = {

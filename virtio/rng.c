@@ -150,7 +150,8 @@ static void rng_queue_notify(struct virtio_device *vdev, unsigned q)
 	pthread_mutex_unlock(&vdev->lock);
 }
 
-static void rng_watch_event(struct virtio_device *vdev, uint32_t events)
+static void rng_watch_event(struct virtio_device *vdev, unsigned q,
+			    uint32_t events)
 {
 	struct virtio_rng *r = to_rng(vdev);
 	uint64_t expirations;
@@ -205,7 +206,7 @@ int virtio_rng_create(struct virtio_rng *r, uint64_t bytes_per_sec,
 	}
 	if (!err) {
 		pthread_mutex_lock(&r->vdev.lock);
-		err = virtio_device_watch(&r->vdev, r->timer_fd, EPOLLIN);
+		err = virtio_device_watch(&r->vdev, 0, r->timer_fd, EPOLLIN);
 		pthread_mutex_unlock(&r->vdev.lock);
 	}
 	if (err) {

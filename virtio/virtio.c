@@ -27,6 +27,20 @@
 #define DEFER_TOKEN (VIRTIO_MAX_QUEUES + 2)
 #define NR_TOKENS (VIRTIO_MAX_QUEUES + 3)
 
+/* Has thread t's epoll_fd wait for fd, reporting token. */
+static int thread_add(struct virtio_thread *t, int fd, uint32_t token)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = token };
+
+	return epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static struct virtio_thread *thread_of(struct virtio_device *vdev,
+				       unsigned q)
+{
+	return &vdev->threads[q < vdev->nr_threads ? q : 0];
+}
+
 int virtio_device_init(struct virtio_device *vdev, const char *name,
 		       uint16_t device_id, uint64_t host_features,
 		       unsigned nr_queues, const uint16_t *queue_sizes,
@@ -34,14 +48,18 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 		       const struct virtio_device_ops *ops, void *opaque,
 		       const struct guest_ram *ram)
 {
-	struct epoll_event defer = { .events = EPOLLIN,
-				     .data.u32 = DEFER_TOKEN };
+	struct virtio_thread *t0 = &vdev->threads[0];
 	unsigned q;
+	int err;
 
 	memset(vdev, 0, sizeof(*vdev));
-	vdev->epoll_fd = vdev->stop_fd = vdev->defer_fd = -1;
-	for (q = 0; q < VIRTIO_MAX_QUEUES; q++)
+	vdev->stop_fd = vdev->defer_fd = -1;
+	for (q = 0; q < VIRTIO_MAX_QUEUES; q++) {
 		vdev->queues[q].kick_fd = -1;
+		vdev->threads[q] = (struct virtio_thread){
+			.vdev = vdev, .index = q, .epoll_fd = -1,
+		};
+	}
 	if (nr_queues > VIRTIO_MAX_QUEUES)
 		return -EINVAL;
 	vdev->name = name;
@@ -53,56 +71,77 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 	vdev->config_size = config_size;
 	vdev->config_vector = VIRTIO_NO_VECTOR;
 	vdev->nr_queues = nr_queues;
+	vdev->nr_threads = 1;
 	vdev->ops = ops;
 	vdev->opaque = opaque;
 	vdev->ram = ram;
 	pthread_mutex_init(&vdev->lock, NULL);
 	pthread_cond_init(&vdev->running, NULL);
 
-	vdev->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	t0->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	vdev->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vdev->defer_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (vdev->epoll_fd < 0 || vdev->stop_fd < 0 || vdev->defer_fd < 0)
+	if (t0->epoll_fd < 0 || vdev->stop_fd < 0 || vdev->defer_fd < 0)
 		return -errno;
-	for (q = 0; q <= nr_queues; q++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = q };
-		int fd = vdev->stop_fd;
+	for (q = 0; q < nr_queues; q++) {
+		struct virtio_queue *vq = &vdev->queues[q];
 
-		if (q < nr_queues) {
-			struct virtio_queue *vq = &vdev->queues[q];
-
-			vq->max_size = vq->size = queue_sizes[q];
-			vq->vector = VIRTIO_NO_VECTOR;
-			fd = vq->kick_fd = eventfd(0, EFD_CLOEXEC |
-						      EFD_NONBLOCK);
-			if (fd < 0)
-				return -errno;
-		} else {
-			ev.data.u32 = STOP_TOKEN;
-		}
-		if (epoll_ctl(vdev->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		vq->max_size = vq->size = queue_sizes[q];
+		vq->vector = VIRTIO_NO_VECTOR;
+		vq->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (vq->kick_fd < 0)
 			return -errno;
+		err = thread_add(t0, vq->kick_fd, q);
+		if (err)
+			return err;
 	}
-	return epoll_ctl(vdev->epoll_fd, EPOLL_CTL_ADD, vdev->defer_fd,
-			 &defer) < 0 ? -errno : 0;
+	err = thread_add(t0, vdev->stop_fd, STOP_TOKEN);
+	return err ? err : thread_add(t0, vdev->defer_fd, DEFER_TOKEN);
 }
 
-/* Before handling an event: waits while the VM is paused, then marks the
- * thread busy so that a pause waits for the handler to return. */
+int virtio_device_thread_per_queue(struct virtio_device *vdev)
+{
+	unsigned q;
+	int err = 0;
+
+	for (q = 1; q < vdev->nr_queues && !err; q++) {
+		struct virtio_thread *t = &vdev->threads[q];
+		int kick_fd = vdev->queues[q].kick_fd;
+
+		t->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+		if (t->epoll_fd < 0 ||
+		    epoll_ctl(vdev->threads[0].epoll_fd, EPOLL_CTL_DEL,
+			      kick_fd, NULL) < 0)
+			err = -errno;
+		if (!err)
+			err = thread_add(t, kick_fd, q);
+		if (!err)
+			err = thread_add(t, vdev->stop_fd, STOP_TOKEN);
+		if (!err)
+			vdev->nr_threads = q + 1;
+	}
+	if (err)
+		pr_err("%s: cannot give each queue a thread: %s", vdev->name,
+		       strerror(-err));
+	return err;
+}
+
+/* Before handling an event: waits while the VM is paused, then counts
+ * the thread busy so that a pause waits for the handler to return. */
 static void handler_enter(struct virtio_device *vdev)
 {
 	pthread_mutex_lock(&vdev->lock);
 	while (vdev->paused)
 		pthread_cond_wait(&vdev->running, &vdev->lock);
-	vdev->busy = true;
+	vdev->busy++;
 	pthread_mutex_unlock(&vdev->lock);
 }
 
 static void handler_exit(struct virtio_device *vdev)
 {
 	pthread_mutex_lock(&vdev->lock);
-	vdev->busy = false;
-	pthread_cond_broadcast(&vdev->running);
+	if (!--vdev->busy)
+		pthread_cond_broadcast(&vdev->running);
 	pthread_mutex_unlock(&vdev->lock);
 }
 
@@ -160,15 +199,43 @@ void virtio_registry_resume(void *vdev)
 	virtio_device_resume(vdev);
 }
 
+/* Handles one event of thread t. */
+static void thread_event(struct virtio_thread *t, unsigned token,
+			 uint32_t events)
+{
+	struct virtio_device *vdev = t->vdev;
+	uint64_t count;
+	bool ready;
+
+	if (token == WATCH_TOKEN) {
+		vdev->ops->watch_event(vdev, t->index, events);
+		return;
+	}
+	if (token == DEFER_TOKEN) {
+		if (read(vdev->defer_fd, &count, sizeof(count)) > 0 &&
+		    vdev->ops->deferred)
+			vdev->ops->deferred(vdev);
+		return;
+	}
+	if (read(vdev->queues[token].kick_fd, &count, sizeof(count)) < 0)
+		return;
+	pthread_mutex_lock(&vdev->lock);
+	ready = virtio_queue_ready(vdev, token);
+	pthread_mutex_unlock(&vdev->lock);
+	if (ready)
+		vdev->ops->queue_notify(vdev, token);
+}
+
 static void *device_thread(void *arg)
 {
-	struct virtio_device *vdev = arg;
+	struct virtio_thread *t = arg;
+	struct virtio_device *vdev = t->vdev;
 	struct epoll_event evs[NR_TOKENS];
 	int i, n;
 
 	sandbox_enter(SANDBOX_DEVICE);
 	for (;;) {
-		n = epoll_wait(vdev->epoll_fd, evs, NR_TOKENS, -1);
+		n = epoll_wait(t->epoll_fd, evs, NR_TOKENS, -1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -177,36 +244,10 @@ static void *device_thread(void *arg)
 			return NULL;
 		}
 		for (i = 0; i < n; i++) {
-			unsigned q = evs[i].data.u32;
-			uint64_t count;
-			bool ready;
-
-			if (q == STOP_TOKEN)
+			if (evs[i].data.u32 == STOP_TOKEN)
 				return NULL;
 			handler_enter(vdev);
-			if (q == WATCH_TOKEN) {
-				vdev->ops->watch_event(vdev, evs[i].events);
-				handler_exit(vdev);
-				continue;
-			}
-			if (q == DEFER_TOKEN) {
-				if (read(vdev->defer_fd, &count,
-					 sizeof(count)) > 0 &&
-				    vdev->ops->deferred)
-					vdev->ops->deferred(vdev);
-				handler_exit(vdev);
-				continue;
-			}
-			if (read(vdev->queues[q].kick_fd, &count,
-				 sizeof(count)) < 0) {
-				handler_exit(vdev);
-				continue;
-			}
-			pthread_mutex_lock(&vdev->lock);
-			ready = virtio_queue_ready(vdev, q);
-			pthread_mutex_unlock(&vdev->lock);
-			if (ready)
-				vdev->ops->queue_notify(vdev, q);
+			thread_event(t, evs[i].data.u32, evs[i].events);
 			handler_exit(vdev);
 		}
 	}
@@ -214,19 +255,27 @@ static void *device_thread(void *arg)
 
 int virtio_device_start(struct virtio_device *vdev)
 {
-	int err = pthread_create(&vdev->thread, NULL, device_thread, vdev);
-
-	if (err) {
-		pr_err("%s: cannot start its thread: %s", vdev->name,
-		       strerror(err));
-		return -err;
-	}
-	vdev->thread_started = true;
 	/* "blk0" for virtio-blk0: the prefix would take a third of the 15
 	 * characters a thread name keeps. */
-	thread_name_set(vdev->thread, "%s",
-			strncmp(vdev->name, "virtio-", 7) ? vdev->name :
-							    vdev->name + 7);
+	const char *base = strncmp(vdev->name, "virtio-", 7) ? vdev->name :
+							       vdev->name + 7;
+	unsigned i;
+
+	for (i = 0; i < vdev->nr_threads; i++) {
+		struct virtio_thread *t = &vdev->threads[i];
+		int err = pthread_create(&t->thread, NULL, device_thread, t);
+
+		if (err) {
+			pr_err("%s: cannot start its thread: %s", vdev->name,
+			       strerror(err));
+			return -err;
+		}
+		t->started = true;
+		if (i)
+			thread_name_set(t->thread, "%s-q%u", base, i);
+		else
+			thread_name_set(t->thread, "%s", base);
+	}
 	return 0;
 }
 
@@ -240,27 +289,29 @@ int virtio_device_defer(struct virtio_device *vdev)
 	return err;
 }
 
-int virtio_device_watch(struct virtio_device *vdev, int fd, uint32_t events)
+int virtio_device_watch(struct virtio_device *vdev, unsigned q, int fd,
+			uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.u32 = WATCH_TOKEN };
+	struct virtio_thread *t = thread_of(vdev, q);
 	int op = EPOLL_CTL_MOD;
 
-	if (events == vdev->watch_events)
+	if (events == t->watch_events)
 		return 0;
 	/* Delete rather than watch for nothing: epoll reports errors and
 	 * hang-ups even then, and a dead tap would keep the thread busy. */
 	if (!events)
 		op = EPOLL_CTL_DEL;
-	else if (!vdev->watch_events)
+	else if (!t->watch_events)
 		op = EPOLL_CTL_ADD;
-	if (epoll_ctl(vdev->epoll_fd, op, fd, &ev) < 0) {
+	if (epoll_ctl(t->epoll_fd, op, fd, &ev) < 0) {
 		int err = -errno;	/* before logging can change errno */
 
 		pr_warn_ratelimited("%s: cannot watch its backend: %s",
 				    vdev->name, strerror(-err));
 		return err;
 	}
-	vdev->watch_events = events;
+	t->watch_events = events;
 	return 0;
 }
 
@@ -299,22 +350,32 @@ static void reset_locked(struct virtio_device *vdev)
 	vdev->config_vector = VIRTIO_NO_VECTOR;
 }
 
+/* The stop eventfd stays readable, so every thread sees it. */
+static void threads_stop(struct virtio_device *vdev)
+{
+	int err = 0;
+	unsigned i;
+
+	if (!vdev->threads[0].started)
+		return;
+	/* A paused thread would never see the stop. */
+	virtio_device_resume(vdev);
+	err = eventfd_signal(vdev->stop_fd);
+	if (err)
+		pr_err("%s: cannot stop its threads: %s", vdev->name,
+		       strerror(-err));
+	for (i = 0; i < vdev->nr_threads && !err; i++) {
+		if (vdev->threads[i].started)
+			pthread_join(vdev->threads[i].thread, NULL);
+		vdev->threads[i].started = false;
+	}
+}
+
 void virtio_device_destroy(struct virtio_device *vdev)
 {
 	unsigned q;
-	int err;
 
-	if (vdev->thread_started) {
-		/* A paused thread would never see the stop. */
-		virtio_device_resume(vdev);
-		err = eventfd_signal(vdev->stop_fd);
-		if (err)
-			pr_err("%s: cannot stop its thread: %s", vdev->name,
-			       strerror(-err));
-		else
-			pthread_join(vdev->thread, NULL);
-		vdev->thread_started = false;
-	}
+	threads_stop(vdev);
 	pthread_mutex_lock(&vdev->lock);
 	reset_locked(vdev);
 	pthread_mutex_unlock(&vdev->lock);
@@ -323,13 +384,16 @@ void virtio_device_destroy(struct virtio_device *vdev)
 			close(vdev->queues[q].kick_fd);
 		vdev->queues[q].kick_fd = -1;
 	}
+	for (q = 0; q < VIRTIO_MAX_QUEUES; q++) {
+		if (vdev->threads[q].epoll_fd >= 0)
+			close(vdev->threads[q].epoll_fd);
+		vdev->threads[q].epoll_fd = -1;
+	}
 	if (vdev->stop_fd >= 0)
 		close(vdev->stop_fd);
 	if (vdev->defer_fd >= 0)
 		close(vdev->defer_fd);
-	if (vdev->epoll_fd >= 0)
-		close(vdev->epoll_fd);
-	vdev->stop_fd = vdev->defer_fd = vdev->epoll_fd = -1;
+	vdev->stop_fd = vdev->defer_fd = -1;
 }
 
 uint32_t virtio_get_device_features(struct virtio_device *vdev, unsigned sel)

@@ -1,6 +1,7 @@
 /* The transport-independent virtio device: status, feature negotiation,
  * reset, queue set-up, device configuration space, interrupts, and a
- * thread per device that takes the driver's queue notifications (from KVM
+ * thread per device (or per queue, for a device whose queues are
+ * independent) that takes the driver's queue notifications (from KVM
  * ioeventfds) off the vCPU threads. Transports (virtio_pci.c,
  * virtio_mmio.c) translate their registers into these calls; devices
  * (blk, net, balloon) implement struct virtio_device_ops. */
@@ -24,7 +25,7 @@
 struct virtio_device;
 
 struct virtio_device_ops {
-	/* The driver notified queue q. Runs on the device thread without
+	/* The driver notified queue q. Runs on the thread serving q without
 	 * vdev->lock; the device takes the lock around virtq_pop/push. */
 	void (*queue_notify)(struct virtio_device *vdev, unsigned q);
 	/* Called with vdev->lock held on reset, once status is 0 (no queue
@@ -39,14 +40,16 @@ struct virtio_device_ops {
 	/* Optional: the driver wrote config bytes (lock held). */
 	void (*config_write)(struct virtio_device *vdev, uint32_t offset,
 			     uint32_t len);
-	/* Optional: events on the fd given to virtio_device_watch (device
-	 * thread, without the lock), for a backend such as a tap. */
-	void (*watch_event)(struct virtio_device *vdev, uint32_t events);
-	/* Optional: the VM is pausing (lock held, the device thread idle):
+	/* Optional: events on the fd given to virtio_device_watch for
+	 * queue q (on the thread serving q, without the lock), for a
+	 * backend such as a tap. */
+	void (*watch_event)(struct virtio_device *vdev, unsigned q,
+			    uint32_t events);
+	/* Optional: the VM is pausing (lock held, the device's threads idle):
 	 * return once no request the device took is still running. */
 	void (*quiesce)(struct virtio_device *vdev);
 	/* Optional: work the host side asked for with virtio_device_defer
-	 * (device thread, without the lock). */
+	 * (thread 0, without the lock). */
 	void (*deferred)(struct virtio_device *vdev);
 };
 
@@ -58,6 +61,17 @@ struct virtio_queue {
 	bool enabled;
 	uint64_t desc_gpa, avail_gpa, used_gpa;
 	int kick_fd;		/* eventfd the notifications arrive on */
+};
+
+/* A thread taking notifications. Thread 0 serves every queue that has no
+ * thread of its own, and the deferred work. */
+struct virtio_thread {
+	struct virtio_device *vdev;
+	unsigned index;
+	pthread_t thread;
+	bool started;
+	int epoll_fd;
+	uint32_t watch_events;	/* see virtio_device_watch */
 };
 
 struct virtio_device {
@@ -87,17 +101,18 @@ struct virtio_device {
 	void *transport;
 
 	pthread_mutex_t lock;
-	pthread_t thread;
-	bool thread_started;
-	int epoll_fd;
-	int stop_fd;
+	/* Thread q serves queue q, for q < nr_threads (1 unless
+	 * virtio_device_thread_per_queue). */
+	struct virtio_thread threads[VIRTIO_MAX_QUEUES];
+	unsigned nr_threads;
+	int stop_fd;		/* eventfd: every thread returns */
 	int defer_fd;		/* eventfd: virtio_device_defer */
-	uint32_t watch_events;	/* see virtio_device_watch */
 	struct log_ratelimit error_rl;
-	/* Pause: the device thread handles nothing while paused, and busy
-	 * says it is inside a handler; both under lock, running signals
+	/* Pause: the threads handle nothing while paused, and busy counts
+	 * those inside a handler; both under lock, running signals
 	 * changes. */
-	bool paused, busy;
+	bool paused;
+	unsigned busy;
 	pthread_cond_t running;
 };
 
@@ -116,9 +131,14 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
  * its own errors. */
 int virtio_bind_notify(struct virtio_device *vdev, int vm_fd, uint64_t base,
 		       uint64_t stride, uint32_t len);
-/* Starts the notification thread (after the transport is attached). */
+/* Before virtio_device_start: queues 1 to nr_queues - 1 get a thread
+ * each, so that a device whose queues share nothing but the lock (the
+ * queues of a multiqueue disk) serves them in parallel. Reports its own
+ * errors. */
+int virtio_device_thread_per_queue(struct virtio_device *vdev);
+/* Starts the notification threads (after the transport is attached). */
 int virtio_device_start(struct virtio_device *vdev);
-/* The VM pauses: returns once the device thread is idle and every request
+/* The VM pauses: returns once the threads are idle and every request
  * taken has completed; nothing new is taken until virtio_device_resume. */
 void virtio_device_pause(struct virtio_device *vdev);
 void virtio_device_resume(struct virtio_device *vdev);
@@ -126,18 +146,20 @@ void virtio_device_resume(struct virtio_device *vdev);
  * (opaque = the struct virtio_device). */
 void virtio_registry_pause(void *vdev);
 void virtio_registry_resume(void *vdev);
-/* Stops the thread, resets the device, closes the eventfds. */
+/* Stops the threads, resets the device, closes the eventfds. */
 void virtio_device_destroy(struct virtio_device *vdev);
-/* From any thread, without vdev->lock: has the device thread call
+/* From any thread, without vdev->lock: has thread 0 call
  * ops->deferred once it is done with what it is handling (at most one
  * budgeted pass of queue work; after resume, while the VM is paused), so
  * that the caller (the control socket) never waits for queue work. Calls
  * made before it runs are one call. */
 int virtio_device_defer(struct virtio_device *vdev);
-/* With vdev->lock held: the device thread also waits for events (EPOLLIN,
- * EPOLLOUT) on fd and passes them to ops->watch_event; 0 stops watching.
- * One fd per device, which stays open until virtio_device_destroy. */
-int virtio_device_watch(struct virtio_device *vdev, int fd, uint32_t events);
+/* With vdev->lock held: the thread serving queue q also waits for events
+ * (EPOLLIN, EPOLLOUT) on fd and passes them to ops->watch_event with q; 0
+ * stops watching. One fd per thread, which stays open until
+ * virtio_device_destroy. */
+int virtio_device_watch(struct virtio_device *vdev, unsigned q, int fd,
+			uint32_t events);
 
 /* Transport side; each takes vdev->lock where it reads or changes
  * state. */

@@ -46,7 +46,7 @@ static void net_host(struct virtio_device *vdev, unsigned q, uint8_t kick,
 	if (send(fds[1], packet, len, 0) < 0 && errno != EAGAIN &&
 	    errno != EINTR)
 		abort();
-	vdev->ops->watch_event(vdev, EPOLLIN);
+	vdev->ops->watch_event(vdev, 0, EPOLLIN);
 }
 
 static void drain(int fd)

@@ -101,7 +101,7 @@ static double thread_cpu_ms(void)
 	struct timespec t;
 	clockid_t cid;
 
-	if (pthread_getcpuclockid(rng.vdev.thread, &cid) ||
+	if (pthread_getcpuclockid(rng.vdev.threads[0].thread, &cid) ||
 	    clock_gettime(cid, &t))
 		return -1;
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
