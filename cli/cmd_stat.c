@@ -43,12 +43,17 @@ static void print_disks(const struct json_value *disks)
 		const char *path = json_get_string(d, "path");
 		const char *engine = json_get_string(d, "engine");
 		bool direct = false, read_only = false;
+		uint64_t queues = 1;
+		char multi[32] = "";
 
 		if (!name || !path || !engine)
 			continue;
 		json_get_bool(d, "direct", &direct);
 		json_get_bool(d, "read_only", &read_only);
-		printf("Disk %s: %s (%s%s%s)\n", name, path, engine,
+		if (json_get_u64(d, "queues", &queues) && queues > 1)
+			snprintf(multi, sizeof(multi), ", %llu queues",
+				 (unsigned long long)queues);
+		printf("Disk %s: %s (%s%s%s%s)\n", name, path, engine, multi,
 		       direct ? ", direct" : "", read_only ? ", read-only" : "");
 	}
 }

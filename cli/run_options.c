@@ -45,13 +45,16 @@ const char run_usage[] =
 "                         a multiple of the host's huge page (2 MiB on x86)\n"
 "  -c, --cpus N           number of vCPUs (default 1): 1 to 254 on x86,\n"
 "                         1 to 123 on arm64 (8 with a GICv2), 1 to 64 on ppc64le\n"
-"  -d, --disk PATH[,ro][,direct][,aio=io_uring|threads][,pci|,mmio]\n"
+"  -d, --disk PATH[,ro][,direct][,aio=io_uring|threads][,queues=N]\n"
+"              [,pci|,mmio]\n"
 "                         a virtio-blk disk: raw image file or block device\n"
 "                         (repeatable, up to 16); ro: read-only; direct:\n"
 "                         O_DIRECT, bypassing the host page cache; aio: its\n"
 "                         requests through io_uring or worker threads\n"
 "                         (default: io_uring where the kernel allows it);\n"
-"                         pci or mmio: its transport\n"
+"                         queues: request queues, each with a thread, 1 to 8\n"
+"                         (default: one per vCPU, up to 8); pci or mmio:\n"
+"                         its transport\n"
 "  -n, --network mode=tap[,tapif=NAME][,mac=MAC][,transport=pci|mmio]\n"
 "                         a virtio-net device on tap NAME (default thpvmN),\n"
 "                         created if missing; its link and addresses are\n"
@@ -271,15 +274,15 @@ static bool transport_parse(const char *s, enum virtio_transport *out)
 	return true;
 }
 
-/* PATH[,ro][,direct][,aio=io_uring|threads][,pci|,mmio]: options are
- * taken off the end, so a
- * path may hold commas as long as it does not end in one of the option
- * names. A word after a comma that is no option is part of the path only
+/* PATH[,ro][,direct][,aio=io_uring|threads][,queues=N][,pci|,mmio]:
+ * options are taken off the end, so a path may hold commas as long as it
+ * does not end in one of the option names. A word after a comma that is no option is part of the path only
  * if that path exists: otherwise it is a misspelt option (img,rw), named
  * as such rather than reported as a missing file. */
 static int parse_disk(const char *arg, struct machine_config *cfg)
 {
 	struct disk_config *d;
+	unsigned long n;
 	char *comma;
 
 	if (cfg->nr_disks == MACHINE_MAX_DISKS) {
@@ -293,27 +296,36 @@ static int parse_disk(const char *arg, struct machine_config *cfg)
 		return -ENAMETOOLONG;
 	}
 	while ((comma = strrchr(d->path, ','))) {
-		if (!strcmp(comma + 1, "ro"))
-			d->read_only = true;
-		else if (!strcmp(comma + 1, "direct"))
-			d->direct = true;
-		else if (!strcmp(comma + 1, "aio=io_uring"))
-			d->engine = BLK_ENGINE_IO_URING;
-		else if (!strcmp(comma + 1, "aio=threads"))
-			d->engine = BLK_ENGINE_THREADS;
-		else if (!transport_parse(comma + 1, &d->transport)) {
+		const char *opt = comma + 1;
+
+		if (!strcmp(opt, "ro")) {
+			d->opts.read_only = true;
+		} else if (!strcmp(opt, "direct")) {
+			d->opts.direct = true;
+		} else if (!strcmp(opt, "aio=io_uring")) {
+			d->opts.engine = BLK_ENGINE_IO_URING;
+		} else if (!strcmp(opt, "aio=threads")) {
+			d->opts.engine = BLK_ENGINE_THREADS;
+		} else if (!strncmp(opt, "queues=", 7)) {
+			if (uint_parse(opt + 7, BLK_MAX_QUEUES, &n) || !n) {
+				pr_err("-d %s: queues=%s: expected 1 to %u",
+				       arg, opt + 7, BLK_MAX_QUEUES);
+				return -EINVAL;
+			}
+			d->opts.queues = n;
+		} else if (!transport_parse(opt, &d->transport)) {
 			if (access(d->path, F_OK) == 0)
 				break;	/* a comma in the file's name */
 			pr_err("-d %s: unknown disk option \"%s\" (expected ro, "
-			       "direct, aio=io_uring, aio=threads, pci or mmio)",
-			       arg, comma + 1);
+			       "direct, aio=io_uring, aio=threads, queues=N, "
+			       "pci or mmio)", arg, opt);
 			return -EINVAL;
 		}
 		*comma = '\0';
 	}
 	if (!d->path[0]) {
 		pr_err("-d %s: expected PATH[,ro][,direct][,aio=io_uring|"
-		       "threads][,pci|,mmio]", arg);
+		       "threads][,queues=N][,pci|,mmio]", arg);
 		return -EINVAL;
 	}
 	cfg->nr_disks++;

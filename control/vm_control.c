@@ -90,7 +90,7 @@ static int write_hotplug(struct machine *m, struct json_writer *reply)
 	return 0;
 }
 
-/* Each disk with how its requests run. */
+/* Each disk with how its requests run, and on how many queues. */
 static void write_disks(struct machine *m, struct json_writer *reply)
 {
 	struct virtio_blk *blk;
@@ -103,6 +103,7 @@ static void write_disks(struct machine *m, struct json_writer *reply)
 		json_field_string(reply, "name", blk->name);
 		json_field_string(reply, "path", blk->disk.path);
 		json_field_string(reply, "engine", blk_engine_name(blk->engine));
+		json_field_uint(reply, "queues", blk->nr_queues);
 		json_field_bool(reply, "direct", blk->disk.direct);
 		json_field_bool(reply, "read_only", blk->disk.read_only);
 		json_write_object_end(reply);

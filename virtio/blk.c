@@ -43,6 +43,7 @@ struct blk_result {
 
 struct blk_request {
 	struct blk_request *next;
+	unsigned q;		/* the queue it came from */
 	struct virtq_chain chain;
 	uint8_t *status;	/* the chain's last writable byte */
 	enum blk_io io;
@@ -259,14 +260,18 @@ static void execute(struct virtio_blk *blk, struct blk_request *req)
 	}
 }
 
-/* A request just went back to the spares: if the queue stopped for want
- * of one (see drain_queue), have the device thread look at it again. */
+/* A request just went back to the spares: queues that stopped for want
+ * of one (see drain_queue) get their threads to look at them again. */
 static void retry_starved(struct virtio_blk *blk)
 {
-	if (!blk->starved)
-		return;
-	blk->starved = false;
-	virtio_queue_kick(&blk->vdev, 0);
+	unsigned q;
+
+	for (q = 0; q < blk->nr_queues; q++) {
+		if (!blk->queues[q].starved)
+			continue;
+		blk->queues[q].starved = false;
+		virtio_queue_kick(&blk->vdev, q);
+	}
 }
 
 /* With the lock held: the answer to the guest, and the request back to
@@ -274,10 +279,13 @@ static void retry_starved(struct virtio_blk *blk)
  * (interrupt_pushed). */
 static void complete(struct virtio_blk *blk, struct blk_request *req)
 {
+	struct blk_queue *bq = &blk->queues[req->q];
+
 	*req->status = req->r.status;
-	virtq_push(&blk->vdev.queues[0].vq, req->chain.head,
+	virtq_push(&blk->vdev.queues[req->q].vq, req->chain.head,
 		   req->r.written + 1);
-	blk->pushed = true;
+	bq->pushed = true;
+	bq->inflight--;
 	req->next = blk->spare;
 	blk->spare = req;
 	retry_starved(blk);
@@ -285,13 +293,13 @@ static void complete(struct virtio_blk *blk, struct blk_request *req)
 		pthread_cond_broadcast(&blk->idle);
 }
 
-/* The queue's interrupt, if anything was completed since the last. */
-static void interrupt_pushed(struct virtio_blk *blk)
+/* Queue q's interrupt, if anything was completed since the last. */
+static void interrupt_pushed(struct virtio_blk *blk, unsigned q)
 {
-	if (!blk->pushed)
+	if (!blk->queues[q].pushed)
 		return;
-	blk->pushed = false;
-	virtio_queue_interrupt(&blk->vdev, 0);
+	blk->queues[q].pushed = false;
+	virtio_queue_interrupt(&blk->vdev, q);
 }
 
 static void *worker(void *arg)
@@ -299,6 +307,7 @@ static void *worker(void *arg)
 	struct virtio_blk *blk = arg;
 	struct virtio_device *vdev = &blk->vdev;
 	struct blk_request *req;
+	unsigned q;
 
 	sandbox_enter(SANDBOX_DEVICE);
 	pthread_mutex_lock(&vdev->lock);
@@ -316,19 +325,27 @@ static void *worker(void *arg)
 		execute(blk, req);
 
 		pthread_mutex_lock(&vdev->lock);
+		q = req->q;
 		complete(blk, req);
-		interrupt_pushed(blk);
+		interrupt_pushed(blk, q);
 	}
 	pthread_mutex_unlock(&vdev->lock);
 	return NULL;
 }
 
-/* io_uring: the request's transfer, or what is left of it, queued. */
+static struct disk_ring *ring_of(struct virtio_blk *blk,
+				 const struct blk_request *req)
+{
+	return &blk->queues[req->q].ring;
+}
+
+/* io_uring: the request's transfer, or what is left of it, queued on its
+ * queue's ring. */
 static void ring_queue(struct virtio_blk *blk, struct blk_request *req)
 {
 	int err = req->io == IO_FLUSH ?
-		disk_ring_flush(&blk->ring, (uintptr_t)req) :
-		disk_ring_rw(&blk->ring, req->io == IO_WRITE, req->iov,
+		disk_ring_flush(ring_of(blk, req), (uintptr_t)req) :
+		disk_ring_rw(ring_of(blk, req), req->io == IO_WRITE, req->iov,
 			     req->nr_iov, req->offset, (uintptr_t)req);
 
 	if (err) {
@@ -361,45 +378,83 @@ static void ring_done(struct virtio_blk *blk, struct blk_request *req,
 	complete(blk, req);
 }
 
-/* Completions that have arrived (with wait, at least one if anything is
- * in flight): how many. A submission that failed for good fails its
- * requests, and every later one, with an I/O error. */
-static unsigned ring_reap(struct virtio_blk *blk, bool wait)
+/* Submits what queue q's ring holds and answers the completions that have
+ * arrived (with wait, at least one if anything is in flight): how many.
+ * With let_go (the queue's own thread), the system calls run without the
+ * lock, so that the queues copy page-cache data in parallel. A submission
+ * that failed for good fails its requests, and every later one, with an
+ * I/O error. */
+static unsigned ring_reap(struct virtio_blk *blk, unsigned q, bool wait,
+			  bool let_go)
 {
+	struct blk_queue *bq = &blk->queues[q];
 	struct disk_ring_done done[32];
-	int failed = blk->ring.failed, n, i;
-	int err = disk_ring_submit(&blk->ring);
+	int failed = bq->ring.failed, n, i, err;
 
+	if (let_go) {
+		bq->submitting = true;
+		pthread_mutex_unlock(&blk->vdev.lock);
+	}
+	err = disk_ring_submit(&bq->ring);
+	n = disk_ring_reap(&bq->ring, done, ARRAY_SIZE(done), wait);
+	if (let_go)
+		pthread_mutex_lock(&blk->vdev.lock);
 	if (err && err != -EAGAIN && !failed)
 		pr_warn("%s: io_uring submission failed: %s; its requests "
 			"fail from now on", blk->name, strerror(-err));
-	n = disk_ring_reap(&blk->ring, done, ARRAY_SIZE(done), wait);
 	if (n < 0) {
 		pr_warn_ratelimited("%s: waiting for io_uring: %s", blk->name,
 				    strerror(-n));
-		return 0;
+		n = 0;
 	}
+	/* Before submitting clears: whoever waits for it must find the
+	 * requests reaped here completed, not missing from the ring. */
 	for (i = 0; i < n; i++)
 		ring_done(blk, (struct blk_request *)(uintptr_t)done[i].tag,
 			  done[i].res);
+	if (let_go) {
+		bq->submitting = false;
+		pthread_cond_broadcast(&blk->settled);
+	}
 	return n;
 }
 
-/* Everything in the ring completed, or failed with its submission. */
-static void ring_wait_empty(struct virtio_blk *blk)
+/* With the lock held: everything in queue q's ring completed, or failed
+ * with its submission. */
+static void ring_wait_empty(struct virtio_blk *blk, unsigned q)
 {
-	while (blk->ring.in_flight || blk->ring.queued) {
+	struct disk_ring *ring = &blk->queues[q].ring;
+
+	while (ring->in_flight || ring->queued) {
 		/* Nothing came: a submission the kernel put off, or a wait
 		 * that failed. Both pass; the kernel finishes what it took. */
-		if (!ring_reap(blk, true))
+		if (!ring_reap(blk, q, true, false))
 			usleep(1000);
 	}
 }
 
-/* Starts a request on the ring. Discard and write-zeroes, and transfers
- * that would go through the O_DIRECT bounce buffer (read-modify-write of
- * partial blocks), run here once the ring is empty, so no transfer
- * overlaps them: they are rare, and blocking calls. */
+/* With the lock held: every queue's ring empty. The lock is held from a
+ * pass that found no queue's thread submitting to its end, so nothing was
+ * added behind it. */
+static void rings_empty(struct virtio_blk *blk)
+{
+	unsigned q;
+
+retry:
+	for (q = 0; q < blk->nr_queues; q++) {
+		if (blk->queues[q].submitting) {
+			pthread_cond_wait(&blk->settled, &blk->vdev.lock);
+			goto retry;
+		}
+		ring_wait_empty(blk, q);
+	}
+}
+
+/* Starts a request on its queue's ring. Discard and write-zeroes, and
+ * transfers that would go through the O_DIRECT bounce buffer (a widened
+ * write is a read-modify-write of whole blocks), run here once every
+ * ring is empty, so no transfer on any queue overlaps them: they are
+ * rare, and blocking calls. */
 static void ring_start(struct virtio_blk *blk, struct blk_request *req)
 {
 	if (req->io == IO_DONE) {
@@ -410,7 +465,7 @@ static void ring_start(struct virtio_blk *blk, struct blk_request *req)
 	    (req->io != IO_FLUSH &&
 	     disk_image_bounces(&blk->disk, req->iov, req->nr_iov,
 				req->offset))) {
-		ring_wait_empty(blk);
+		rings_empty(blk);
 		execute(blk, req);
 		complete(blk, req);
 		return;
@@ -430,12 +485,15 @@ static struct blk_request *get_request(struct virtio_blk *blk)
 }
 
 /* A chain with no writable byte has nowhere for its status. */
-static bool take_request(struct virtio_blk *blk, struct blk_request *req)
+static bool take_request(struct virtio_blk *blk, unsigned q,
+			 struct blk_request *req)
 {
 	if (!req->chain.in_bytes) {
 		virtio_device_error(&blk->vdev, "request without a status byte");
 		return false;
 	}
+	req->q = q;
+	blk->queues[q].inflight++;
 	blk->inflight++;
 	prepare(blk, req);
 	if (blk->engine == BLK_ENGINE_IO_URING) {
@@ -470,7 +528,7 @@ static enum drain_result drain_queue(struct virtio_blk *blk, unsigned q)
 	for (;;) {
 		/* A driver can have no more out than the ring holds; one that
 		 * publishes heads again would grow the pending list forever. */
-		if (blk->inflight >= vq->size) {
+		if (blk->queues[q].inflight >= vq->size) {
 			if (!virtq_has_avail(vq))
 				return DRAIN_EMPTY;
 			virtio_device_error(vdev, "queue %u: more requests "
@@ -484,13 +542,13 @@ static enum drain_result drain_queue(struct virtio_blk *blk, unsigned q)
 		req = get_request(blk);
 		if (!req) {
 			pr_warn_ratelimited("%s: out of memory", blk->name);
-			blk->starved = true;
+			blk->queues[q].starved = true;
 			return DRAIN_STARVED;
 		}
 		got = virtq_pop(vq, &req->chain);
 		if (got < 0)
 			virtio_device_error(vdev, "queue %u: %s", q, vq->error);
-		if (got <= 0 || !take_request(blk, req)) {
+		if (got <= 0 || !take_request(blk, q, req)) {
 			req->next = blk->spare;
 			blk->spare = req;
 			return got == 0 ? DRAIN_EMPTY : DRAIN_BROKEN;
@@ -514,7 +572,7 @@ static void threads_serve(struct virtio_blk *blk, unsigned q)
 		    !virtio_queue_ready(vdev, q) || !virtq_enable_notify(vq))
 			break;
 	}
-	interrupt_pushed(blk);
+	interrupt_pushed(blk, q);
 	pthread_mutex_unlock(&vdev->lock);
 }
 
@@ -526,24 +584,25 @@ static void threads_serve(struct virtio_blk *blk, unsigned q)
 static bool ring_poll(struct virtio_blk *blk, unsigned q)
 {
 	struct virtio_device *vdev = &blk->vdev;
-	uint64_t end = monotonic_ns() + blk->poll_ns;
+	struct blk_queue *bq = &blk->queues[q];
+	uint64_t end = monotonic_ns() + bq->poll_ns;
 	bool work = false;
 
 	do {
 		pthread_mutex_lock(&vdev->lock);
 		work = !virtio_queue_ready(vdev, q) ||
 		       virtq_has_avail(&vdev->queues[q].vq) ||
-		       disk_ring_pending(&blk->ring);
+		       disk_ring_pending(&bq->ring);
 		pthread_mutex_unlock(&vdev->lock);
 	} while (!work && monotonic_ns() < end);
-	blk->poll_ns = work ? MIN(blk->poll_ns * 2, BLK_POLL_MAX_NS) :
-			      MAX(blk->poll_ns / 2, BLK_POLL_MIN_NS);
+	bq->poll_ns = work ? MIN(bq->poll_ns * 2, BLK_POLL_MAX_NS) :
+			     MAX(bq->poll_ns / 2, BLK_POLL_MIN_NS);
 	return work;
 }
 
-/* io_uring: takes every available chain and submits them as one batch,
- * answers what completed, raises one interrupt, and polls for more
- * before it turns notifications back on. */
+/* io_uring, on queue q's thread: takes every available chain and submits
+ * them as one batch, answers what completed, raises one interrupt, and
+ * polls for more before it turns notifications back on. */
 static void ring_serve(struct virtio_blk *blk, unsigned q)
 {
 	struct virtio_device *vdev = &blk->vdev;
@@ -556,9 +615,9 @@ static void ring_serve(struct virtio_blk *blk, unsigned q)
 		virtq_disable_notify(vq);
 		res = drain_queue(blk, q);
 		/* Page-cache hits complete inside the submission. */
-		while (ring_reap(blk, false))
+		while (ring_reap(blk, q, false, true))
 			;
-		interrupt_pushed(blk);
+		interrupt_pushed(blk, q);
 		/* Notifications stay off while starved: a completion kicks. */
 		if (res != DRAIN_EMPTY)
 			break;
@@ -572,9 +631,9 @@ static void ring_serve(struct virtio_blk *blk, unsigned q)
 			break;
 	}
 	/* Completions that came after the last look. */
-	while (ring_reap(blk, false))
+	while (ring_reap(blk, q, false, true))
 		;
-	interrupt_pushed(blk);
+	interrupt_pushed(blk, q);
 	pthread_mutex_unlock(&vdev->lock);
 }
 
@@ -588,12 +647,12 @@ static void blk_queue_notify(struct virtio_device *vdev, unsigned q)
 		threads_serve(blk, q);
 }
 
-/* The ring's eventfd: completions that did not finish inline; the guest
- * may answer them with new requests, which ring_serve polls for. */
+/* Queue q's ring's eventfd: completions that did not finish inline; the
+ * guest may answer them with new requests, which ring_serve polls for. */
 static void blk_ring_event(struct virtio_device *vdev, unsigned q,
 			   uint32_t events)
 {
-	ring_serve(to_blk(vdev), 0);
+	ring_serve(to_blk(vdev), q);
 }
 
 /* Requests taken before the pause finish first, as a paused VM's disk
@@ -601,10 +660,12 @@ static void blk_ring_event(struct virtio_device *vdev, unsigned q,
 static void blk_quiesce(struct virtio_device *vdev)
 {
 	struct virtio_blk *blk = to_blk(vdev);
+	unsigned q;
 
 	if (blk->engine == BLK_ENGINE_IO_URING) {
-		ring_wait_empty(blk);
-		interrupt_pushed(blk);
+		rings_empty(blk);
+		for (q = 0; q < blk->nr_queues; q++)
+			interrupt_pushed(blk, q);
 	}
 	while (blk->inflight)
 		pthread_cond_wait(&blk->idle, &vdev->lock);
@@ -614,6 +675,7 @@ static void blk_quiesce(struct virtio_device *vdev)
 static void blk_reset(struct virtio_device *vdev)
 {
 	struct virtio_blk *blk = to_blk(vdev);
+	unsigned q;
 
 	while (blk->pending) {
 		struct blk_request *req = blk->pending;
@@ -621,10 +683,12 @@ static void blk_reset(struct virtio_device *vdev)
 		blk->pending = req->next;
 		req->next = blk->spare;
 		blk->spare = req;
+		blk->queues[req->q].inflight--;
 		blk->inflight--;
 	}
 	blk->pending_tail = &blk->pending;
-	blk->starved = false;
+	for (q = 0; q < blk->nr_queues; q++)
+		blk->queues[q].starved = false;
 	blk_quiesce(vdev);
 }
 
@@ -643,6 +707,7 @@ static void fill_config(struct virtio_blk *blk)
 	put_le32(&c->size_max, SIZE_MAX_BYTES);
 	put_le32(&c->seg_max, SEG_MAX);
 	put_le32(&c->blk_size, DISK_SECTOR_SIZE);
+	put_le16(&c->num_queues, blk->nr_queues);
 	put_le32(&c->max_discard_sectors, RANGE_MAX_SECTORS);
 	put_le32(&c->max_discard_seg, RANGE_MAX_SEGS);
 	put_le32(&c->discard_sector_alignment, DISCARD_ALIGN_SECTORS);
@@ -680,6 +745,26 @@ static int start_workers(struct virtio_blk *blk, unsigned index)
 	return 0;
 }
 
+/* A ring per queue, each watched by its queue's thread. */
+static int start_rings(struct virtio_blk *blk)
+{
+	unsigned q;
+	int err = 0;
+
+	for (q = 0; q < blk->nr_queues && !err; q++) {
+		struct disk_ring *ring = &blk->queues[q].ring;
+
+		err = disk_ring_init(ring, &blk->disk, BLK_QUEUE_SIZE);
+		if (!err)
+			err = virtio_device_watch(&blk->vdev, q, ring->event_fd,
+						  EPOLLIN);
+	}
+	if (err)
+		for (q = 0; q < blk->nr_queues; q++)
+			disk_ring_exit(&blk->queues[q].ring);
+	return err;
+}
+
 /* io_uring unless told otherwise; where the kernel or a sandbox refuses
  * it, threads, unless io_uring was asked for by name. */
 static int start_engine(struct virtio_blk *blk, unsigned index,
@@ -688,11 +773,10 @@ static int start_engine(struct virtio_blk *blk, unsigned index,
 	int err;
 
 	if (engine != BLK_ENGINE_THREADS) {
-		err = disk_ring_init(&blk->ring, &blk->disk, BLK_QUEUE_SIZE);
+		err = start_rings(blk);
 		if (!err) {
 			blk->engine = BLK_ENGINE_IO_URING;
-			return virtio_device_watch(&blk->vdev, 0,
-						   blk->ring.event_fd, EPOLLIN);
+			return 0;
 		}
 		if (engine == BLK_ENGINE_IO_URING) {
 			pr_err("%s: cannot use io_uring: %s", blk->name,
@@ -707,14 +791,15 @@ static int start_engine(struct virtio_blk *blk, unsigned index,
 }
 
 int virtio_blk_create(struct virtio_blk *blk, unsigned index,
-		      const char *path, bool read_only, bool direct,
-		      enum blk_engine engine, const struct guest_ram *ram)
+		      const char *path, const struct blk_options *opts,
+		      const struct guest_ram *ram)
 {
-	static const uint16_t queue_size = BLK_QUEUE_SIZE;
+	uint16_t queue_sizes[BLK_MAX_QUEUES];
 	uint64_t features = 1ULL << VIRTIO_BLK_F_SIZE_MAX |
 			    1ULL << VIRTIO_BLK_F_SEG_MAX |
 			    1ULL << VIRTIO_BLK_F_BLK_SIZE |
 			    1ULL << VIRTIO_BLK_F_FLUSH;
+	unsigned q;
 	int err;
 
 	memset(blk, 0, sizeof(*blk));
@@ -722,27 +807,42 @@ int virtio_blk_create(struct virtio_blk *blk, unsigned index,
 	blk->pending_tail = &blk->pending;
 	pthread_cond_init(&blk->work, NULL);
 	pthread_cond_init(&blk->idle, NULL);
-	blk->poll_ns = BLK_POLL_MIN_NS;
+	pthread_cond_init(&blk->settled, NULL);
 	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);
 	/* Up to 20 bytes, no terminator needed (the guest pads). */
 	snprintf(blk->serial, sizeof(blk->serial), "thpvm-disk%u", index);
+	if (!opts->queues || opts->queues > BLK_MAX_QUEUES) {
+		pr_err("%s: %u queues: expected 1 to %u", blk->name,
+		       opts->queues, BLK_MAX_QUEUES);
+		return -EINVAL;
+	}
+	blk->nr_queues = opts->queues;
+	for (q = 0; q < blk->nr_queues; q++) {
+		queue_sizes[q] = BLK_QUEUE_SIZE;
+		blk->queues[q].poll_ns = BLK_POLL_MIN_NS;
+	}
 
-	err = disk_image_open(&blk->disk, path, read_only, direct);
+	err = disk_image_open(&blk->disk, path, opts->read_only, opts->direct);
 	if (err)
 		return err;
-	if (read_only)
+	if (opts->read_only)
 		features |= 1ULL << VIRTIO_BLK_F_RO;
 	else
 		features |= 1ULL << VIRTIO_BLK_F_DISCARD |
 			    1ULL << VIRTIO_BLK_F_WRITE_ZEROES;
+	if (blk->nr_queues > 1)
+		features |= 1ULL << VIRTIO_BLK_F_MQ;
 	fill_config(blk);
 	err = virtio_device_init(&blk->vdev, blk->name, VIRTIO_ID_BLOCK,
-				 features, 1, &queue_size, &blk->config,
-				 sizeof(blk->config), &blk_ops, blk, ram);
+				 features, blk->nr_queues, queue_sizes,
+				 &blk->config, sizeof(blk->config), &blk_ops,
+				 blk, ram);
+	if (!err && blk->nr_queues > 1)
+		err = virtio_device_thread_per_queue(&blk->vdev);
 	if (!err)
 		err = make_first_request(blk);
 	if (!err)
-		err = start_engine(blk, index, engine);
+		err = start_engine(blk, index, opts->engine);
 	if (err)
 		virtio_blk_destroy(blk);
 	return err;
@@ -760,7 +860,8 @@ void virtio_blk_destroy(struct virtio_blk *blk)
 	pthread_mutex_unlock(&blk->vdev.lock);
 	for (i = 0; i < blk->nr_workers; i++)
 		pthread_join(blk->workers[i], NULL);
-	disk_ring_exit(&blk->ring);
+	for (i = 0; i < blk->nr_queues; i++)
+		disk_ring_exit(&blk->queues[i].ring);
 	while ((req = blk->spare)) {
 		blk->spare = req->next;
 		free(req);

@@ -10,6 +10,7 @@
 
 #include "backend/tap.h"
 #include "lib/log.h"
+#include "lib/util.h"
 #include "virtio/blk.h"
 #include "virtio/console.h"
 #include "virtio/net.h"
@@ -110,11 +111,13 @@ static int add_disk(struct machine *m, unsigned i)
 {
 	const struct disk_config *dc = &m->cfg->disks[i];
 	struct blk_device *d = &m->devices->blks[i];
+	struct blk_options opts = dc->opts;
 	int err;
 
+	if (!opts.queues)
+		opts.queues = MIN(m->cfg->vm.nr_vcpus, BLK_MAX_QUEUES);
 	m->devices->nr_blks++;
-	err = virtio_blk_create(&d->blk, i, dc->path, dc->read_only,
-				dc->direct, dc->engine, &m->vm.ram);
+	err = virtio_blk_create(&d->blk, i, dc->path, &opts, &m->vm.ram);
 	if (err)
 		return err;
 	return device_plug(m, &d->slot, dc->transport, &d->blk.vdev,

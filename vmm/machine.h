@@ -26,9 +26,9 @@ enum virtio_transport {
 
 struct disk_config {
 	char path[DISK_PATH_MAX];
-	bool read_only;
-	bool direct;		/* O_DIRECT: bypass the host page cache */
-	enum blk_engine engine;	/* aio=: how its requests run */
+	/* queues 0 until machine_create: one per vCPU (up to
+	 * BLK_MAX_QUEUES) */
+	struct blk_options opts;
 	enum virtio_transport transport;
 };
 

@@ -103,11 +103,14 @@ reset:
 void fuzz_blk_create(struct virtio_blk *blk, enum blk_engine engine,
 		     const struct guest_ram *ram)
 {
+	/* Two queues: the input's kicks pick one, so that requests on
+	 * both share the device's spares and its rings' ordering. */
+	struct blk_options opts = { .engine = engine, .queues = 2 };
 	char path[] = "/tmp/thpvm-fuzz-blk-XXXXXX";
 	int fd = mkstemp(path);
 
 	if (fd < 0 || ftruncate(fd, FUZZ_DISK_SIZE) ||
-	    virtio_blk_create(blk, 0, path, false, false, engine, ram)) {
+	    virtio_blk_create(blk, 0, path, &opts, ram)) {
 		fprintf(stderr, "fuzz: cannot set up a disk at %s\n", path);
 		abort();
 	}

@@ -1,7 +1,7 @@
 /* virtio-blk request handling (virtio/blk.c) on guest RAM and a scratch
  * image that the input's driver fills (fuzz_virtio.h): headers, data and
  * status split anywhere, reads, writes, flushes, discards, write-zeroes
- * and get-id. Each input runs on both engines, io_uring (where the
+ * and get-id, on a disk's two queues. Each input runs on both engines, io_uring (where the
  * kernel has it) and worker threads, whose request paths differ (a
  * short transfer is resubmitted, a flush drains the ring). The images
  * are emptied before each input. */

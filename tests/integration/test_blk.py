@@ -149,8 +149,10 @@ def test_disk_locked_by_running_vm():
 
 def test_engines_in_stat():
     """Each disk's engine: io_uring by default (this kernel has it), the
-    one -d names otherwise; thpvm stat says which, and both serve the
-    guest's checks."""
+    one -d names otherwise; its queues: one per vCPU by default, as many
+    as -d names otherwise. thpvm stat says which, and all serve the
+    guest's checks (the test guest's driver takes no multiqueue: queue 0
+    alone must do)."""
     harness.require_kvm()
     with tempfile.TemporaryDirectory() as d:
         imgs = [os.path.join(d, f"{i}.img") for i in range(3)]
@@ -158,15 +160,17 @@ def test_engines_in_stat():
             make_image(img, RW_SIZE)
         p = start(["run", "--name", "engines", "-d", imgs[0],
                    "-d", imgs[1] + ",aio=threads",
-                   "-d", imgs[2] + ",direct,aio=io_uring",
+                   "-d", imgs[2] + ",direct,aio=io_uring,queues=3",
                    "-p", "skip=smp,lapic,pit blk serve"])
         lines = wait_for_line(p, "tg: serving")
         disks = harness.ctl_json(["stat", "engines"])["disks"]
-        assert [(x["engine"], x["direct"]) for x in disks] == [
-            ("io_uring", False), ("threads", False), ("io_uring", True)], \
-            disks
+        assert [(x["engine"], x["direct"], x["queues"]) for x in disks] == [
+            ("io_uring", False, 1), ("threads", False, 1),
+            ("io_uring", True, 3)], disks
         text = run(["stat", "engines"]).out
         assert f"Disk virtio-blk1: {imgs[1]} (threads)\n" in text, text
+        assert (f"Disk virtio-blk2: {imgs[2]} (io_uring, 3 queues, "
+                "direct)\n") in text, text
         assert harness.stop_and_wait(p, "engines") == 0
         tg = harness.parse_tg("\n".join(lines))
         assert not tg["fail"], lines

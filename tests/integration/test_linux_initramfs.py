@@ -762,16 +762,18 @@ def test_boot_shell():
     assert p.wait(timeout=120) == 0, harness.read_stderr(p)
 
 
-def check_virtio_io(extra_params="", with_rng=False, extra_args=()):
+def check_virtio_io(extra_params="", with_rng=False, extra_args=(),
+                    queues=1):
     """Linux's virtio-blk, virtio-net and virtio-rng drivers doing I/O on
     thpvm's devices (thpvm.run=virtio-io): the whole of a 4 MiB disk read
     back (md5), its first MiB written over its second with O_DIRECT and a
-    flush, a read-only disk refusing a write, pings to the host end of a
-    tap answered, and with_rng, --rng's device the kernel's current
-    hw_random source with /dev/hwrng reading random bytes from it
-    (without, no source at all); no ACPI complaint on the way. Returns
-    the guest's virtio interrupt lines (chip, kind, name) and the run's
-    result."""
+    flush, the disk's request queues as many as asked (with more than
+    one, a read from each CPU), a read-only disk refusing a write, pings
+    to the host end of a tap answered, and with_rng, --rng's device the
+    kernel's current hw_random source with /dev/hwrng reading random
+    bytes from it (without, no source at all); no ACPI complaint on the
+    way. Returns the guest's virtio interrupt lines (chip, kind, name,
+    count) and the run's result."""
     harness.require_kvm()
     require_capable("/init")
     why = netns.usable()
@@ -810,7 +812,8 @@ def check_virtio_io(extra_params="", with_rng=False, extra_args=()):
         assert "thpvm-guest: virtio-io FAIL" not in out, r
         assert (f"thpvm-guest: virtio-io vda bytes={len(disk)} "
                 f"md5={hashlib.md5(disk).hexdigest()}\n") in out, r
-        for line in ("vda copied", "vdb write refused", "ping ok"):
+        for line in ("vda copied", f"vda queues={queues}",
+                     "vdb write refused", "ping ok"):
             assert f"thpvm-guest: virtio-io {line}\n" in out, r
         if with_rng:
             m = re.search(r"^thpvm-guest: virtio-io rng "
@@ -826,18 +829,27 @@ def check_virtio_io(extra_params="", with_rng=False, extra_args=()):
             assert f.read() == disk[:mib] + disk[:mib] + disk[2 * mib:]
         with open(ro_path, "rb") as f:
             assert f.read() == ro
-    return re.findall(r"^thpvm-guest: virtio-io irq (\S+) (\S+) (\S+)$",
-                      out, re.M), r
+    return [(chip, kind, name, int(n)) for chip, kind, name, n in
+            re.findall(r"^thpvm-guest: virtio-io irq (\S+) (\S+) (\S+) "
+                       r"(\d+)$", out, re.M)], r
 
 
 def test_boot_virtio_io():
     """virtio-io with MSI-X, as Linux drives it by default, and a
-    virtio-rng device."""
-    irqs, _ = check_virtio_io(with_rng=True)
-    assert irqs and all(chip.startswith("PCI-MSI") for chip, _, _ in irqs), \
-        irqs
+    virtio-rng device; two vCPUs, so each disk has two request queues
+    (one per vCPU by default), each with its own vector and thread, and
+    each completing requests."""
+    irqs, _ = check_virtio_io(with_rng=True, extra_args=["-c", "2"],
+                              queues=2)
+    assert irqs and all(chip.startswith("PCI-MSI")
+                        for chip, _, _, _ in irqs), irqs
     # virtio_rng's one queue, "input", has its own vector.
-    assert any(name.endswith("-input") for _, _, name in irqs), irqs
+    assert any(name.endswith("-input") for _, _, name, _ in irqs), irqs
+    # The first disk is virtio0, its queues' vectors virtio0-req.0 and .1.
+    per_queue = {name: n for _, _, name, n in irqs
+                 if name.startswith("virtio0-req.")}
+    assert sorted(per_queue) == ["virtio0-req.0", "virtio0-req.1"], irqs
+    assert all(n > 0 for n in per_queue.values()), irqs
 
 
 def test_boot_virtio_io_intx():
@@ -846,7 +858,7 @@ def test_boot_virtio_io_intx():
     IOAPIC pins; the same I/O must work through it."""
     irqs, _ = check_virtio_io("pci=nomsi")
     assert len(irqs) == 3, irqs    # two disks, one network device
-    for chip, kind, _ in irqs:
+    for chip, kind, _, _ in irqs:
         assert chip == "IO-APIC" and kind.endswith("-fasteoi"), irqs
 
 
@@ -860,7 +872,7 @@ def test_boot_virtio_io_mmio():
     irqs, r = check_virtio_io("thpvm.exit=poweroff", extra_args=[
         "--virtio-transport", "mmio", "--json"])
     assert len(irqs) == 3, irqs
-    for chip, kind, _ in irqs:
+    for chip, kind, _, _ in irqs:
         assert chip == "IO-APIC" and kind.endswith("-fasteoi"), irqs
     end = json.loads(r.err.strip().splitlines()[-1])
     assert end == {"name": end["name"], "exit_status": 0,

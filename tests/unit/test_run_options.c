@@ -361,10 +361,10 @@ static void test_transports(void)
 		 RUN_PARSE_OK);
 	CHECK_EQ(m->virtio_transport, VIRTIO_TRANSPORT_MMIO);
 	CHECK_STR(m->disks[0].path, "a.img");
-	CHECK(m->disks[0].read_only);
+	CHECK(m->disks[0].opts.read_only);
 	CHECK_EQ(m->disks[0].transport, VIRTIO_TRANSPORT_PCI);
 	CHECK_STR(m->disks[1].path, "c.img");
-	CHECK(m->disks[1].direct);
+	CHECK(m->disks[1].opts.direct);
 	CHECK_EQ(m->disks[1].transport, VIRTIO_TRANSPORT_MMIO);
 	CHECK_EQ(m->net.transport, VIRTIO_TRANSPORT_MMIO);
 	CHECK_EQ(m->balloon_transport, VIRTIO_TRANSPORT_PCI);
@@ -444,7 +444,14 @@ static void test_disk_options(void)
 
 	CHECK_EQ(PARSE(&cfg, "-d", "img,ro,direct"), RUN_PARSE_OK);
 	CHECK_STR(d->path, "img");
-	CHECK(d->read_only && d->direct);
+	CHECK(d->opts.read_only && d->opts.direct);
+	CHECK_EQ(d->opts.queues, 0);	/* one per vCPU: the machine's */
+	CHECK_EQ(PARSE(&cfg, "-d", "img,queues=4,aio=io_uring"), RUN_PARSE_OK);
+	CHECK_EQ(d->opts.queues, 4);
+	CHECK_EQ(d->opts.engine, BLK_ENGINE_IO_URING);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,queues=0"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,queues=9"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,queues=two"), RUN_PARSE_ERROR);
 	/* Not a file called "img,rw": a misspelt option. */
 	CHECK_EQ(PARSE(&cfg, "-d", "img,rw"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-d", "img,ro,rw"), RUN_PARSE_ERROR);
@@ -457,7 +464,7 @@ static void test_disk_options(void)
 	snprintf(arg, sizeof(arg), "%s,ro,pci", path);
 	CHECK_EQ(PARSE(&cfg, "-d", arg), RUN_PARSE_OK);
 	CHECK_STR(d->path, path);
-	CHECK(d->read_only);
+	CHECK(d->opts.read_only);
 	CHECK_EQ(d->transport, VIRTIO_TRANSPORT_PCI);
 	snprintf(arg, sizeof(arg), "%s,rw", path);
 	CHECK_EQ(PARSE(&cfg, "-d", arg), RUN_PARSE_ERROR);

@@ -110,8 +110,12 @@ static bool make_image(const char *dir, bool direct)
 	return false;
 }
 
-static bool setup_disk(bool read_only, bool direct)
+static bool setup_disk(bool read_only, bool direct, unsigned queues)
 {
+	struct blk_options opts = {
+		.read_only = read_only, .direct = direct, .engine = engine,
+		.queues = queues,
+	};
 	int err;
 
 	if (!make_image("/tmp", direct) && !make_image("/var/tmp", direct)) {
@@ -129,8 +133,7 @@ static bool setup_disk(bool read_only, bool direct)
 		drop_image();
 		return false;
 	}
-	err = virtio_blk_create(&blk, 0, image, read_only, direct, engine,
-				&ram);
+	err = virtio_blk_create(&blk, 0, image, &opts, &ram);
 	if (err) {
 		/* qemu-user (the arm64 cross build's unit tests) has no
 		 * io_uring; the emulated arm64 host runs these for real. */
@@ -147,13 +150,15 @@ static bool setup_disk(bool read_only, bool direct)
 	blk.vdev.isr_cleared = count_isr_cleared;
 	CHECK_EQ(virtio_device_start(&blk.vdev), 0);
 	driver_start(&blk.vdev, 1ULL << VIRTIO_F_VERSION_1 |
-				1ULL << VIRTIO_BLK_F_FLUSH, 1);
+				1ULL << VIRTIO_BLK_F_FLUSH |
+				(queues > 1 ? 1ULL << VIRTIO_BLK_F_MQ : 0),
+		     queues);
 	return true;
 }
 
 static bool setup(bool read_only)
 {
-	return setup_disk(read_only, false);
+	return setup_disk(read_only, false, 1);
 }
 
 static void teardown(void)
@@ -271,7 +276,7 @@ static void direct_unaligned(void)
 {
 	uint64_t odd = DATA_GPA + 8;
 
-	if (!setup_disk(false, true))
+	if (!setup_disk(false, true, 1))
 		return;
 	memset(gpa(odd), 0xa5, 2 * SECTOR);
 	CHECK_EQ(request_at(VIRTIO_BLK_T_OUT, 5, odd, 2 * SECTOR),
@@ -283,6 +288,148 @@ static void direct_unaligned(void)
 	CHECK_EQ(*gpa(odd + 2 * SECTOR - 1), 0xa5);
 	CHECK_EQ(request(VIRTIO_BLK_T_IN, 5, 2 * SECTOR), VIRTIO_BLK_S_OK);
 	CHECK_EQ(*gpa(DATA_GPA + SECTOR), 0xa5);
+	teardown();
+}
+
+/* Request slot of queue q, for requests in flight on several queues at
+ * once: its header, status byte and a sector of data. */
+#define SLOTS 5			/* of 3 descriptors each, in QSIZE */
+#define SLOT(q, i) ((q) * SLOTS + (i))
+#define SLOT_HDR(q, i) (HDR_GPA + SLOT(q, i) * 16)
+#define SLOT_STATUS(q, i) (STATUS_GPA + SLOT(q, i))
+#define SLOT_DATA(q, i) (DATA_GPA + SLOT(q, i) * SECTOR)
+
+/* Makes slot i of queue q a request for one sector, available (no
+ * notification). */
+static void publish_slot(unsigned q, unsigned i, uint32_t type,
+			 uint64_t sector)
+{
+	uint8_t *hdr = gpa(SLOT_HDR(q, i));
+	unsigned d = 3 * i;
+
+	put_le32(hdr, type);
+	put_le32(hdr + 4, 0);
+	put_le64(hdr + 8, sector);
+	*gpa(SLOT_STATUS(q, i)) = 0xff;
+	set_desc(q, d, SLOT_HDR(q, i), 16, VRING_DESC_F_NEXT, d + 1);
+	set_desc(q, d + 1, SLOT_DATA(q, i), SECTOR, VRING_DESC_F_NEXT |
+		 (type == VIRTIO_BLK_T_IN ? VRING_DESC_F_WRITE : 0), d + 2);
+	set_desc(q, d + 2, SLOT_STATUS(q, i), 1, VRING_DESC_F_WRITE, 0);
+	publish(q, d);
+}
+
+/* Every slot of every queue: published first, then each queue kicked,
+ * so that the queues' threads serve them at the same time; whether all
+ * completed with OK on the queue they came from. Sector of slot i of q:
+ * sector0 + SLOT(q, i). */
+static bool requests_on_all(unsigned queues, uint32_t type,
+			    uint64_t sector0)
+{
+	uint16_t before[BLK_MAX_QUEUES];
+	bool ok = true;
+	unsigned q, i;
+
+	for (q = 0; q < queues; q++) {
+		before[q] = used_idx(q);
+		for (i = 0; i < SLOTS; i++)
+			publish_slot(q, i, type, sector0 + SLOT(q, i));
+	}
+	for (q = 0; q < queues; q++)
+		virtio_queue_kick(&blk.vdev, q);
+	for (q = 0; q < queues; q++) {
+		ok &= WAIT_FOR((uint16_t)(used_idx(q) - before[q]) == SLOTS);
+		for (i = 0; i < SLOTS; i++)
+			ok &= __atomic_load_n(gpa(SLOT_STATUS(q, i)),
+					      __ATOMIC_ACQUIRE) ==
+			      VIRTIO_BLK_S_OK;
+	}
+	return ok;
+}
+
+/* Multiqueue: offered with its queue count, a thread per queue, requests
+ * on all queues at once served each on its own queue and interrupt, and
+ * what one queue wrote read back through another. */
+static void multiqueue(void)
+{
+	enum { QUEUES = 4 };
+	unsigned q, i;
+	bool same = true;
+
+	if (!setup_disk(false, false, QUEUES))
+		return;
+	CHECK(blk.vdev.host_features & 1ULL << VIRTIO_BLK_F_MQ);
+	CHECK_EQ(get_le16(&blk.config.num_queues), QUEUES);
+	CHECK_EQ(blk.vdev.nr_threads, QUEUES);
+	for (q = 0; q < QUEUES; q++)
+		for (i = 0; i < SLOTS; i++)
+			memset(gpa(SLOT_DATA(q, i)), 0x10 + SLOT(q, i),
+			       SECTOR);
+	CHECK(requests_on_all(QUEUES, VIRTIO_BLK_T_OUT, 0));
+	for (q = 0; q < QUEUES; q++)
+		CHECK(WAIT_FOR(irq_count(q) > 0));
+	/* Read back shifted by one queue: slot i of q reads what slot i of
+	 * q + 1 wrote. */
+	memset(gpa(DATA_GPA), 0, QUEUES * SLOTS * SECTOR);
+	CHECK(requests_on_all(QUEUES, VIRTIO_BLK_T_IN, SLOTS));
+	for (q = 0; q + 1 < QUEUES; q++)
+		for (i = 0; i < SLOTS; i++)
+			same &= *gpa(SLOT_DATA(q, i) + SECTOR - 1) ==
+				0x10 + SLOT(q + 1, i);
+	CHECK(same);
+	teardown();
+}
+
+/* One queue: no VIRTIO_BLK_F_MQ, one thread. */
+static void test_single_queue(void)
+{
+	if (!setup(false))
+		return;
+	CHECK(!(blk.vdev.host_features & 1ULL << VIRTIO_BLK_F_MQ));
+	CHECK_EQ(blk.vdev.nr_threads, 1);
+	teardown();
+}
+
+/* O_DIRECT, two queues: an unaligned (bounced, widened) write on one
+ * queue while aligned writes fill the other, and all of them intact. */
+static void direct_unaligned_multiqueue(void)
+{
+	uint64_t odd = DATA_GPA + 0x8000 + 8;
+	uint8_t back[SECTOR];
+	bool same = true;
+	unsigned i;
+	int fd;
+
+	if (!setup_disk(false, true, 2))
+		return;
+	for (i = 0; i < SLOTS; i++) {
+		memset(gpa(SLOT_DATA(0, i)), 0x30 + i, SECTOR);
+		publish_slot(0, i, VIRTIO_BLK_T_OUT, 64 + i);
+	}
+	memset(gpa(odd), 0xa5, SECTOR);
+	put_le32(gpa(SLOT_HDR(1, 0)), VIRTIO_BLK_T_OUT);
+	put_le32(gpa(SLOT_HDR(1, 0)) + 4, 0);
+	put_le64(gpa(SLOT_HDR(1, 0)) + 8, 69);
+	*gpa(SLOT_STATUS(1, 0)) = 0xff;
+	set_desc(1, 0, SLOT_HDR(1, 0), 16, VRING_DESC_F_NEXT, 1);
+	set_desc(1, 1, odd, SECTOR, VRING_DESC_F_NEXT, 2);
+	set_desc(1, 2, SLOT_STATUS(1, 0), 1, VRING_DESC_F_WRITE, 0);
+	publish(1, 0);
+	virtio_queue_kick(&blk.vdev, 0);
+	virtio_queue_kick(&blk.vdev, 1);
+	CHECK(WAIT_FOR(used_idx(0) == SLOTS && used_idx(1) == 1));
+	CHECK_EQ(*gpa(SLOT_STATUS(1, 0)), VIRTIO_BLK_S_OK);
+	fd = open(image, O_RDONLY);
+	CHECK(fd >= 0);
+	for (i = 0; i < SLOTS && fd >= 0; i++) {
+		same &= *gpa(SLOT_STATUS(0, i)) == VIRTIO_BLK_S_OK &&
+			pread(fd, back, SECTOR, (64 + i) * SECTOR) == SECTOR &&
+			back[0] == 0x30 + i && back[SECTOR - 1] == 0x30 + i;
+	}
+	CHECK(same);
+	CHECK(fd >= 0 && pread(fd, back, SECTOR, 69 * SECTOR) == SECTOR &&
+	      back[0] == 0xa5 && back[SECTOR - 1] == 0xa5);
+	if (fd >= 0)
+		close(fd);
 	teardown();
 }
 
@@ -318,7 +465,7 @@ static void test_ring_file_not_locked_one(void)
 	engine = BLK_ENGINE_IO_URING;
 	if (!setup(false))
 		return;
-	CHECK_EQ(fcntl(blk.ring.file_fd, F_OFD_GETLK, &fl), 0);
+	CHECK_EQ(fcntl(blk.queues[0].ring.file_fd, F_OFD_GETLK, &fl), 0);
 	CHECK_EQ(fl.l_type, F_WRLCK);
 	teardown();
 }
@@ -340,6 +487,8 @@ ON_BOTH(flush_error)
 ON_BOTH(refusals)
 ON_BOTH(image_shrank)
 ON_BOTH(direct_unaligned)
+ON_BOTH(multiqueue)
+ON_BOTH(direct_unaligned_multiqueue)
 
 int main(void)
 {
@@ -354,6 +503,11 @@ int main(void)
 		UNIT_TEST(test_image_shrank_threads),
 		UNIT_TEST(test_direct_unaligned_io_uring),
 		UNIT_TEST(test_direct_unaligned_threads),
+		UNIT_TEST(test_multiqueue_io_uring),
+		UNIT_TEST(test_multiqueue_threads),
+		UNIT_TEST(test_single_queue),
+		UNIT_TEST(test_direct_unaligned_multiqueue_io_uring),
+		UNIT_TEST(test_direct_unaligned_multiqueue_threads),
 		UNIT_TEST(test_ring_submit_refused),
 		UNIT_TEST(test_ring_file_not_locked_one),
 	};
