@@ -379,9 +379,35 @@ static void multiqueue(void)
 	teardown();
 }
 
-/* One queue: no VIRTIO_BLK_F_MQ, one thread. */
+/* Multiqueue and pause: while the device is paused none of its threads
+ * takes a request from any queue; after resume every queue's are
+ * served. */
+static void multiqueue_pause(void)
+{
+	enum { QUEUES = 3 };
+	unsigned q, i;
+
+	if (!setup_disk(false, false, QUEUES))
+		return;
+	virtio_device_pause(&blk.vdev);
+	for (q = 0; q < QUEUES; q++) {
+		for (i = 0; i < SLOTS; i++)
+			publish_slot(q, i, VIRTIO_BLK_T_IN, SLOT(q, i));
+		virtio_queue_kick(&blk.vdev, q);
+	}
+	poll(NULL, 0, 100);
+	for (q = 0; q < QUEUES; q++)
+		CHECK_EQ(used_idx(q), 0);
+	virtio_device_resume(&blk.vdev);
+	for (q = 0; q < QUEUES; q++)
+		CHECK(WAIT_FOR(used_idx(q) == SLOTS));
+	teardown();
+}
+
+/* One queue: no VIRTIO_BLK_F_MQ, one thread (on either engine). */
 static void test_single_queue(void)
 {
+	engine = BLK_ENGINE_THREADS;
 	if (!setup(false))
 		return;
 	CHECK(!(blk.vdev.host_features & 1ULL << VIRTIO_BLK_F_MQ));
@@ -488,6 +514,7 @@ ON_BOTH(refusals)
 ON_BOTH(image_shrank)
 ON_BOTH(direct_unaligned)
 ON_BOTH(multiqueue)
+ON_BOTH(multiqueue_pause)
 ON_BOTH(direct_unaligned_multiqueue)
 
 int main(void)
@@ -505,6 +532,8 @@ int main(void)
 		UNIT_TEST(test_direct_unaligned_threads),
 		UNIT_TEST(test_multiqueue_io_uring),
 		UNIT_TEST(test_multiqueue_threads),
+		UNIT_TEST(test_multiqueue_pause_io_uring),
+		UNIT_TEST(test_multiqueue_pause_threads),
 		UNIT_TEST(test_single_queue),
 		UNIT_TEST(test_direct_unaligned_multiqueue_io_uring),
 		UNIT_TEST(test_direct_unaligned_multiqueue_threads),
