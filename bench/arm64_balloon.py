@@ -19,6 +19,12 @@ Modes:
   cont_balloon             guest/linux/cont_balloon built for arm64
                            against Debian's arm64 headers;
                            --balloon=deflate_on_oom=off
+  reporting                Linux's own driver with free page reporting
+                           (--balloon=reporting=on, cont_pages=off,
+                           deflate_on_oom=off) and no target: the second
+                           reading once the bytes released stood still
+                           for 20 s; no deflate or reuse (their columns
+                           are -)
   virtio_mem               no balloon: Linux's virtio_mem driver, the
                            guest booted with 600 MiB and 424 MiB plugged
                            at boot from a 512 MiB hotplug region (blocks
@@ -39,17 +45,20 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = ["virtio_balloon", "virtio_balloon_preserve", "cont_balloon",
-         "virtio_mem"]
-COLUMNS = ["huge0", "huge1", "huge2", "rss0", "rss1", "rss2", "calls",
-           "spl_i", "splits"]
+         "reporting", "virtio_mem"]
+COLUMNS = ["huge0", "huge1", "huge2", "rss0", "rss1", "rss2", "rel1",
+           "calls", "spl_i", "splits"]
 LEGEND = """\
 huge0/1/2: host AnonHugePages of guest RAM (MiB; with virtio_mem, boot
-  RAM and the hotplug region together) once usemem fragmented
-  guest memory, after the balloon left the guest 600 of its 1024 MiB, and
-  after deflate and the guest's reuse; rss0/1/2: its resident memory at
-  the same points (MiB); calls: host release calls during inflate;
-  spl_i, splits: thp_split_pmd in the emulated host from before inflate
-  to after it, and to after the reuse."""
+  RAM and the hotplug region together) once usemem fragmented guest
+  memory, after the balloon left the guest 600 of its 1024 MiB (with
+  reporting: once reporting settled), and after deflate and the guest's
+  reuse; rss0/1/2: its resident memory at the same points (MiB); rel1:
+  what the device had released to the host in all by the second reading
+  (MiB, counted from boot); calls: host release calls during inflate
+  (reporting: until it settled); spl_i, splits: thp_split_pmd in the
+  emulated host from before inflate to after it, and to after the
+  reuse."""
 
 
 class Error(Exception):
@@ -121,6 +130,8 @@ def main():
         sys.exit(f"arm64_balloon: {e}")
     print(f"{'mode':<24}" + "".join(f"{c:>8}" for c in COLUMNS))
     failed = False
+    notes = [line[len("note "):] for line in out.splitlines()
+             if line.startswith("note ")]
     for line in out.splitlines():
         m = re.match(r"result (\S+) (.*)", line)
         if not m:
@@ -134,6 +145,11 @@ def main():
             print(f"{m.group(1):<24}" +
                   "".join(f"{fields.get(c, '-'):>8}" for c in COLUMNS))
     print(LEGEND)
+    if notes:
+        print("The guest's compaction counters (/proc/vmstat), once "
+              "fragmented and once inflated:")
+        for note in notes:
+            print(f"  {note}")
     return 1 if failed else 0
 
 

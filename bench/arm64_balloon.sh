@@ -7,7 +7,9 @@
 # the balloon (or virtio-mem's unplug) leaves it 600 MiB, then all of it
 # again, and the guest
 # reuses 800 MiB; host huge pages and resident memory of guest RAM are
-# read at each step. One line per mode: "result MODE key=value ...", or
+# read at each step, and the guest's compaction counters passed on as
+# "note MODE ..." lines. With free page reporting there is no target: the
+# second reading is taken once reporting has settled, and the VM ends. One line per mode: "result MODE key=value ...", or
 # "result MODE error=WHY".
 export HOME=/tmp
 # As on the project's own machines: huge pages only where asked for.
@@ -61,6 +63,27 @@ settle() {	# MODE
 		./thpvm balloon --wait=600 "$1" >/dev/null
 	fi
 }
+# Free page reporting asks nothing of the host's target: Linux reports
+# free blocks of 2 MiB and more on its own. Settled once the bytes
+# released stood still for 20 s (at most 600 s).
+reports_settle() {	# MODE
+	last=-1
+	still=0
+	i=0
+	while [ $still -lt 10 ]; do
+		[ $i -ge 300 ] && return 1
+		sleep 2
+		i=$((i + 1))
+		./thpvm balloon --json "$1" >rep.json || return 1
+		now=$(field rep.json released)
+		if [ "$now" = "$last" ]; then
+			still=$((still + 1))
+		else
+			still=0
+			last=$now
+		fi
+	done
+}
 calls() {	# MODE FILE
 	if [ "$1" = virtio_mem ]; then
 		./thpvm mem --json "$1" >"$2"
@@ -78,6 +101,9 @@ for mode in $MODES; do
 		driver=virtio_balloon ;;
 	cont_balloon)
 		opts=deflate_on_oom=off driver=cont_balloon ;;
+	reporting)
+		opts=cont_pages=off,deflate_on_oom=off,reporting=on
+		driver=virtio_balloon ;;
 	virtio_mem)
 		# As bench/linux_balloon.py's: 600 MiB of boot RAM and 424
 		# plugged at boot from a 512 MiB region, onlined movable.
@@ -105,6 +131,25 @@ thpvm.run=balloon-frag thpvm.balloon=$driver thpvm.hold=1" >"$out" 2>&1 &
 	s0=$(usage "$mode" 0)
 	calls "$mode" b0.json
 	sp0=$(splits)
+	if [ "$mode" = reporting ]; then
+		# No target, so no deflate or reuse either: the guest's
+		# script would wait for an inflate; the VM ends here.
+		if ! reports_settle "$mode"; then
+			give_up "$mode" "reporting never settled"
+			continue
+		fi
+		s1=$(usage "$mode" 1)
+		calls "$mode" b1.json
+		sp1=$(splits)
+		./thpvm stop "$mode" >/dev/null 2>&1
+		wait $pid
+		echo "result $mode $s0 $s1" \
+		     "rel1=$(($(field b1.json released) >> 20))" \
+		     "calls=$(($(field b1.json release_calls) - \
+			$(field b0.json release_calls)))" \
+		     "spl_i=$((sp1 - sp0))"
+		continue
+	fi
 	set_guest_mem "$mode" 600
 	if ! wait_line "$out" "balloon-frag inflated" 1800 ||
 	   ! settle "$mode"; then
@@ -124,7 +169,9 @@ thpvm.run=balloon-frag thpvm.balloon=$driver thpvm.hold=1" >"$out" 2>&1 &
 	calls=$(($(field b1.json release_calls) - $(field b0.json release_calls)))
 	./thpvm stop "$mode" >/dev/null 2>&1
 	wait $pid
-	echo "result $mode $s0 $s1 $s2 calls=$calls" \
+	sed -n "s/.*balloon-frag compaction /note $mode /p" "$out"
+	echo "result $mode $s0 $s1 $s2" \
+	     "rel1=$(($(field b1.json released) >> 20)) calls=$calls" \
 	     "spl_i=$((sp1 - sp0)) splits=$((sp2 - sp0))"
 done
 exit 0

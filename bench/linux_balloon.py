@@ -234,6 +234,8 @@ def run_steps(vmm, version, p, con):
     vmm.set_guest_mem(KEEP_MIB)
     con.wait(r"balloon-frag inflated", MOVE_TIMEOUT)
     inflate_wall = time.monotonic() - t
+    compaction = con.wait(r"balloon-frag compaction at=inflated (.*)",
+                          MOVE_TIMEOUT).group(1).strip()
     s1 = snapshot(p.pid, vmm.regions)
     pages1 = vmm.ballooned_pages()          # what s1's CPU time paid for
     vmm.settle()
@@ -268,6 +270,7 @@ def run_steps(vmm, version, p, con):
         "splits_inflate": splits1 - s0["splits"],
         "splits": splits2 - s0["splits"],
         "reuse_mbps": float(reuse.group(1)),
+        "compaction": compaction,
     }
 
 
@@ -380,7 +383,8 @@ def main():
                 t = time.monotonic()
                 try:
                     results[mode].append(measure(vmm, version))
-                    why = "ok"
+                    # How often the guest compacted, and how that went.
+                    why = f"ok; guest {results[mode][-1]['compaction']}"
                 except ERRORS as e:
                     errors[mode].append(str(e))
                     why = f"error: {quote(vmm.cmd)}\n{e}"
