@@ -293,13 +293,16 @@ static void complete(struct virtio_blk *blk, struct blk_request *req)
 		pthread_cond_broadcast(&blk->idle);
 }
 
-/* Queue q's interrupt, if anything was completed since the last. */
+/* Queue q's interrupt, if anything was completed since the last. A
+ * reset may have unmapped the queue while this thread had let the lock go
+ * (ring_reap): then there is nobody to tell. */
 static void interrupt_pushed(struct virtio_blk *blk, unsigned q)
 {
 	if (!blk->queues[q].pushed)
 		return;
 	blk->queues[q].pushed = false;
-	virtio_queue_interrupt(&blk->vdev, q);
+	if (blk->vdev.queues[q].enabled)
+		virtio_queue_interrupt(&blk->vdev, q);
 }
 
 static void *worker(void *arg)
@@ -433,9 +436,11 @@ static void ring_wait_empty(struct virtio_blk *blk, unsigned q)
 	}
 }
 
-/* With the lock held: every queue's ring empty. The lock is held from a
- * pass that found no queue's thread submitting to its end, so nothing was
- * added behind it. */
+/* With the lock held: every queue's ring empty, and what completed
+ * signalled. The lock is held from a pass that found no queue's thread
+ * submitting to its end, so nothing was added behind it. Another queue's
+ * completions reaped here are signalled here too: reaping read its
+ * ring's eventfd, so its own thread may never wake for them. */
 static void rings_empty(struct virtio_blk *blk)
 {
 	unsigned q;
@@ -448,6 +453,8 @@ retry:
 		}
 		ring_wait_empty(blk, q);
 	}
+	for (q = 0; q < blk->nr_queues; q++)
+		interrupt_pushed(blk, q);
 }
 
 /* Starts a request on its queue's ring. Discard and write-zeroes, and
@@ -512,8 +519,9 @@ static bool take_request(struct virtio_blk *blk, unsigned q,
 enum drain_result {
 	DRAIN_EMPTY,		/* the ring is empty: enable notifications */
 	DRAIN_STARVED,		/* out of memory: a completion retries */
-	/* The device needs a reset; the look every enabled queue gets at
-	 * DRIVER_OK afterwards turns notifications back on. */
+	/* The device needs a reset, or one began while the lock was let go
+	 * (rings_empty); the look every enabled queue gets at DRIVER_OK
+	 * afterwards turns notifications back on. */
 	DRAIN_BROKEN,
 };
 
@@ -526,6 +534,8 @@ static enum drain_result drain_queue(struct virtio_blk *blk, unsigned q)
 	int got;
 
 	for (;;) {
+		if (!virtio_queue_ready(vdev, q))
+			return DRAIN_BROKEN;
 		/* A driver can have no more out than the ring holds; one that
 		 * publishes heads again would grow the pending list forever. */
 		if (blk->queues[q].inflight >= vq->size) {
@@ -660,13 +670,9 @@ static void blk_ring_event(struct virtio_device *vdev, unsigned q,
 static void blk_quiesce(struct virtio_device *vdev)
 {
 	struct virtio_blk *blk = to_blk(vdev);
-	unsigned q;
 
-	if (blk->engine == BLK_ENGINE_IO_URING) {
+	if (blk->engine == BLK_ENGINE_IO_URING)
 		rings_empty(blk);
-		for (q = 0; q < blk->nr_queues; q++)
-			interrupt_pushed(blk, q);
-	}
 	while (blk->inflight)
 		pthread_cond_wait(&blk->idle, &vdev->lock);
 }
