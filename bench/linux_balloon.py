@@ -383,13 +383,16 @@ def main():
                 t = time.monotonic()
                 try:
                     results[mode].append(measure(vmm, version))
-                    # How often the guest compacted, and how that went.
-                    why = f"ok; guest {results[mode][-1]['compaction']}"
+                    why = "ok"
                 except ERRORS as e:
                     errors[mode].append(str(e))
                     why = f"error: {quote(vmm.cmd)}\n{e}"
                 print(f"{mode} run {i + 1}: {time.monotonic() - t:.0f} s, "
                       f"{why}", file=sys.stderr, flush=True)
+                if why == "ok":
+                    # How often the guest compacted, and how that went.
+                    print(f"  guest {results[mode][-1]['compaction']}",
+                          file=sys.stderr, flush=True)
     print(f"kernel {version}, guest {RAM_MIB} MiB, 1 vCPU, balloon to "
           f"{KEEP_MIB} MiB and back, -p '{guest_params('DRIVER')}', "
           f"{args.repeat} run(s), medians ({time.strftime('%Y-%m-%d')})")
