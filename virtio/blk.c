@@ -441,7 +441,7 @@ static void ring_wait_empty(struct virtio_blk *blk, unsigned q)
  * submitting to its end, so nothing was added behind it. Another queue's
  * completions reaped here are signalled here too: reaping read its
  * ring's eventfd, so its own thread may never wake for them. */
-static void rings_empty(struct virtio_blk *blk)
+static void rings_wait_empty(struct virtio_blk *blk)
 {
 	unsigned q;
 
@@ -472,7 +472,7 @@ static void ring_start(struct virtio_blk *blk, struct blk_request *req)
 	    (req->io != IO_FLUSH &&
 	     disk_image_bounces(&blk->disk, req->iov, req->nr_iov,
 				req->offset))) {
-		rings_empty(blk);
+		rings_wait_empty(blk);
 		execute(blk, req);
 		complete(blk, req);
 		return;
@@ -520,7 +520,7 @@ enum drain_result {
 	DRAIN_EMPTY,		/* the ring is empty: enable notifications */
 	DRAIN_STARVED,		/* out of memory: a completion retries */
 	/* The device needs a reset, or one began while the lock was let go
-	 * (rings_empty); the look every enabled queue gets at DRIVER_OK
+	 * (rings_wait_empty); the look every enabled queue gets at DRIVER_OK
 	 * afterwards turns notifications back on. */
 	DRAIN_BROKEN,
 };
@@ -672,7 +672,7 @@ static void blk_quiesce(struct virtio_device *vdev)
 	struct virtio_blk *blk = to_blk(vdev);
 
 	if (blk->engine == BLK_ENGINE_IO_URING)
-		rings_empty(blk);
+		rings_wait_empty(blk);
 	while (blk->inflight)
 		pthread_cond_wait(&blk->idle, &vdev->lock);
 }

@@ -26,8 +26,8 @@ enum virtio_transport {
 
 struct disk_config {
 	char path[DISK_PATH_MAX];
-	/* queues 0 until machine_create: one per vCPU (up to
-	 * BLK_MAX_QUEUES) */
+	/* opts.queues 0: one per vCPU (up to BLK_MAX_QUEUES), which the
+	 * machine works out when it adds the disk */
 	struct blk_options opts;
 	enum virtio_transport transport;
 };
