@@ -299,10 +299,10 @@ static void direct_unaligned(void)
 #define SLOT_STATUS(q, i) (STATUS_GPA + SLOT(q, i))
 #define SLOT_DATA(q, i) (DATA_GPA + SLOT(q, i) * SECTOR)
 
-/* Makes slot i of queue q a request for one sector, available (no
- * notification). */
-static void publish_slot(unsigned q, unsigned i, uint32_t type,
-			 uint64_t sector)
+/* Makes slot i of queue q a request for one sector at data, available
+ * (no notification). */
+static void publish_slot_at(unsigned q, unsigned i, uint32_t type,
+			    uint64_t sector, uint64_t data)
 {
 	uint8_t *hdr = gpa(SLOT_HDR(q, i));
 	unsigned d = 3 * i;
@@ -312,10 +312,17 @@ static void publish_slot(unsigned q, unsigned i, uint32_t type,
 	put_le64(hdr + 8, sector);
 	*gpa(SLOT_STATUS(q, i)) = 0xff;
 	set_desc(q, d, SLOT_HDR(q, i), 16, VRING_DESC_F_NEXT, d + 1);
-	set_desc(q, d + 1, SLOT_DATA(q, i), SECTOR, VRING_DESC_F_NEXT |
+	set_desc(q, d + 1, data, SECTOR, VRING_DESC_F_NEXT |
 		 (type == VIRTIO_BLK_T_IN ? VRING_DESC_F_WRITE : 0), d + 2);
 	set_desc(q, d + 2, SLOT_STATUS(q, i), 1, VRING_DESC_F_WRITE, 0);
 	publish(q, d);
+}
+
+/* The same with the slot's own sector of data. */
+static void publish_slot(unsigned q, unsigned i, uint32_t type,
+			 uint64_t sector)
+{
+	publish_slot_at(q, i, type, sector, SLOT_DATA(q, i));
 }
 
 /* Every slot of every queue: published first, then each queue kicked,
@@ -432,14 +439,7 @@ static void direct_unaligned_multiqueue(void)
 		publish_slot(0, i, VIRTIO_BLK_T_OUT, 64 + i);
 	}
 	memset(gpa(odd), 0xa5, SECTOR);
-	put_le32(gpa(SLOT_HDR(1, 0)), VIRTIO_BLK_T_OUT);
-	put_le32(gpa(SLOT_HDR(1, 0)) + 4, 0);
-	put_le64(gpa(SLOT_HDR(1, 0)) + 8, 69);
-	*gpa(SLOT_STATUS(1, 0)) = 0xff;
-	set_desc(1, 0, SLOT_HDR(1, 0), 16, VRING_DESC_F_NEXT, 1);
-	set_desc(1, 1, odd, SECTOR, VRING_DESC_F_NEXT, 2);
-	set_desc(1, 2, SLOT_STATUS(1, 0), 1, VRING_DESC_F_WRITE, 0);
-	publish(1, 0);
+	publish_slot_at(1, 0, VIRTIO_BLK_T_OUT, 69, odd);
 	virtio_queue_kick(&blk.vdev, 0);
 	virtio_queue_kick(&blk.vdev, 1);
 	CHECK(WAIT_FOR(used_idx(0) == SLOTS && used_idx(1) == 1));
