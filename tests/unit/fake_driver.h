@@ -12,6 +12,7 @@
 
 #include "core/guest_ram.h"
 #include "virtio/virtio.h"
+#include "unit.h"
 
 #define QSIZE 16
 #define RAM_SIZE (8ULL << 20)
@@ -19,7 +20,6 @@
 #define AVAIL_GPA(q) (RING_GPA(q) + 0x1000)
 #define USED_GPA(q) (RING_GPA(q) + 0x2000)
 #define CONFIG_VECTOR VIRTIO_MAX_QUEUES	/* queue q uses vector q */
-#define TIMEOUT_MS 5000
 
 extern struct guest_ram ram;
 

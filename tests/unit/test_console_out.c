@@ -11,8 +11,6 @@
 #include "core/console_out.h"
 #include "unit.h"
 
-#define TIMEOUT_MS 5000
-
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t;

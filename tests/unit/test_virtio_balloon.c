@@ -454,7 +454,7 @@ static bool have_memfree(uint64_t v)
  * until the host's timer asks for new ones. Two devices, so that no
  * check depends on how fast a loaded machine gets to it: with a timer of
  * an hour the buffer must still be held; with one of a second the
- * request must come (within WAIT_FOR's 5 s). */
+ * request must come (within WAIT_FOR's TIMEOUT_MS). */
 static void test_stats(void)
 {
 	const unsigned q = 2;

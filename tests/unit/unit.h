@@ -16,6 +16,12 @@ struct unit_state {
 };
 extern struct unit_state unit;
 
+/* How long a test waits for what another thread is to do. Only a
+ * failing check waits it out, so it is generous: in CI the arm64 and
+ * ppc64 hosts are emulated on an overcommitted machine, and a vCPU there
+ * can stall for seconds between two steps of a device thread. */
+#define TIMEOUT_MS 30000
+
 #define CHECK(cond)                                                        \
 	do {                                                               \
 		if (!(cond)) {                                             \
