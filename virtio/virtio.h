@@ -154,10 +154,12 @@ void virtio_device_destroy(struct virtio_device *vdev);
  * that the caller (the control socket) never waits for queue work. Calls
  * made before it runs are one call. */
 int virtio_device_defer(struct virtio_device *vdev);
-/* With vdev->lock held: the thread serving queue q also waits for events
- * (EPOLLIN, EPOLLOUT) on fd and passes them to ops->watch_event with q; 0
- * stops watching. One fd per thread, which stays open until
- * virtio_device_destroy. */
+/* With vdev->lock held, or before virtio_device_start: the thread serving
+ * queue q also waits for events (EPOLLIN, EPOLLOUT) on fd and passes them
+ * to ops->watch_event with q; 0 stops watching. One fd per thread, which
+ * stays open until virtio_device_destroy. On an error (logged) the watch
+ * stays as it was and the next call tries again, so a device that updates
+ * its watch as its state changes may ignore the result. */
 int virtio_device_watch(struct virtio_device *vdev, unsigned q, int fd,
 			uint32_t events);
 
