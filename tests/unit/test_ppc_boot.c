@@ -23,8 +23,10 @@
 #include <errno.h>
 #include <libfdt.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define RAM_SIZE (64 * MiB)
 #define RTAS_BASE (32 * MiB)
@@ -347,24 +349,64 @@ static void test_phb_config(void)
 	guest_ram_unmap(&vm.ram);
 }
 
+/* Whether arch_boot_load refuses src with an error that says why. */
+static bool refused_saying(const struct boot_source *src, const char *why)
+{
+	char said[512] = "";
+	FILE *log = tmpfile();
+	int saved = dup(STDERR_FILENO), err;
+	size_t n;
+
+	if (!log || saved < 0)
+		return false;
+	fflush(stderr);
+	dup2(fileno(log), STDERR_FILENO);
+	err = arch_boot_load(&vm, src);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(log);
+	n = fread(said, 1, sizeof(said) - 1, log);
+	said[n] = '\0';
+	fclose(log);
+	if (err != -EINVAL || !strstr(said, why)) {
+		printf("# refused with %d, saying: %s", err, said);
+		return false;
+	}
+	return true;
+}
+
 /* Kernels thpvm cannot boot on powerpc are refused before anything is
- * loaded: none, not ELF64, big-endian, another machine's. */
+ * loaded, each with its own reason: none, not ELF64, big-endian,
+ * another machine's. */
 static void test_boot_refusals(void)
 {
-	uint8_t elf[sizeof(Elf64_Ehdr)] = { 0x7f, 'E', 'L', 'F', ELFCLASS64,
-					    ELFDATA2MSB, EV_CURRENT };
-	struct boot_source src = { .kernel_name = "test", .kernel = elf,
+	/* An x86-64 executable, whole enough for the ELF reader. */
+	struct {
+		Elf64_Ehdr eh;
+		Elf64_Phdr ph;
+	} elf = {
+		.eh = { .e_ident = { 0x7f, 'E', 'L', 'F', ELFCLASS64,
+				     ELFDATA2MSB, EV_CURRENT },
+			.e_type = ET_EXEC, .e_machine = EM_X86_64,
+			.e_version = EV_CURRENT, .e_phoff = sizeof(Elf64_Ehdr),
+			.e_ehsize = sizeof(Elf64_Ehdr),
+			.e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1 },
+		.ph = { .p_type = PT_LOAD, .p_filesz = sizeof(elf),
+			.p_memsz = sizeof(elf) },
+	};
+	struct boot_source src = { .kernel_name = "test",
+				   .kernel = (const uint8_t *)&elf,
 				   .cmdline = "" };
 
 	CHECK_EQ(setup(), 0);
-	CHECK_EQ(arch_boot_load(&vm, &src), -EINVAL);
+	CHECK(refused_saying(&src, "give a kernel with -k"));
 	src.kernel_size = sizeof(elf);
-	CHECK_EQ(arch_boot_load(&vm, &src), -EINVAL);
-	elf[EI_DATA] = ELFDATA2LSB;
-	put_le16(elf + offsetof(Elf64_Ehdr, e_machine), EM_X86_64);
-	CHECK_EQ(arch_boot_load(&vm, &src), -EINVAL);
-	elf[EI_CLASS] = ELFCLASS32;
-	CHECK_EQ(arch_boot_load(&vm, &src), -EINVAL);
+	CHECK(refused_saying(&src, "a big-endian kernel"));
+	elf.eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	CHECK(refused_saying(&src, "not ppc64"));
+	elf.eh.e_ident[EI_CLASS] = ELFCLASS32;
+	CHECK(refused_saying(&src, "not an ELF64 vmlinux"));
 	guest_ram_unmap(&vm.ram);
 }
 

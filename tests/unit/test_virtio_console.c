@@ -307,8 +307,6 @@ static void expect_refused(const char *what, unsigned q, uint64_t untouched,
 
 static void test_hostile_chains(void)
 {
-	char buf[8];
-
 	if (!setup())
 		return;
 	/* Transmit: a writable buffer, alone or after a readable one. */
