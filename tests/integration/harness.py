@@ -6,6 +6,7 @@ test_* is one TAP subtest. A test calls skip("reason") when the host cannot
 run it; an AssertionError or any other exception fails it.
 """
 import json
+import mmap
 import os
 import pty
 import re
@@ -322,6 +323,30 @@ def kvm_available():
 def require_kvm():
     if not kvm_available():
         skip("no usable /dev/kvm")
+
+
+def direct_tempdir():
+    """A TemporaryDirectory whose files take O_DIRECT: in TMPDIR (CI's is
+    on ext4), else /var/tmp; the test skips where neither does (tmpfs on
+    older kernels, some overlays), as the unit tests do."""
+    block = mmap.mmap(-1, 4096)     # page-aligned, as O_DIRECT wants
+    for base in dict.fromkeys((tempfile.gettempdir(), "/var/tmp")):
+        try:
+            d = tempfile.TemporaryDirectory(dir=base)
+        except OSError:
+            continue
+        try:
+            fd = os.open(os.path.join(d.name, "probe"),
+                         os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o600)
+            try:
+                if os.write(fd, block) == len(block):
+                    return d
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+        d.cleanup()
+    skip(f"neither {tempfile.gettempdir()} nor /var/tmp takes O_DIRECT")
 
 
 def capable_kvm_host():

@@ -35,7 +35,9 @@ def mmio_checks(checks):
 
 def boot_with_disks(params, disk_opts=("", ",ro"), checks=BLK_CHECKS):
     harness.require_kvm()
-    with tempfile.TemporaryDirectory() as d:
+    direct = any("direct" in o for o in disk_opts)
+    with (harness.direct_tempdir() if direct else
+          tempfile.TemporaryDirectory()) as d:
         rw, ro = os.path.join(d, "rw.img"), os.path.join(d, "ro.img")
         make_image(rw, RW_SIZE)
         make_image(ro, RO_SIZE)
@@ -154,7 +156,7 @@ def test_engines_in_stat():
     guest's checks (the test guest's driver takes no multiqueue: queue 0
     alone must do)."""
     harness.require_kvm()
-    with tempfile.TemporaryDirectory() as d:
+    with harness.direct_tempdir() as d:
         imgs = [os.path.join(d, f"{i}.img") for i in range(3)]
         for img in imgs:
             make_image(img, RW_SIZE)

@@ -64,7 +64,8 @@ def check_image(path, passes, end):
 
 def kill_after_flush(nth, disk_opt=""):
     harness.require_kvm()
-    with tempfile.TemporaryDirectory() as d:
+    with (harness.direct_tempdir() if "direct" in disk_opt else
+          tempfile.TemporaryDirectory()) as d:
         img = os.path.join(d, "disk.img")
         make_image(img, DISK)
         p = start(["run", "-p", "skip=smp,lapic,pit blk_stream",
