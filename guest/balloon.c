@@ -363,7 +363,8 @@ bool run_balloon(void)
 	if (!(params.vfeat_off & VFEAT_NOCONT))
 		want |= 1ULL << VIRTIO_BALLOON_F_CONT_PAGES;
 	d->may_poll = true;
-	if (!virtio_probe(d, c, VIRTIO_MAX_QUEUES, &why) ||
+	/* Inflate, deflate, stats, reporting, the two continuous ones. */
+	if (!virtio_probe(d, c, 6, &why) ||
 	    !virtio_negotiate(d, want, &why))
 		goto fail;
 	bl.cont = virtio_has(d, VIRTIO_BALLOON_F_CONT_PAGES);

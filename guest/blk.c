@@ -10,6 +10,7 @@
 #define CFG_CAPACITY		0x00
 #define CFG_SIZE_MAX		0x08
 #define CFG_SEG_MAX		0x0c
+#define CFG_NUM_QUEUES		0x22
 #define CFG_MAX_DISCARD_SECTORS	0x24
 #define CFG_MAX_DISCARD_SEG	0x28
 #define CFG_DISCARD_ALIGN	0x2c
@@ -58,7 +59,16 @@ bool blk_start(struct blk_dev *b, const char **why)
 	uint32_t gen;
 
 	b->inflight = 0;
-	if (!virtio_start(d, want, why))
+	/* More than one queue only where rings were allocated for them. */
+	if (!virtio_negotiate(d, want | (b->queues_max > 1 ?
+					 1ULL << VIRTIO_BLK_F_MQ : 0), why))
+		return false;
+	d->nvq = 1;
+	if (virtio_has(d, VIRTIO_BLK_F_MQ))
+		d->nvq = MAX(MIN(mmio_read16(d->device + CFG_NUM_QUEUES),
+				 b->queues_max), 1);
+	b->queues = d->nvq;
+	if (!virtio_finish(d, why))
 		return false;
 	do {
 		gen = virtio_cfg_generation(d);
@@ -82,13 +92,14 @@ bool blk_start(struct blk_dev *b, const char **why)
 	return true;
 }
 
-/* Queues one request without notifying: the header, len bytes at buf in
- * up to segs segments of whole sectors (a first one of 100 bytes with
- * BLK_ODD), within seg_max and size_max, the status byte. Returns 0 or
- * BLK_ERR_FULL / BLK_ERR_SEGS. */
-int blk_queue(struct blk_dev *b, struct blk_req *r, uint32_t type,
-	      uint64_t sector, uint64_t buf, uint32_t len, unsigned segs,
-	      unsigned flags)
+/* Queues one request on vq without notifying: the header, len bytes at
+ * buf in up to segs segments of whole sectors (a first one of 100 bytes
+ * with BLK_ODD), within seg_max and size_max, the status byte. Returns 0
+ * or BLK_ERR_FULL / BLK_ERR_SEGS. Counts nothing in flight: the caller
+ * does, as only it knows which CPU drives vq. */
+int blk_queue_on(struct blk_dev *b, struct virtq *vq, struct blk_req *r,
+		 uint32_t type, uint64_t sector, uint64_t buf, uint32_t len,
+		 unsigned segs, unsigned flags)
 {
 	bool in = type == VIRTIO_BLK_T_IN || type == VIRTIO_BLK_T_GET_ID;
 	bool indirect = flags & BLK_INDIRECT &&
@@ -122,10 +133,22 @@ int blk_queue(struct blk_dev *b, struct blk_req *r, uint32_t type,
 		len -= l;
 	}
 	v[n++] = (struct vq_buf){ (uint64_t)&r->status, 1, true };
-	if (vq_add(&b->vd.vq[0], v, n, indirect ? r->table : 0, r) < 0)
+	if (vq_add(vq, v, n, indirect ? r->table : 0, r) < 0)
 		return BLK_ERR_FULL;
-	b->inflight++;
 	return 0;
+}
+
+/* The same on queue 0, counted in b->inflight. */
+int blk_queue(struct blk_dev *b, struct blk_req *r, uint32_t type,
+	      uint64_t sector, uint64_t buf, uint32_t len, unsigned segs,
+	      unsigned flags)
+{
+	int rc = blk_queue_on(b, &b->vd.vq[0], r, type, sector, buf, len,
+			      segs, flags);
+
+	if (!rc)
+		b->inflight++;
+	return rc;
 }
 
 /* Completes what the device has used: the count, or BLK_ERR_BAD_ID. */

@@ -11,6 +11,7 @@
 #define VIRTIO_BLK_F_SEG_MAX		2
 #define VIRTIO_BLK_F_RO			5
 #define VIRTIO_BLK_F_FLUSH		9
+#define VIRTIO_BLK_F_MQ			12
 #define VIRTIO_BLK_F_DISCARD		13
 #define VIRTIO_BLK_F_WRITE_ZEROES	14
 
@@ -60,7 +61,9 @@ struct blk_dev {
 	uint32_t discard_sectors, discard_segs, discard_align;
 	uint32_t wz_sectors, wz_segs;
 	bool ro;
-	unsigned inflight;
+	unsigned inflight;		/* on queue 0 */
+	unsigned queues_max;		/* rings virtio_probe allocated */
+	unsigned queues;		/* in use: more than 1 with F_MQ */
 };
 
 struct blk_hdr {
@@ -87,6 +90,9 @@ bool blk_start(struct blk_dev *b, const char **why);
 int blk_queue(struct blk_dev *b, struct blk_req *r, uint32_t type,
 	      uint64_t sector, uint64_t buf, uint32_t len, unsigned segs,
 	      unsigned flags);
+int blk_queue_on(struct blk_dev *b, struct virtq *vq, struct blk_req *r,
+		 uint32_t type, uint64_t sector, uint64_t buf, uint32_t len,
+		 unsigned segs, unsigned flags);
 int blk_reap(struct blk_dev *b);
 int blk_wait(struct blk_dev *b, uint64_t ms);
 int blk_io(struct blk_dev *b, uint32_t type, uint64_t sector, uint64_t buf,

@@ -160,9 +160,9 @@ static void print_info(struct blk_dev *b)
 								: '_';
 	id[n] = 0;
 	print("tg: blk dev=%u %s capacity=%lu ro=%u features=0x%lx "
-	      "seg_max=%u size_max=%u queue_size=%u serial=%s\n", b->num,
-	      b->vd.cand->where, b->capacity, b->ro, b->vd.features,
-	      b->seg_max, b->size_max, b->vd.vq[0].size, id);
+	      "seg_max=%u size_max=%u queue_size=%u queues=%u serial=%s\n",
+	      b->num, b->vd.cand->where, b->capacity, b->ro, b->vd.features,
+	      b->seg_max, b->size_max, b->vd.vq[0].size, b->queues, id);
 	if (rc != VIRTIO_BLK_S_OK && rc != VIRTIO_BLK_S_UNSUPP)
 		result(b, false, "id", "got=%s", blk_rc_name(rc));
 	recover(b, rc);
@@ -537,7 +537,10 @@ void run_blk(void)
 		}
 		memset(b, 0, sizeof(*b));
 		b->num = n++;
-		if (!virtio_probe(&b->vd, c, 1, &why) ||
+		/* blkbench_queues=N: blk0's other rings too. */
+		b->queues_max = b->num ? 1 : MIN(params.blkbench_queues,
+						 VIRTIO_MAX_QUEUES);
+		if (!virtio_probe(&b->vd, c, b->queues_max, &why) ||
 		    !blk_start(b, &why)) {
 			result(b, false, "init", "%s reason=%s", c->where,
 			       why);

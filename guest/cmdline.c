@@ -3,6 +3,7 @@
  * their own. */
 #include "guest.h"
 #include "lib.h"
+#include "virtio.h"
 
 struct params params;
 
@@ -252,6 +253,11 @@ static bool parse_one(const char *tok, size_t len)
 				     x <= BLKBENCH_QD_MAX ? x : 0;
 		return params.blkbench_qd;
 	}
+	if (is_key(tok, klen, "blkbench_queues")) {
+		params.blkbench_queues = parse_u64(v, vlen, false, &x) &&
+					 x >= 1 && x <= VIRTIO_MAX_QUEUES ? x : 0;
+		return params.blkbench_queues;
+	}
 	if (is_key(tok, klen, "ip"))
 		return parse_ipv4(v, vlen, &params.ip);
 	if (is_key(tok, klen, "hostip"))
@@ -285,6 +291,7 @@ void parse_params(const char *cl)
 {
 	params.touch_stride = 4096;
 	params.blkbench_qd = 16;
+	params.blkbench_queues = 1;
 	params.ip = 0x0a00020f;		/* 10.0.2.15 */
 	params.hostip = 0x0a000202;	/* 10.0.2.2 */
 	params.udp_port = 7777;

@@ -56,7 +56,8 @@ struct params {
 	struct mmio_param mmio[MMIO_MAX_DEVS];
 	unsigned nmmio;
 	unsigned vfeat_off;	/* VFEAT_* */
-	unsigned blkbench_qd;
+	unsigned blkbench_qd;		/* per queue */
+	unsigned blkbench_queues;
 	uint32_t ip, hostip;	/* IPv4, host byte order */
 	unsigned udp_port, net_ping_in;
 	uint64_t netbench_packets;
@@ -120,6 +121,15 @@ bool buddy_remove(uint64_t addr, uint64_t size, uint64_t *migrated);
 
 /* User mode (x86 ring 3, arm64 EL0) and interrupts. */
 long run_user(long (*fn)(long), long arg);
+/* How many CPUs can run user-mode work at once: 1, the boot CPU, where
+ * the others cannot (arm64's idle in WFI, and so do x86 APs not started,
+ * skip=smp); on x86 up to USER_CPUS. */
+unsigned user_cpu_count(void);
+/* Runs fn(args[i]) in user mode on CPU i for each i < n, all at once
+ * (CPU 0 is the caller), into results[i]. False if n is over
+ * user_cpu_count() or a CPU did not finish within ms. */
+bool run_user_cpus(unsigned n, long (*fn)(long), const long *args,
+		   long *results, uint64_t ms);
 extern volatile unsigned virtio_irqs[VEC_VIRTIO_COUNT];
 void virtio_interrupt(unsigned v);
 

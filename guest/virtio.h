@@ -150,7 +150,7 @@ struct virtio_ops {
  * changes) and the next one (every queue): MSI-X entries 0 and 1 on
  * PCI; on virtio-mmio the device's one wired line, level triggered,
  * goes to the second and the interrupt status says which it was. */
-#define VIRTIO_MAX_QUEUES	6
+#define VIRTIO_MAX_QUEUES	8
 
 struct virtio_dev {
 	const struct virtio_ops *ops;

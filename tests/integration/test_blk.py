@@ -182,6 +182,23 @@ def test_engines_in_stat():
             check_rw_image(img)
 
 
+def test_blkbench_multiqueue():
+    """Two vCPUs get a disk with two queues by default, and the test
+    guest's blkbench drives both at once, a ring-3 loop on each CPU: each
+    loop's share of the reads completes only if its queue is served."""
+    harness.require_kvm()
+    with tempfile.TemporaryDirectory() as d:
+        img = os.path.join(d, "bench.img")
+        make_image(img, RW_SIZE)
+        r = harness.run_guest("skip=lapic,pit blkbench blkbench_queues=2",
+                              ["-c", "2", "-d", img])
+    harness.assert_guest_passed(r, ("smp",))
+    assert r.tg["blk"]["queues"] == "2", r
+    seq, rand = r.tg["blkbench seq64k"], r.tg["blkbench rand4k"]
+    assert int(seq["bytes"]) == RW_SIZE and seq["queues"] == "2", r
+    assert rand["reqs"] == "20000" and rand["queues"] == "2", r
+
+
 def test_disk_free_once_vm_exits():
     """A VM started right after one that used the disk ended, or was
     killed, finds it unlocked: the kernel frees an io_uring in the

@@ -40,6 +40,22 @@ long run_user(long (*fn)(long), long arg)
 	return user_call(fn, arg, user_stack_top);
 }
 
+/* The secondaries idle in WFI once up; only the boot CPU runs EL0 work. */
+unsigned user_cpu_count(void)
+{
+	return 1;
+}
+
+bool run_user_cpus(unsigned n, long (*fn)(long), const long *args,
+		   long *results, uint64_t ms)
+{
+	(void)ms;		/* no other CPU to wait for */
+	if (n != 1)
+		return false;
+	results[0] = run_user(fn, args[0]);
+	return true;
+}
+
 static void irq(void)
 {
 	unsigned intid = gic_ack();

@@ -44,10 +44,18 @@
 #define SEL_KDATA	0x18
 #define SEL_UDATA	0x2b
 #define SEL_UCODE	0x33
-#define SEL_TSS		0x40
+#define SEL_TSS		0x40	/* CPU n's at SEL_TSS + 16 * n */
+
+/* CPUs that can run ring-3 work (a TSS each); and the size and
+ * alignment of each one's ring-0 stack, whose first word keeps the
+ * kernel stack pointer user_call left from. */
+#define USER_CPUS	8
+#define KSTACK_SIZE	0x4000
 
 /* Vector of the DPL-3 gate through which ring 3 returns to the kernel. */
 #define VEC_USER_RETURN	0x80
+/* The IPI that wakes an idle AP to look for ring-3 work. */
+#define VEC_WAKE	0xf0
 
 /* Where the AP trampoline is copied; the SIPI vector is its page number. */
 #define TRAMP_BASE	0x8000

@@ -1,4 +1,4 @@
-/* IDT, TSS and interrupt dispatch; the ring-3 call wrapper. */
+/* IDT, the CPUs' TSSs and interrupt dispatch; the ring-3 call wrapper. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -28,18 +28,25 @@ struct idt_desc {
 extern uint64_t gdt[];
 extern const uint64_t exception_stubs[32];
 extern const uint64_t virtio_stubs[VEC_VIRTIO_COUNT];
-extern char isr32[], isr33[], isr255[], user_int[];
+extern char isr32[], isr33[], isr240[], isr255[], user_int[];
 void user_return(long result) __attribute__((noreturn));
 
-static struct tss tss;
+/* What a CPU needs to run ring-3 work: its TSS (whose rsp0 stack takes
+ * int 0x80 and exceptions from ring 3) and a user stack. */
+struct user_cpu {
+	uint8_t *kstack;		/* KSTACK_SIZE bytes, as aligned */
+	uint8_t *ustack_top;
+};
+
+static struct tss tss[USER_CPUS];
+static struct user_cpu user_cpus[USER_CPUS];
 static uint64_t *idt;
 static struct idt_desc idt_desc;
-static uint8_t *user_stack_top;
 volatile unsigned lapic_ticks, pit_ticks;
 volatile unsigned virtio_irqs[VEC_VIRTIO_COUNT];
 
-#define KSTACK_PAGES 4
-#define USTACK_PAGES 16
+#define USTACK_PAGES 16		/* the boot CPU's: every workload's */
+#define AP_USTACK_PAGES 4	/* the APs': blkbench's loops */
 
 static void set_gate(unsigned vec, uint64_t handler, unsigned dpl)
 {
@@ -54,17 +61,28 @@ void desc_load_ap(void)
 	asm volatile("lidt %0" : : "m"(idt_desc));
 }
 
+/* CPU n's TSS, GDT entry and stacks. */
+static void user_cpu_init(unsigned n, unsigned ustack_pages)
+{
+	struct tss *t = &tss[n];
+	uint64_t base = (uint64_t)t, limit = sizeof(*t) - 1;
+	uint64_t *d = &gdt[SEL_TSS / 8 + 2 * n];
+	uint8_t *k = alloc_pages(2 * KSTACK_SIZE / 4096);
+
+	k = (uint8_t *)ALIGN_UP((uint64_t)k, KSTACK_SIZE);
+	user_cpus[n].kstack = k;
+	t->rsp[0] = (uint64_t)k + KSTACK_SIZE;
+	t->iomap_base = sizeof(*t);
+	d[0] = (limit & 0xffff) | (base & 0xffffff) << 16 | 0x89ULL << 40 |
+	       (limit >> 16 & 0xf) << 48 | (base >> 24 & 0xff) << 56;
+	d[1] = base >> 32;
+	user_cpus[n].ustack_top = (uint8_t *)alloc_pages(ustack_pages) +
+				  ustack_pages * 4096;
+}
+
 void desc_init(void)
 {
-	uint64_t base = (uint64_t)&tss, limit = sizeof(tss) - 1;
-
-	/* TSS: rsp0 is the stack for interrupts and int 0x80 from ring 3. */
-	tss.rsp[0] = (uint64_t)alloc_pages(KSTACK_PAGES) + KSTACK_PAGES * 4096;
-	tss.iomap_base = sizeof(tss);
-	gdt[SEL_TSS / 8] = (limit & 0xffff) | (base & 0xffffff) << 16 |
-			   0x89ULL << 40 | (limit >> 16 & 0xf) << 48 |
-			   (base >> 24 & 0xff) << 56;
-	gdt[SEL_TSS / 8 + 1] = base >> 32;
+	user_cpu_init(0, USTACK_PAGES);
 	asm volatile("ltr %w0" : : "r"(SEL_TSS));
 
 	/* Unused vectors stay not-present and end up in #NP. */
@@ -76,19 +94,36 @@ void desc_init(void)
 	set_gate(VEC_PIT, (uint64_t)isr33, 0);
 	for (unsigned v = 0; v < VEC_VIRTIO_COUNT; v++)
 		set_gate(VEC_VIRTIO_BASE + v, virtio_stubs[v], 0);
+	set_gate(VEC_WAKE, (uint64_t)isr240, 0);
 	set_gate(VEC_SPURIOUS, (uint64_t)isr255, 0);
 	set_gate(VEC_USER_RETURN, (uint64_t)user_return, 3);
 	idt_desc.limit = 4096 - 1;
 	idt_desc.base = (uint64_t)idt;
 	desc_load_ap();
+}
 
-	user_stack_top = (uint8_t *)alloc_pages(USTACK_PAGES) +
-			 USTACK_PAGES * 4096;
+/* From the boot CPU, before AP n (< USER_CPUS) first runs ring-3 work. */
+void desc_user_prepare(unsigned n)
+{
+	if (!user_cpus[n].kstack)
+		user_cpu_init(n, AP_USTACK_PAGES);
+}
+
+/* On AP n, once desc_user_prepare(n) is done. */
+void desc_user_load(unsigned n)
+{
+	asm volatile("ltr %w0" : : "r"(SEL_TSS + 16 * n));
+}
+
+long run_user_on(unsigned cpu, long (*fn)(long), long arg)
+{
+	return user_call(fn, arg, user_cpus[cpu].ustack_top,
+			 user_cpus[cpu].kstack);
 }
 
 long run_user(long (*fn)(long), long arg)
 {
-	return user_call(fn, arg, user_stack_top);
+	return run_user_on(0, fn, arg);
 }
 
 void interrupt_dispatch(struct regs *r)
@@ -100,6 +135,9 @@ void interrupt_dispatch(struct regs *r)
 		return;
 	case VEC_PIT:
 		pit_ticks++;
+		lapic_eoi();
+		return;
+	case VEC_WAKE:
 		lapic_eoi();
 		return;
 	case VEC_SPURIOUS:

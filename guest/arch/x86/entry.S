@@ -16,7 +16,7 @@ isr\vec:
 	.endm
 
 	/* Exceptions that push an error code: 8, 10-14, 17, 21, 29, 30. */
-	.irp v, 0,1,2,3,4,5,6,7,9,15,16,18,19,20,22,23,24,25,26,27,28,31,32,33,255
+	.irp v, 0,1,2,3,4,5,6,7,9,15,16,18,19,20,22,23,24,25,26,27,28,31,32,33,240,255
 	STUB \v, 0
 	.endr
 	/* MSI-X vectors of virtio devices: VEC_VIRTIO_BASE (0x40) on. */
@@ -79,10 +79,12 @@ virtio_stubs:
 
 	.text
 /*
- * long user_call(long (*fn)(long), long arg, void *stack_top)
+ * long user_call(long (*fn)(long), long arg, void *stack_top, void *kstack)
  * Runs fn(arg) in ring 3 with IF=0; fn's result comes back through the
  * DPL-3 gate at vector 0x80 (user_return), which resumes the kernel
- * context saved here.
+ * context saved here. kstack is this CPU's ring-0 stack (its TSS's rsp0
+ * stack, KSTACK_SIZE-aligned); the saved stack pointer goes in its first
+ * word, where user_return finds it from any depth of that stack.
  */
 	.globl user_call
 user_call:
@@ -92,7 +94,7 @@ user_call:
 	pushq	%r13
 	pushq	%r14
 	pushq	%r15
-	movq	%rsp, user_saved_rsp(%rip)
+	movq	%rsp, (%rcx)
 	pushq	$SEL_UDATA
 	pushq	%rdx
 	pushq	$0x2
@@ -111,11 +113,14 @@ user_int:
 	int	$VEC_USER_RETURN
 	ud2
 
-	/* Also called from interrupt_dispatch with the result in %rdi. */
+	/* Also called from interrupt_dispatch with the result in %rdi; on
+	 * the ring-0 stack either way, as ring 3 came through the TSS. */
 	.globl user_return
 user_return:
 	movq	%rdi, %rax
-	movq	user_saved_rsp(%rip), %rsp
+	movq	%rsp, %rcx
+	andq	$-KSTACK_SIZE, %rcx
+	movq	(%rcx), %rsp
 	popq	%r15
 	popq	%r14
 	popq	%r13
@@ -123,8 +128,3 @@ user_return:
 	popq	%rbp
 	popq	%rbx
 	ret
-
-	.section .noinit, "aw", @nobits
-	.balign 8
-user_saved_rsp:
-	.quad 0

@@ -134,7 +134,9 @@ gdt:
 	.quad 0x00cff2000000ffff	/* 0x28: user data */
 	.quad 0x00affa000000ffff	/* 0x30: user code */
 	.quad 0
-	.quad 0, 0			/* 0x40: TSS */
+	.rept USER_CPUS			/* 0x40: a TSS per CPU */
+	.quad 0, 0
+	.endr
 gdt_end:
 	/* Read as 6 bytes by 32-bit lgdt and 10 by 64-bit lgdt. */
 	.globl gdt_desc
