@@ -13,6 +13,12 @@ and its best setup:
               QEMU cache=none default (aio=threads) and tuned
               (iothread, cache=none, aio=native)
 
+With --queues N, N vCPUs and N queues on the disk (thpvm -c N
+-d IMG,queues=N; QEMU -smp N, num-queues=N, all served by its one
+iothread in the tuned setup, as QEMU 7.2 has no per-queue iothreads), and
+the guest drives them all at once, a ring-3 loop per CPU, each with QD
+requests in flight (at most 64 over all queues).
+
 Host CPU per request: the CPU time of the VMM's threads other than its
 vCPUs (its I/O path: device thread, workers, iothread, io_uring's
 kernel workers) over the run, divided by the requests; the guest polls,
@@ -20,6 +26,7 @@ so vCPU time is the run's length whoever serves it. Then each VMM's own
 memory: resident memory minus resident guest RAM, one disk, after boot.
 
 usage: bench/blk.py [RUNS] [--qd N,N] [--case page-cache|direct]
+                    [--queues N]
   (default 3 runs, queue depths 1,16,64, both cases; a build in ./build
   or BUILD=)"""
 import argparse
@@ -61,10 +68,10 @@ def set_cache(path, case):
         os.close(fd)
 
 
-def qemu_disk(img, drive="", iothread=False):
+def qemu_disk(img, drive="", iothread=False, queues=1):
     """QEMU's disk; and debug-threads, which names its vCPU threads
     "CPU N/KVM" so that host.vmm_cpu_ns tells them apart."""
-    dev = "virtio-blk-pci,drive=d0,disable-legacy=on"
+    dev = f"virtio-blk-pci,drive=d0,disable-legacy=on,num-queues={queues}"
     obj = ["-name", "bench,debug-threads=on"]
     if iothread:
         obj += ["-object", "iothread,id=io0"]
@@ -73,22 +80,21 @@ def qemu_disk(img, drive="", iothread=False):
                   "-device", dev]
 
 
-def configs(img, case):
+def configs(img, case, queues):
     """(name, a function of the guest's params giving the command)."""
     direct = case == "direct"
-    opt = ",direct" if direct else ""
-    out = [("thpvm io_uring", lambda p: [THPVM, "run", "-m", MEM, "-d",
-                                         img + opt, "-p", p]),
-           ("thpvm threads", lambda p: [THPVM, "run", "-m", MEM, "-d",
-                                        img + opt + ",aio=threads", "-p",
-                                        p])]
+    disk = img + (",direct" if direct else "") + f",queues={queues}"
+    thpvm = [THPVM, "run", "-m", MEM, "-c", str(queues), "-d"]
+    out = [("thpvm io_uring", lambda p: thpvm + [disk, "-p", p]),
+           ("thpvm threads", lambda p: thpvm + [disk + ",aio=threads",
+                                                "-p", p])]
     if QEMU:
         cache = ",cache=none" if direct else ""
         tuned = ",cache=none,aio=native" if direct else ",aio=io_uring"
-        out += [("QEMU default", lambda p: qemu_cmd(MEM, p) +
-                 qemu_disk(img, cache)),
-                ("QEMU tuned", lambda p: qemu_cmd(MEM, p) +
-                 qemu_disk(img, tuned, iothread=True))]
+        out += [("QEMU default", lambda p: qemu_cmd(MEM, p, queues) +
+                 qemu_disk(img, cache, queues=queues)),
+                ("QEMU tuned", lambda p: qemu_cmd(MEM, p, queues) +
+                 qemu_disk(img, tuned, iothread=True, queues=queues))]
     return out
 
 
@@ -112,6 +118,8 @@ def main():
     ap.add_argument("runs", nargs="?", type=int, default=3)
     ap.add_argument("--qd", default="1,16,64")
     ap.add_argument("--case", choices=["page-cache", "direct"])
+    ap.add_argument("--queues", type=int, default=1, choices=range(1, 9),
+                    metavar="N")
     args = ap.parse_args()
     require_build()
     print_command()
@@ -122,13 +130,17 @@ def main():
         make_image(img)
         print(f"image 256 MiB in {d}, synced (in the page cache for the "
               f"page-cache case, dropped from it for direct), -m {MEM}, "
+              f"{args.queues} vCPU(s) and queue(s), "
               f"{args.runs} runs each, medians; seq MB/s / rand IOPS / "
               f"I/O-path CPU µs per request")
+        # The APs start only where there is work for them.
+        skip = "skip=smp,lapic,pit" if args.queues == 1 else "skip=lapic,pit"
         for case in cases:
             set_cache(img, case)
-            cfgs = configs(img, case)
+            cfgs = configs(img, case, args.queues)
             for qd in qds:
-                params = f"skip=smp,lapic,pit blkbench blkbench_qd={qd} serve"
+                params = (f"{skip} blkbench blkbench_qd={qd} "
+                          f"blkbench_queues={args.queues} serve")
                 res = {name: [] for name, _ in cfgs}
                 for _ in range(args.runs):
                     for name, cmd in cfgs:
