@@ -253,10 +253,13 @@ static bool parse_one(const char *tok, size_t len)
 				     x <= BLKBENCH_QD_MAX ? x : 0;
 		return params.blkbench_qd;
 	}
+	/* A bad count keeps the default: blk0's rings are sized by it. */
 	if (is_key(tok, klen, "blkbench_queues")) {
-		params.blkbench_queues = parse_u64(v, vlen, false, &x) &&
-					 x >= 1 && x <= VIRTIO_MAX_QUEUES ? x : 0;
-		return params.blkbench_queues;
+		if (!parse_u64(v, vlen, false, &x) || x < 1 ||
+		    x > VIRTIO_MAX_QUEUES)
+			return false;
+		params.blkbench_queues = x;
+		return true;
 	}
 	if (is_key(tok, klen, "ip"))
 		return parse_ipv4(v, vlen, &params.ip);
