@@ -152,9 +152,12 @@ void blk_bench(struct blk_dev *b)
 		return;
 	}
 	/* Direct chains of three descriptors, and one 64 KiB buffer each;
-	 * the slots and buffers are shared out between the queues. */
-	qd = MIN(params.blkbench_qd, b->vd.vq[0].size / 3);
-	qd = MIN(qd, BLK_SLOTS / n);
+	 * the slots and buffers are shared out between the queues, and each
+	 * queue may be smaller than queue 0. */
+	qd = MIN(params.blkbench_qd, BLK_SLOTS / n);
+	qd = MIN(qd, BLK_BUF_SIZE / (64 * 1024) / n);
+	for (unsigned i = 0; i < n; i++)
+		qd = MIN(qd, b->vd.vq[i].size / 3u);
 
 	reqs = b->capacity / (64 * 1024 / SECTOR);
 	if (!run(b, n, qd, 64 * 1024, false, reqs, &ns, &rc)) {

@@ -127,7 +127,8 @@ long run_user(long (*fn)(long), long arg);
 unsigned user_cpu_count(void);
 /* Runs fn(args[i]) in user mode on CPU i for each i < n, all at once
  * (CPU 0 is the caller), into results[i]. False if n is over
- * user_cpu_count() or a CPU did not finish within ms. */
+ * user_cpu_count(), a CPU did not finish within ms, or one has not
+ * finished an earlier call's work. */
 bool run_user_cpus(unsigned n, long (*fn)(long), const long *args,
 		   long *results, uint64_t ms);
 extern volatile unsigned virtio_irqs[VEC_VIRTIO_COUNT];

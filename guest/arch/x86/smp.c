@@ -84,6 +84,11 @@ bool run_user_cpus(unsigned n, long (*fn)(long), const long *args,
 
 	if (!n || n > user_cpu_count())
 		return false;
+	/* An AP that overran an earlier call would take this call's done
+	 * for its own: it gets no more work. */
+	for (unsigned i = 1; i < n; i++)
+		if (ap_work[i].fn && !ap_work[i].done)
+			return false;
 	for (unsigned i = 1; i < n; i++) {
 		desc_user_prepare(i);
 		ap_work[i] = (struct ap_work){ .arg = args[i] };
