@@ -28,6 +28,8 @@
 #define VIRTIO_BALLOON_F_DEFLATE_ON_OOM	2
 #define VIRTIO_BALLOON_F_REPORTING	5
 #define VIRTIO_BALLOON_F_CONT_PAGES	6
+/* Inflate, deflate, stats, reporting and the two continuous ones. */
+#define BALLOON_MAX_QUEUES		6
 
 #define CFG_NUM_PAGES			0
 #define CFG_ACTUAL			4
@@ -363,8 +365,7 @@ bool run_balloon(void)
 	if (!(params.vfeat_off & VFEAT_NOCONT))
 		want |= 1ULL << VIRTIO_BALLOON_F_CONT_PAGES;
 	d->may_poll = true;
-	/* Inflate, deflate, stats, reporting, the two continuous ones. */
-	if (!virtio_probe(d, c, 6, &why) ||
+	if (!virtio_probe(d, c, BALLOON_MAX_QUEUES, &why) ||
 	    !virtio_negotiate(d, want, &why))
 		goto fail;
 	bl.cont = virtio_has(d, VIRTIO_BALLOON_F_CONT_PAGES);
