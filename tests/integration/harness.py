@@ -329,24 +329,33 @@ def direct_tempdir():
     """A TemporaryDirectory whose files take O_DIRECT: in TMPDIR (CI's is
     on ext4), else /var/tmp; the test skips where neither does (tmpfs on
     older kernels, some overlays), as the unit tests do."""
-    block = mmap.mmap(-1, 4096)     # page-aligned, as O_DIRECT wants
-    for base in dict.fromkeys((tempfile.gettempdir(), "/var/tmp")):
-        try:
-            d = tempfile.TemporaryDirectory(dir=base)
-        except OSError:
-            continue
-        try:
-            fd = os.open(os.path.join(d.name, "probe"),
-                         os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o600)
-            try:
-                if os.write(fd, block) == len(block):
-                    return d
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
-        d.cleanup()
+    with mmap.mmap(-1, 4096) as block:  # page-aligned, as O_DIRECT wants
+        for base in dict.fromkeys((tempfile.gettempdir(), "/var/tmp")):
+            d = _direct_dir_in(base, block)
+            if d:
+                return d
     skip(f"neither {tempfile.gettempdir()} nor /var/tmp takes O_DIRECT")
+
+
+def _direct_dir_in(base, block):
+    """A TemporaryDirectory in base where block can be written with
+    O_DIRECT, or None."""
+    try:
+        d = tempfile.TemporaryDirectory(dir=base)
+    except OSError:
+        return None
+    try:
+        fd = os.open(os.path.join(d.name, "probe"),
+                     os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o600)
+        try:
+            if os.write(fd, block) == len(block):
+                return d
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    d.cleanup()
+    return None
 
 
 def capable_kvm_host():

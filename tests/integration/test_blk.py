@@ -153,8 +153,8 @@ def test_engines_in_stat():
     """Each disk's engine: io_uring by default (this kernel has it), the
     one -d names otherwise; its queues: one per vCPU by default, as many
     as -d names otherwise. thpvm stat says which, and all serve the
-    guest's checks (the test guest's driver takes no multiqueue: queue 0
-    alone must do)."""
+    guest's checks (the test guest's driver uses queue 0 alone unless
+    blkbench_queues asks for more)."""
     harness.require_kvm()
     with harness.direct_tempdir() as d:
         imgs = [os.path.join(d, f"{i}.img") for i in range(3)]

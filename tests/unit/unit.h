@@ -17,9 +17,9 @@ struct unit_state {
 extern struct unit_state unit;
 
 /* How long a test waits for what another thread is to do. Only a
- * failing check waits it out, so it is generous: in CI the arm64 and
- * ppc64 hosts are emulated on an overcommitted machine, and a vCPU there
- * can stall for seconds between two steps of a device thread. */
+ * failing check waits it out, so it is generous: in CI the unit tests
+ * also run under qemu-user and in emulated arm64 and ppc64 hosts, on a
+ * 2-CPU machine busy with other suites. */
 #define TIMEOUT_MS 30000
 
 #define CHECK(cond)                                                        \
