@@ -112,11 +112,3 @@ uint32_t used_len(unsigned q, unsigned i)
 {
 	return get_le32(gpa(USED_GPA(q) + 8 + 8 * (i % QSIZE)));
 }
-
-double ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
-}

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/guest_ram.h"
+#include "lib/util.h"
 #include "virtio/virtio.h"
 #include "unit.h"
 
@@ -49,15 +50,13 @@ uint16_t used_idx(unsigned q);
 uint32_t used_id(unsigned q, unsigned i);
 uint32_t used_len(unsigned q, unsigned i);
 
-double ms_since(const struct timespec *t0);
-
 /* Polls cond every millisecond until it holds or TIMEOUT_MS pass. */
 #define WAIT_FOR(cond)                                                     \
 	({                                                                 \
 		struct timespec t0_;                                       \
 		bool ok_;                                                  \
 		clock_gettime(CLOCK_MONOTONIC, &t0_);                      \
-		while (!(ok_ = (cond)) && ms_since(&t0_) < TIMEOUT_MS)     \
+		while (!(ok_ = (cond)) && time_ms_since(&t0_) < TIMEOUT_MS) \
 			poll(NULL, 0, 1);                                  \
 		ok_;                                                       \
 	})

@@ -9,15 +9,8 @@
 #include <unistd.h>
 
 #include "core/console_out.h"
+#include "lib/util.h"
 #include "unit.h"
-
-static double ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
-}
 
 static struct console_out_stats stats(struct console_out *co)
 {
@@ -33,7 +26,7 @@ static bool wait_written(struct console_out *co, uint64_t n)
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (stats(co).written < n && ms_since(&t0) < TIMEOUT_MS)
+	while (stats(co).written < n && time_ms_since(&t0) < TIMEOUT_MS)
 		poll(NULL, 0, 1);
 	return stats(co).written == n;
 }
@@ -44,7 +37,7 @@ static bool wait_dropped(struct console_out *co, uint64_t n)
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (stats(co).dropped < n && ms_since(&t0) < TIMEOUT_MS)
+	while (stats(co).dropped < n && time_ms_since(&t0) < TIMEOUT_MS)
 		poll(NULL, 0, 1);
 	return stats(co).dropped == n;
 }
@@ -141,7 +134,7 @@ static void test_stalled_reader(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	console_out_put(&co, (const uint8_t *)want, 20);
 	console_out_put(&co, (const uint8_t *)want + 20, 20);
-	CHECK(ms_since(&t0) < 1000);
+	CHECK(time_ms_since(&t0) < 1000);
 	CHECK_EQ(stats(&co).pending, 32);
 	CHECK_EQ(stats(&co).dropped, 8);
 	CHECK_EQ(stats(&co).written, 0);
@@ -173,8 +166,8 @@ static void test_close_with_stuck_reader(void)
 	console_out_put(&co, (const uint8_t *)"stuck", 5);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	console_out_close(&co, 50);
-	CHECK(ms_since(&t0) < 2000);
-	CHECK(ms_since(&t0) >= 40);
+	CHECK(time_ms_since(&t0) < 2000);
+	CHECK(time_ms_since(&t0) >= 40);
 	/* Again, and on a zeroed one: nothing to do. */
 	console_out_close(&co, 50);
 	memset(&co, 0, sizeof(co));

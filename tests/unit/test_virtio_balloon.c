@@ -474,7 +474,7 @@ static void test_stats(void)
 	CHECK_EQ(i.stats_mask, 1U << VIRTIO_BALLOON_S_MEMFREE |
 			       1U << VIRTIO_BALLOON_S_MEMTOT);
 	/* Their age counts from their arrival, after the send. */
-	CHECK(i.stats_age >= 0 && i.stats_age * 1e3 <= ms_since(&t0) + 1);
+	CHECK(i.stats_age >= 0 && i.stats_age * 1e3 <= time_ms_since(&t0) + 1);
 	poll(NULL, 0, 200);
 	CHECK_EQ(used_idx(q), 0);
 	teardown();

@@ -178,19 +178,19 @@ static void test_rate_holds_across_periods(void)
 		virtio_queue_kick(&rng.vdev, 0);
 		poll(NULL, 0, 1);
 	}
-	CHECK(used_idx(0) == 2 || ms_since(&t0) >= 1000);
+	CHECK(used_idx(0) == 2 || time_ms_since(&t0) >= 1000);
 	/* The rest of the period: a busy wait would take (its share of a
 	 * loaded host's CPUs in) most of it, an idle thread next to
 	 * nothing, even under emulation. */
 	cpu0 = thread_cpu_ms();
 	CHECK(WAIT_FOR(used_idx(0) >= 4));
-	t4 = ms_since(&t0);
+	t4 = time_ms_since(&t0);
 	cpu1 = thread_cpu_ms();
 	CHECK_EQ(used_idx(0), 4);
 	CHECK(t4 >= 1000);
 	CHECK(cpu0 >= 0 && cpu1 - cpu0 < 50);
 	CHECK(WAIT_FOR(used_idx(0) == 5));
-	CHECK(ms_since(&t0) >= 2000);
+	CHECK(time_ms_since(&t0) >= 2000);
 	for (i = 0; i < 5; i++) {
 		CHECK_EQ(used_len(0, i), 512);
 		CHECK(random_bytes(BUF_GPA(used_id(0, i)), 512));
@@ -262,7 +262,7 @@ static void test_reset_while_waiting(void)
 	poll(NULL, 0, 100);
 	CHECK_EQ(used_idx(0), 0);
 	CHECK(WAIT_FOR(used_idx(0) == 1));
-	CHECK(ms_since(&t0) >= 1000);
+	CHECK(time_ms_since(&t0) >= 1000);
 	CHECK_EQ(used_id(0, 0), 2);
 	CHECK_EQ(guarded(BUF_GPA(1), 512), 512);
 	teardown();
