@@ -357,13 +357,20 @@ static bool refused_saying(const struct boot_source *src, const char *why)
 	int saved = dup(STDERR_FILENO), err;
 	size_t n;
 
-	if (!log || saved < 0)
-		return false;
 	fflush(stderr);
-	dup2(fileno(log), STDERR_FILENO);
+	if (!log || saved < 0 || dup2(fileno(log), STDERR_FILENO) < 0) {
+		printf("# cannot capture stderr: %s\n", strerror(errno));
+		if (log)
+			fclose(log);
+		if (saved >= 0)
+			close(saved);
+		return false;
+	}
 	err = arch_boot_load(&vm, src);
 	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
+	/* Without stderr back, later failures would go unseen. */
+	if (dup2(saved, STDERR_FILENO) < 0)
+		abort();
 	close(saved);
 	rewind(log);
 	n = fread(said, 1, sizeof(said) - 1, log);
