@@ -7,6 +7,7 @@
 #include <linux/virtio_ring.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -350,21 +351,25 @@ static void reset_locked(struct virtio_device *vdev)
 	vdev->config_vector = VIRTIO_NO_VECTOR;
 }
 
-/* The stop eventfd stays readable, so every thread sees it. */
+/* The stop eventfd stays readable, so every thread sees it. A thread
+ * that cannot be told to stop would go on using what destroy frees, so
+ * that ends the process instead. */
 static void threads_stop(struct virtio_device *vdev)
 {
-	int err = 0;
 	unsigned i;
+	int err;
 
 	if (!vdev->threads[0].started)
 		return;
 	/* A paused thread would never see the stop. */
 	virtio_device_resume(vdev);
 	err = eventfd_signal(vdev->stop_fd);
-	if (err)
+	if (err) {
 		pr_err("%s: cannot stop its threads: %s", vdev->name,
 		       strerror(-err));
-	for (i = 0; i < vdev->nr_threads && !err; i++) {
+		abort();
+	}
+	for (i = 0; i < vdev->nr_threads; i++) {
 		if (vdev->threads[i].started)
 			pthread_join(vdev->threads[i].thread, NULL);
 		vdev->threads[i].started = false;
