@@ -121,16 +121,23 @@ bool buddy_remove(uint64_t addr, uint64_t size, uint64_t *migrated);
 
 /* User mode (x86 ring 3, arm64 EL0) and interrupts. */
 long run_user(long (*fn)(long), long arg);
-/* How many CPUs can run user-mode work at once: 1, the boot CPU, where
- * the others cannot (arm64's idle in WFI, and so do x86 APs not started,
- * skip=smp); on x86 up to USER_CPUS. */
+/* How many CPUs can run user-mode work at once: those up, at most
+ * USER_CPUS (1, the boot CPU, when skip=smp started no other). */
 unsigned user_cpu_count(void);
 /* Runs fn(args[i]) in user mode on CPU i for each i < n, all at once
  * (CPU 0 is the caller), into results[i]. False if n is over
  * user_cpu_count(), a CPU did not finish within ms, or one has not
- * finished an earlier call's work. */
+ * finished an earlier call's work (user_cpus.c). */
 bool run_user_cpus(unsigned n, long (*fn)(long), const long *args,
 		   long *results, uint64_t ms);
+/* From CPU n's idle loop: the work run_user_cpus gave it, if any. */
+void user_work_run(unsigned n);
+/* The arch's part: from the boot CPU, before CPU n first runs user-mode
+ * work (its stacks); wake CPU n from its idle loop; on CPU n, fn(arg) in
+ * user mode. */
+void arch_user_prepare(unsigned n);
+void arch_cpu_wake(unsigned n);
+long run_user_on(unsigned n, long (*fn)(long), long arg);
 extern volatile unsigned virtio_irqs[VEC_VIRTIO_COUNT];
 void virtio_interrupt(unsigned v);
 

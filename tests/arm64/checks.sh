@@ -246,6 +246,18 @@ rc=$?
 	    "status $rc: $(grep -E 'FAIL|its|done' tgpci.out | head -n 3)"
 expect "test guest: virtio-rng on virtio-pci, MSI-X through the ITS" \
 	tgpci.out "^tg: ok rng bdf=.* bytes=4096 .* irq=msix "
+# blkbench from both vCPUs at once on a disk with a queue per vCPU (the
+# default): each CPU's EL0 loop finishes its share only if its own queue
+# is served.
+timeout 300 ./thpvm run -m 256 -c 2 -d tg1.img,ro \
+	-p "cpus=2 blkbench blkbench_queues=2 skip=vtimer,ptimer" \
+	>tgmq.out 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "^tg: blk dev=0 .* queues=2 " tgmq.out &&
+	grep -q "^tg: blkbench rand4k reqs=20000 .* queues=2$" tgmq.out &&
+	ok "test guest: blkbench on two queues from two vCPUs at once" ||
+	bad "test guest: blkbench on two queues from two vCPUs at once" \
+	    "status $rc: $(grep -E 'FAIL|blk|done' tgmq.out | head -n 4)"
 
 # The test guest's balloon driver (continuous pages) on virtio-mmio:
 # half its RAM taken and given back by the host, through the control

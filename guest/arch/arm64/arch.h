@@ -78,9 +78,12 @@ struct mmu_regs {
 extern struct mmu_regs mmu;
 void mm_init(void);
 
-/* Exceptions, EL0 (exceptions.c, vectors.S). */
+/* Exceptions, EL0 (exceptions.c, vectors.S). CPUs (by slot: the boot
+ * CPU is 0) that may run EL0 work at once: a queue each for blkbench. */
+#define USER_CPUS 8
 long user_call(long (*fn)(long), long arg, void *stack_top);
 void exceptions_init(void);
+void el0_cpu_init(unsigned n);
 
 /* PSCI (psci.c). */
 uint32_t psci_version(void);

@@ -1,6 +1,6 @@
-/* Exceptions and interrupts (vectors.S saves the frame), and EL0: the
- * return from it through svc, and its stack. Anything unexpected is
- * reported with its syndrome and ends the run. */
+/* Exceptions and interrupts (vectors.S saves the frame), and EL0: each
+ * CPU's stack for it and the return from it through svc. Anything
+ * unexpected is reported with its syndrome and ends the run. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -23,37 +23,42 @@ extern char __image_start[];
 void user_return(long result) __attribute__((noreturn));
 void exception_dispatch(struct frame *f, unsigned vector);
 
+/* A CPU's EL0 state. user_call keeps the CPU's EL1 stack pointer in
+ * saved_sp, found through tpidr_el1, so that the svc ending a call
+ * returns on the CPU that made it. */
+struct el0_cpu {
+	uint64_t saved_sp;		/* first: vectors.S's offset 0 */
+	uint8_t *stack_top;
+};
+
 volatile unsigned virtio_irqs[VEC_VIRTIO_COUNT];
-static uint8_t *user_stack_top;
+static struct el0_cpu el0_cpus[USER_CPUS];
 static bool in_exception;
 
 void exceptions_init(void)
 {
-	/* EL0 reads the virtual counter (clock_now) and nothing else. */
+	el0_cpu_init(0);
+	arch_user_prepare(0);
+}
+
+/* On CPU n, before it runs EL0 work: EL0 reads the virtual counter
+ * (clock_now) and nothing else. */
+void el0_cpu_init(unsigned n)
+{
 	sysreg_write(cntkctl_el1, 1u << 1);
-	user_stack_top = (uint8_t *)alloc_pages(USTACK_PAGES) +
-			 USTACK_PAGES * 4096;
+	sysreg_write(tpidr_el1, (uint64_t)&el0_cpus[n]);
 }
 
-long run_user(long (*fn)(long), long arg)
+void arch_user_prepare(unsigned n)
 {
-	return user_call(fn, arg, user_stack_top);
+	if (!el0_cpus[n].stack_top)
+		el0_cpus[n].stack_top = (uint8_t *)alloc_pages(USTACK_PAGES) +
+					USTACK_PAGES * 4096;
 }
 
-/* The secondaries idle in WFI once up; only the boot CPU runs EL0 work. */
-unsigned user_cpu_count(void)
+long run_user_on(unsigned n, long (*fn)(long), long arg)
 {
-	return 1;
-}
-
-bool run_user_cpus(unsigned n, long (*fn)(long), const long *args,
-		   long *results, uint64_t ms)
-{
-	(void)ms;		/* no other CPU to wait for */
-	if (n != 1)
-		return false;
-	results[0] = run_user(fn, args[0]);
-	return true;
+	return user_call(fn, arg, el0_cpus[n].stack_top);
 }
 
 static void irq(void)

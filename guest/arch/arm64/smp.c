@@ -1,6 +1,7 @@
 /* Secondary CPUs: each one the device tree lists is started with PSCI
  * CPU_ON at secondary_entry (head.S), takes the boot CPU's translation,
- * reports its MPIDR and idles with interrupts masked. */
+ * reports its MPIDR and idles in WFE with interrupts masked, until the
+ * boot CPU's SEV brings it EL0 work (run_user_cpus). */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -32,9 +33,29 @@ void secondary_main(void)
 
 	if (slot < MAX_CPUS)
 		up_mpidr[slot] = sysreg_read(mpidr_el1) & MPIDR_AFF_MASK;
+	if (slot < USER_CPUS)
+		el0_cpu_init(slot);
 	__atomic_fetch_add(&cpus_up, 1, __ATOMIC_RELEASE);
-	for (;;)
-		asm volatile("wfi");
+	/* A SEV between the look for work and the WFE is not lost: it
+	 * leaves the event register set, and WFE returns at once. */
+	for (;;) {
+		if (slot < USER_CPUS)
+			user_work_run(slot);
+		asm volatile("wfe");
+	}
+}
+
+unsigned user_cpu_count(void)
+{
+	return MIN(MAX(__atomic_load_n(&cpus_up, __ATOMIC_ACQUIRE), 1),
+		   USER_CPUS);
+}
+
+/* The work is stored before the event is sent. */
+void arch_cpu_wake(unsigned n)
+{
+	(void)n;
+	asm volatile("dsb ish; sev" : : : "memory");
 }
 
 /* Starts the CPU with this MPIDR; PSCI's answer (0: on its way). */

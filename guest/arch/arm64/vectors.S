@@ -81,8 +81,8 @@ user_call:
 	stp	x25, x26, [sp, #64]
 	stp	x27, x28, [sp, #80]
 	mov	x3, sp
-	adrp	x4, user_saved_sp
-	str	x3, [x4, :lo12:user_saved_sp]
+	mrs	x4, tpidr_el1		/* this CPU's struct el0_cpu */
+	str	x3, [x4]
 	msr	sp_el0, x2
 	adr	x3, user_entry
 	msr	elr_el1, x3
@@ -100,8 +100,8 @@ user_entry:
 /* void user_return(long result): back in user_call's caller. */
 	.globl	user_return
 user_return:
-	adrp	x1, user_saved_sp
-	ldr	x1, [x1, :lo12:user_saved_sp]
+	mrs	x1, tpidr_el1
+	ldr	x1, [x1]
 	mov	sp, x1
 	ldp	x19, x20, [sp, #16]
 	ldp	x21, x22, [sp, #32]
@@ -110,8 +110,3 @@ user_return:
 	ldp	x27, x28, [sp, #80]
 	ldp	x29, x30, [sp], #96
 	ret
-
-	.section .noinit, "aw", %nobits
-	.balign	8
-user_saved_sp:
-	.quad	0

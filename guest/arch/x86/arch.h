@@ -47,10 +47,7 @@ extern uint64_t page_table_root;
 
 void desc_init(void);
 void desc_load_ap(void);
-void desc_user_prepare(unsigned cpu);
-void desc_user_load(unsigned cpu);
 long user_call(long (*fn)(long), long arg, void *stack_top, void *kstack);
-long run_user_on(unsigned cpu, long (*fn)(long), long arg);
 extern volatile unsigned lapic_ticks, pit_ticks;
 
 /* The TSC as the clock. */

@@ -36,6 +36,7 @@ void user_return(long result) __attribute__((noreturn));
 struct user_cpu {
 	uint8_t *kstack;		/* KSTACK_SIZE bytes, as aligned */
 	uint8_t *ustack_top;
+	bool tss_loaded;
 };
 
 static struct tss tss[USER_CPUS];
@@ -84,6 +85,7 @@ void desc_init(void)
 {
 	user_cpu_init(0, USTACK_PAGES);
 	asm volatile("ltr %w0" : : "r"(SEL_TSS));
+	user_cpus[0].tss_loaded = true;
 
 	/* Unused vectors stay not-present and end up in #NP. */
 	idt = alloc_pages(1);
@@ -102,28 +104,22 @@ void desc_init(void)
 	desc_load_ap();
 }
 
-/* From the boot CPU, before AP n (< USER_CPUS) first runs ring-3 work. */
-void desc_user_prepare(unsigned n)
+void arch_user_prepare(unsigned n)
 {
 	if (!user_cpus[n].kstack)
 		user_cpu_init(n, AP_USTACK_PAGES);
 }
 
-/* On AP n, once desc_user_prepare(n) is done. */
-void desc_user_load(unsigned n)
+/* An AP loads its TSS at its first ring-3 call (ltr marks the TSS busy:
+ * once only). */
+long run_user_on(unsigned n, long (*fn)(long), long arg)
 {
-	asm volatile("ltr %w0" : : "r"(SEL_TSS + 16 * n));
-}
-
-long run_user_on(unsigned cpu, long (*fn)(long), long arg)
-{
-	return user_call(fn, arg, user_cpus[cpu].ustack_top,
-			 user_cpus[cpu].kstack);
-}
-
-long run_user(long (*fn)(long), long arg)
-{
-	return run_user_on(0, fn, arg);
+	if (!user_cpus[n].tss_loaded) {
+		asm volatile("ltr %w0" : : "r"(SEL_TSS + 16 * n));
+		user_cpus[n].tss_loaded = true;
+	}
+	return user_call(fn, arg, user_cpus[n].ustack_top,
+			 user_cpus[n].kstack);
 }
 
 void interrupt_dispatch(struct regs *r)

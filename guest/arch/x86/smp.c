@@ -21,36 +21,10 @@ extern char gdt_desc[];
 static volatile unsigned cpus_up;
 static volatile uint8_t up_ids[MAX_CPUS];
 
-/* Ring-3 work for AP n: set by the boot CPU, then the IPI; done set by
- * the AP with the result. */
-struct ap_work {
-	long (*volatile fn)(long);
-	long arg;
-	long result;
-	volatile bool done;
-};
-
-static struct ap_work ap_work[USER_CPUS];
-
 /* Address of a trampoline variable in the copy at TRAMP_BASE. */
 static void *tramp_var(char *sym)
 {
 	return (void *)(uint64_t)(TRAMP_BASE + (sym - tramp_start));
-}
-
-/* Runs w's work, if there is any, on AP n. */
-static void ap_work_run(unsigned n, struct ap_work *w)
-{
-	static bool loaded[USER_CPUS];
-
-	if (!w->fn || w->done)
-		return;
-	if (!loaded[n]) {
-		desc_user_load(n);
-		loaded[n] = true;
-	}
-	w->result = run_user_on(n, w->fn, w->arg);
-	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
 }
 
 static void ap_main(void)
@@ -66,7 +40,7 @@ static void ap_main(void)
 	 * that came meanwhile at once. */
 	for (;;) {
 		if (slot < USER_CPUS)
-			ap_work_run(slot, &ap_work[slot]);
+			user_work_run(slot);
 		asm volatile("sti; hlt; cli");
 	}
 }
@@ -76,36 +50,9 @@ unsigned user_cpu_count(void)
 	return MIN(MAX(cpus_up, 1), USER_CPUS);
 }
 
-bool run_user_cpus(unsigned n, long (*fn)(long), const long *args,
-		   long *results, uint64_t ms)
+void arch_cpu_wake(unsigned n)
 {
-	uint64_t deadline;
-	bool ok = true;
-
-	if (!n || n > user_cpu_count())
-		return false;
-	/* An AP that overran an earlier call would take this call's done
-	 * for its own: it gets no more work. */
-	for (unsigned i = 1; i < n; i++)
-		if (ap_work[i].fn && !ap_work[i].done)
-			return false;
-	for (unsigned i = 1; i < n; i++) {
-		desc_user_prepare(i);
-		ap_work[i] = (struct ap_work){ .arg = args[i] };
-		__atomic_store_n(&ap_work[i].fn, fn, __ATOMIC_RELEASE);
-		lapic_send_ipi(up_ids[i], ICR_FIXED | VEC_WAKE);
-	}
-	results[0] = run_user(fn, args[0]);
-	deadline = clock_deadline(ms);
-	for (unsigned i = 1; i < n; i++) {
-		while (!__atomic_load_n(&ap_work[i].done, __ATOMIC_ACQUIRE) &&
-		       rdtsc() < deadline)
-			cpu_relax();
-		ok &= ap_work[i].done;
-		if (ap_work[i].done)
-			results[i] = ap_work[i].result;
-	}
-	return ok;
+	lapic_send_ipi(up_ids[n], ICR_FIXED | VEC_WAKE);
 }
 
 static void tramp_setup(unsigned naps)
