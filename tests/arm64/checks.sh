@@ -12,6 +12,17 @@ bad() { echo "check: not ok $1: $2"; }
 expect() {	# NAME FILE PATTERN: PATTERN is a line of FILE
 	if grep -q -- "$3" "$2"; then ok "$1"; else bad "$1" "no \"$3\" in $2"; fi
 }
+# NAME FILE STATUS PATTERN...: a test guest run that wrote FILE ended
+# with STATUS 0 and printed a line of each PATTERN.
+tg_passed() {
+	local name=$1 file=$2 rc=$3 p
+	shift 3
+	for p; do
+		grep -q -- "$p" "$file" || rc="$rc, no \"$p\""
+	done
+	[ "$rc" = 0 ] && ok "$name" ||
+		bad "$name" "status $rc: $(grep -E 'FAIL|done' "$file" | head -n 3)"
+}
 
 export HOME=/tmp
 # CI's cross build has UBSan: a report ends the program that made it,
@@ -50,11 +61,8 @@ if [ "$GIC" = 2 ]; then
 	cp tg0.img tgv2.img
 	timeout 300 ./thpvm run -m 256 -c 2 -d tgv2.img \
 		-p "cpus=2 blk skip=vtimer,ptimer" >tgv2.out 2>&1
-	rc=$?
-	[ $rc = 0 ] && grep -q "^tg: gic version=2 " tgv2.out &&
-		ok "GICv2: the test guest's checks pass, exit status 0" ||
-		bad "GICv2: the test guest's checks pass, exit status 0" \
-		    "status $rc: $(grep -E 'FAIL|gic|done' tgv2.out | head -n 4)"
+	tg_passed "GICv2: the test guest's checks pass, exit status 0" \
+		tgv2.out $? "^tg: gic version=2 "
 	expect "GICv2: the test guest's virtio-blk on virtio-pci, INTx through the GIC" \
 		tgv2.out "^tg: ok blk0-irq "
 	exit 0
@@ -193,11 +201,8 @@ fi
 # check and exit_status= reach thpvm's status through the exit register.
 timeout 120 ./thpvm run -m 256 -c 2 -p "ram=256M cpus=2 touch=all" \
 	>tg.out 2>&1
-rc=$?
-[ $rc = 0 ] && grep -q "^tg: done passed=[0-9]* failed=0" tg.out &&
-	ok "test guest: 2 vCPUs, every check passed, exit status 0" ||
-	bad "test guest: 2 vCPUs, every check passed, exit status 0" \
-	    "status $rc: $(grep -E 'FAIL|done' tg.out | head -n 3)"
+tg_passed "test guest: 2 vCPUs, every check passed, exit status 0" \
+	tg.out $? "^tg: done passed=[0-9]* failed=0"
 expect "test guest: the second CPU up through PSCI" tg.out \
 	"^tg: ok smp cpus=2 "
 expect "test guest: virtual timer interrupts through the GIC" tg.out \
@@ -225,12 +230,8 @@ cp tg0.img tgp0.img	# for virtio-pci, still all pattern A
 timeout 300 ./thpvm run -m 256 -d tg0.img,mmio -d tg1.img,ro,mmio \
 	--rng=transport=mmio -p "blk blk_evil rng skip=vtimer,ptimer" \
 	>tgblk.out 2>&1
-rc=$?
-[ $rc = 0 ] && grep -q "^tg: ok blk0-irq " tgblk.out &&
-	grep -q "^tg: ok blk1-ro " tgblk.out &&
-	ok "test guest: virtio-blk on virtio-mmio, every check passed" ||
-	bad "test guest: virtio-blk on virtio-mmio, every check passed" \
-	    "status $rc: $(grep -E 'FAIL|done' tgblk.out | head -n 3)"
+tg_passed "test guest: virtio-blk on virtio-mmio, every check passed" \
+	tgblk.out $? "^tg: ok blk0-irq " "^tg: ok blk1-ro "
 expect "test guest: malformed virtio-blk requests, the device survives" \
 	tgblk.out "^tg: ok evil-survived "
 expect "test guest: virtio-rng on virtio-mmio, its SPI through the GIC" \
@@ -238,12 +239,9 @@ expect "test guest: virtio-rng on virtio-mmio, its SPI through the GIC" \
 # The same disks on virtio-pci, MSI-X through the ITS, and the rng.
 timeout 300 ./thpvm run -m 256 -c 2 -d tgp0.img -d tg1.img,ro --rng \
 	-p "cpus=2 blk rng skip=vtimer,ptimer" >tgpci.out 2>&1
-rc=$?
-[ $rc = 0 ] && grep -q "^tg: ok blk0-msix vectors=0x2000,0x2001 " tgpci.out &&
-	grep -q "^tg: ok blk1-ro " tgpci.out &&
-	ok "test guest: virtio-blk on virtio-pci, MSI-X through the ITS" ||
-	bad "test guest: virtio-blk on virtio-pci, MSI-X through the ITS" \
-	    "status $rc: $(grep -E 'FAIL|its|done' tgpci.out | head -n 3)"
+tg_passed "test guest: virtio-blk on virtio-pci, MSI-X through the ITS" \
+	tgpci.out $? "^tg: ok blk0-msix vectors=0x2000,0x2001 " \
+	"^tg: ok blk1-ro "
 expect "test guest: virtio-rng on virtio-pci, MSI-X through the ITS" \
 	tgpci.out "^tg: ok rng bdf=.* bytes=4096 .* irq=msix "
 # blkbench from both vCPUs at once on a disk with a queue per vCPU (the
@@ -252,12 +250,9 @@ expect "test guest: virtio-rng on virtio-pci, MSI-X through the ITS" \
 timeout 300 ./thpvm run -m 256 -c 2 -d tg1.img,ro \
 	-p "cpus=2 blkbench blkbench_queues=2 skip=vtimer,ptimer" \
 	>tgmq.out 2>&1
-rc=$?
-[ $rc = 0 ] && grep -q "^tg: blk dev=0 .* queues=2 " tgmq.out &&
-	grep -q "^tg: blkbench rand4k reqs=20000 .* queues=2$" tgmq.out &&
-	ok "test guest: blkbench on two queues from two vCPUs at once" ||
-	bad "test guest: blkbench on two queues from two vCPUs at once" \
-	    "status $rc: $(grep -E 'FAIL|blk|done' tgmq.out | head -n 4)"
+tg_passed "test guest: blkbench on two queues from two vCPUs at once" \
+	tgmq.out $? "^tg: blk dev=0 .* queues=2 " \
+	"^tg: blkbench rand4k reqs=20000 .* queues=2$"
 
 # The test guest's balloon driver (continuous pages) on virtio-mmio:
 # half its RAM taken and given back by the host, through the control
