@@ -641,15 +641,6 @@ static void test_none_and_unsupported(void)
 	}
 }
 
-static double seconds_since(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) +
-	       (now.tv_nsec - start->tv_nsec) / 1e9;
-}
-
 /* The installed distribution kernel: an xz payload (with the x86 BCJ
  * filter) holding vmlinux, which has a PVH entry note. */
 static void test_debian_kernel(void)
@@ -695,7 +686,7 @@ static void test_debian_kernel(void)
 	CHECK_EQ(decompress(COMPRESSION_XZ, payload, payload_len, 512 * MiB,
 			    &vmlinux, &vmlinux_len),
 		 0);
-	secs = seconds_since(&start);
+	secs = time_ms_since(&start) / 1e3;
 	printf("# xz payload of %" PRIu64 " bytes -> %zu bytes in %.3f s\n",
 	       payload_len, vmlinux_len, secs);
 	/* Linux's appended size word matches (vmlinux.bin + relocs). */
