@@ -17,7 +17,8 @@ import netns  # noqa: E402
 from net_exchange import PARAMS as NET_PARAMS  # noqa: E402
 from net_exchange import check_exchange, exchange  # noqa: E402
 from disk_images import (BLK_CHECKS, EVIL_CASES, MIB, PATTERN_A,  # noqa: E402
-                         PATTERN_B, make_image, pattern, write_region)
+                         PATTERN_B, check_blkbench_queues, make_image,
+                         pattern, write_region)
 
 QEMU = "qemu-system-aarch64"
 IMAGE = os.environ.get("TESTGUEST_IMAGE")
@@ -216,10 +217,7 @@ def test_virtio_pci_blkbench_multiqueue():
                       "-device", "virtio-blk-pci,drive=d0,disable-legacy=on,"
                       "num-queues=2"])
     passed(r, ("memory", "smp"))
-    assert r.tg["blk"]["queues"] == "2", r
-    seq, rand = r.tg["blkbench seq64k"], r.tg["blkbench rand4k"]
-    assert int(seq["bytes"]) == DISK0_SIZE and seq["queues"] == "2", r
-    assert rand["reqs"] == "20000" and rand["queues"] == "2", r
+    check_blkbench_queues(r, DISK0_SIZE, 2)
 
 
 def test_virtio_net_mmio():

@@ -56,6 +56,17 @@ def write_region(size):
     return size // 2 // 512 * 512, MIB
 
 
+def check_blkbench_queues(r, size, queues):
+    """What the test guest printed for `blkbench blkbench_queues=N` on a
+    disk of size bytes: blk0 got N queues, and both runs completed on all
+    of them (each CPU's share of the reads done, the same for every
+    VMM)."""
+    assert r.tg["blk"]["queues"] == str(queues), r
+    seq, rand = r.tg["blkbench seq64k"], r.tg["blkbench rand4k"]
+    assert int(seq["bytes"]) == size and seq["queues"] == str(queues), r
+    assert rand["reqs"] == "20000" and rand["queues"] == str(queues), r
+
+
 def parse_size(text):
     units = {"K": 1 << 10, "M": MIB, "G": 1 << 30}
     unit = units.get(text[-1:].upper(), 1)

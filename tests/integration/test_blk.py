@@ -10,7 +10,8 @@ import tempfile
 
 import harness
 from disk_images import (BLK_CHECKS, EVIL_CASES, MIB, PATTERN_A, PATTERN_B,
-                         make_image, pattern, read_at, write_region)
+                         check_blkbench_queues, make_image, pattern, read_at,
+                         write_region)
 from harness import one_error, run, start, wait_for_line
 
 RW_SIZE = 16 * MIB
@@ -193,10 +194,7 @@ def test_blkbench_multiqueue():
         r = harness.run_guest("skip=lapic,pit blkbench blkbench_queues=2",
                               ["-c", "2", "-d", img])
     harness.assert_guest_passed(r, ("smp",))
-    assert r.tg["blk"]["queues"] == "2", r
-    seq, rand = r.tg["blkbench seq64k"], r.tg["blkbench rand4k"]
-    assert int(seq["bytes"]) == RW_SIZE and seq["queues"] == "2", r
-    assert rand["reqs"] == "20000" and rand["queues"] == "2", r
+    check_blkbench_queues(r, RW_SIZE, 2)
 
 
 def test_disk_free_once_vm_exits():
