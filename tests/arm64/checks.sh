@@ -199,6 +199,8 @@ fi
 # The test guest's checks with 2 vCPUs (the second through PSCI CPU_ON),
 # the timers' interrupts through the GIC, RAM written from EL0; a failed
 # check and exit_status= reach thpvm's status through the exit register.
+# The guest waits until both timers reach 10 ticks, so whichever led may
+# have ticked once or twice more: 'ok' already means at least 10.
 timeout 120 ./thpvm run -m 256 -c 2 -p "ram=256M cpus=2 touch=all" \
 	>tg.out 2>&1
 tg_passed "test guest: 2 vCPUs, every check passed, exit status 0" \
@@ -206,9 +208,9 @@ tg_passed "test guest: 2 vCPUs, every check passed, exit status 0" \
 expect "test guest: the second CPU up through PSCI" tg.out \
 	"^tg: ok smp cpus=2 "
 expect "test guest: virtual timer interrupts through the GIC" tg.out \
-	"^tg: ok vtimer ticks=10 "
+	"^tg: ok vtimer ticks=[0-9]* "
 expect "test guest: physical timer interrupts through the GIC" tg.out \
-	"^tg: ok ptimer ticks=10 "
+	"^tg: ok ptimer ticks=[0-9]* "
 expect "test guest: RAM written from EL0" tg.out "^tg: touch bytes="
 timeout 120 ./thpvm run -m 256 -p "cpus=2 skip=vtimer,ptimer" \
 	>tgfail.out 2>&1
