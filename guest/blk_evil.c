@@ -8,7 +8,7 @@
 #include "io.h"
 #include "lib.h"
 
-#define EVIL_MS		2000
+#define EVIL_MS		10000
 #define NO_RAM_ADDR	(1ULL << 40)
 
 #define F_NEXT		VRING_DESC_F_NEXT

@@ -8,7 +8,7 @@
 #include "lib.h"
 #include "net.h"
 
-#define ARP_TRIES		3
+#define ARP_TRIES		10
 #define ARP_WAIT_MS		1000
 #define PINGS			3
 #define PING_ID			0x7467		/* "tg" */
@@ -104,7 +104,8 @@ static uint8_t *tx_frame(struct net_dev *n, int *slot, const char **why)
 	return f;
 }
 
-/* Who has hostip? Up to three requests, a second apart. */
+/* Who has hostip? Up to ARP_TRIES requests, a second apart: the host
+ * may still be bringing its side of the link up. */
 static const char *arp(struct net_dev *n, unsigned *tries)
 {
 	const char *why = 0;

@@ -7,7 +7,9 @@
 #include "lib.h"
 
 #define STACK_PAGES	2
-#define WAIT_MS		2000
+/* Generous: under nested emulation a vCPU may wait seconds to be run;
+ * the wait ends as soon as every CPU is up. */
+#define WAIT_MS		10000
 #define MPIDR_AFF_MASK	0xff00ffffffULL
 
 /* What secondary_entry reads with its MMU off: the first four fields are

@@ -7,7 +7,7 @@
 
 #define TICKS		10
 #define HZ		100
-#define DEADLINE_MS	3000
+#define DEADLINE_MS	10000	/* 10 ticks take 100 ms: room for stalls */
 #define CTL_ENABLE	1u
 
 static volatile unsigned vtimer_ticks, ptimer_ticks;
