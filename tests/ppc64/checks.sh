@@ -8,6 +8,17 @@ check() {
 # so the check it was part of fails.
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# Stops VM NAME, started in the background as $pid, and waits for it;
+# killed if the stop fails, as its guest waits an hour. Sets stop and
+# status (thpvm stop's and thpvm run's exit statuses).
+stop_vm() {
+	./thpvm stop "$1" > "$1.stop" 2>&1
+	stop=$?
+	[ $stop = 0 ] || kill $pid
+	wait $pid
+	status=$?
+}
+
 # Linux to user space; thpvm's guest RAM counted while it is full.
 ./thpvm run --name ppc0 -k vmlinux -i initrd -m 512 -c 1 \
 	-p 'console=hvc0 panic=-1 quiet' > boot.log 2>&1 &
@@ -20,21 +31,21 @@ while ! grep -q 'ppc-guest: filled' boot.log && [ $i -lt 300 ]; do
 done
 huge=$(awk '/^AnonHugePages:/ { print $2 }' /proc/$pid/smaps_rollup)
 rss=$(awk '/^Rss:/ { print $2 }' /proc/$pid/smaps_rollup)
-# The control socket, while the guest waits.
+# The control socket, while the guest waits for the stop.
 ./thpvm list > list.log 2>&1; list=$?
 ./thpvm stat ppc0 > stat.log 2>&1; stat=$?
 ./thpvm pause ppc0 > pause.log 2>&1 && ./thpvm resume ppc0 >> pause.log 2>&1
 pause=$?
-sed 's/^/control: /' list.log stat.log pause.log
-wait $pid
-status=$?
+stop_vm ppc0
+sed 's/^/control: /' list.log stat.log pause.log ppc0.stop
 sed 's/^/boot: /' boot.log
 grep -q 'ppc-guest: user space' boot.log; check $? "Linux reaches user space"
 ! grep -q 'hypercall .* not offered' boot.log
 check $? "Linux's boot makes no hypercall thpvm does not know"
 grep -q 'ppc-guest: MMU.*: Radix' boot.log; check $? "the guest runs the radix MMU"
 grep -q 'ppc-guest: platform.*: pSeries' boot.log; check $? "the guest is a pSeries LPAR"
-[ $status = 0 ]; check $? "guest power-off ends thpvm with status 0 (was $status)"
+[ $stop = 0 ] && [ $status = 0 ]
+check $? "thpvm stop ends the VM, thpvm's status 0 (was $status)"
 grep -Eq 'ppc-guest: hwrng pseries_rng [0-9a-f]{32}([^0-9a-f]|$)' boot.log
 check $? "the guest's hwrng (pseries_rng) reads 16 bytes of H_RANDOM"
 echo "host: thpvm Rss ${rss:-none} kB, AnonHugePages ${huge:-none} kB"
@@ -54,7 +65,7 @@ check $? "thpvm stat reports its huge pages"
 status=$?
 sed 's/^/smp: /' smp.log
 [ $status = 0 ] && grep -q 'ppc-guest: online CPUs 0-1' smp.log
-check $? "with -c 2 both vCPUs come online"
+check $? "with -c 2 both vCPUs come online; the guest's power-off ends thpvm with status 0 (was $status)"
 grep -Eq 'ppc-guest: after offline 0([^-]|$)' smp.log &&
 	grep -q 'ppc-guest: after online 0-1' smp.log
 check $? "the second CPU goes offline (stop-self) and back (start-cpu)"
@@ -145,8 +156,7 @@ grep -q '^Released to the host: 128 MiB' ppcb.shown
 check $? "the 128 MiB go back to the host"
 ./thpvm balloon ppcb -d 64M --wait=120 > deflate.log 2>&1; deflate=$?
 ./thpvm balloon ppcb >> deflate.log 2>&1
-./thpvm stop ppcb > /dev/null 2>&1
-wait $pid
+stop_vm ppcb
 sed 's/^/ppcb: /' deflate.log
 [ $deflate = 0 ] && grep -q '^Actual: 64 MiB in the balloon' deflate.log
 check $? "deflating gives 64 MiB back to the guest"
@@ -155,8 +165,7 @@ check $? "deflating gives 64 MiB back to the guest"
 # pages counted in the protocol's 4 KiB units).
 start_balloon_vm ppcc contballoon --balloon
 inflate_128 ppcc
-./thpvm stop ppcc > /dev/null 2>&1
-wait $pid
+stop_vm ppcc
 [ $inflate = 0 ] && grep -q '^Actual: 128 MiB in the balloon' ppcc.shown &&
 	grep -q '^Released to the host: 128 MiB' ppcc.shown
 check $? "cont_balloon takes 128 MiB, all of it back to the host"
@@ -177,8 +186,7 @@ while [ "$released" -lt $((128 << 20)) ] && [ $i -lt 60 ]; do
 	released=${released:-0}
 done
 split=$(($(host_splits) - splits))
-./thpvm stop ppcr > /dev/null 2>&1
-wait $pid
+stop_vm ppcr
 echo "ppcr: released $((released >> 20)) MiB, host huge pages split: $split"
 [ "$released" -ge $((128 << 20)) ] && [ $split = 0 ]
 check $? "free page reporting: 128 MiB or more released, no host huge page split"

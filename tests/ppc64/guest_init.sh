@@ -49,8 +49,10 @@ if /bin/busybox grep -q waitballoon /proc/cmdline; then
 	# Touched and freed: what the balloon then takes is host-resident.
 	/bin/busybox head -c 209715200 /dev/zero > /fill
 	/bin/busybox rm /fill
+	# The host's checks take as long as the emulation makes them,
+	# then it stops the VM; the power-off only ends one it forgot.
 	echo "ppc-guest: ready"
-	/bin/busybox sleep 60
+	/bin/busybox sleep 3600
 	/bin/busybox poweroff -f
 fi
 if /bin/busybox grep -q nofill /proc/cmdline; then
@@ -59,5 +61,5 @@ fi
 /bin/busybox head -c 209715200 /dev/zero > /fill
 /bin/busybox ls -l /fill | /bin/busybox sed 's/^/ppc-guest: /'
 echo "ppc-guest: filled"
-/bin/busybox sleep 10
+/bin/busybox sleep 3600
 /bin/busybox poweroff -f
