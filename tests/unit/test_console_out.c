@@ -134,7 +134,9 @@ static void test_stalled_reader(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	console_out_put(&co, (const uint8_t *)want, 20);
 	console_out_put(&co, (const uint8_t *)want + 20, 20);
-	CHECK(time_ms_since(&t0) < 1000);
+	/* Returned at all: a put that waited for the reader never would;
+	 * the bound leaves room for a stalled (emulated) host. */
+	CHECK(time_ms_since(&t0) < 10000);
 	CHECK_EQ(stats(&co).pending, 32);
 	CHECK_EQ(stats(&co).dropped, 8);
 	CHECK_EQ(stats(&co).written, 0);
@@ -166,7 +168,8 @@ static void test_close_with_stuck_reader(void)
 	console_out_put(&co, (const uint8_t *)"stuck", 5);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	console_out_close(&co, 50);
-	CHECK(time_ms_since(&t0) < 2000);
+	/* Well short of the 5 s a writer still making progress gets. */
+	CHECK(time_ms_since(&t0) < 4500);
 	CHECK(time_ms_since(&t0) >= 40);
 	/* Again, and on a zeroed one: nothing to do. */
 	console_out_close(&co, 50);

@@ -160,19 +160,21 @@ static void test_bytes_arrive(void)
 
 /* 1 KiB a second, five requests of 512 bytes: two in each period, each
  * pair no sooner than a second after the last; the device thread idles
- * while they wait, whatever the driver kicks. */
+ * while they wait, whatever the driver kicks. A count read before a
+ * period can have ended is exact; this thread may be held up past one
+ * (emulated hosts), so one read later is only a lower bound. */
 static void test_rate_holds_across_periods(void)
 {
 	struct timespec t0;
 	double t4, cpu0, cpu1;
-	unsigned i;
+	unsigned i, used;
 
 	if (!setup(1024, FEATURES))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < 5; i++)
 		request(i, 512);
-	CHECK(WAIT_FOR(used_idx(0) == 2));
+	CHECK(WAIT_FOR(used_idx(0) >= 2));
 	/* Kicks change nothing before the period ends. */
 	for (i = 0; i < 20; i++) {
 		virtio_queue_kick(&rng.vdev, 0);
@@ -186,7 +188,8 @@ static void test_rate_holds_across_periods(void)
 	CHECK(WAIT_FOR(used_idx(0) >= 4));
 	t4 = time_ms_since(&t0);
 	cpu1 = thread_cpu_ms();
-	CHECK_EQ(used_idx(0), 4);
+	used = used_idx(0);
+	CHECK(used == 4 || time_ms_since(&t0) >= 2000);
 	CHECK(t4 >= 1000);
 	CHECK(cpu0 >= 0 && cpu1 - cpu0 < 50);
 	CHECK(WAIT_FOR(used_idx(0) == 5));
@@ -204,7 +207,8 @@ static void test_rate_holds_across_periods(void)
  * ones count as RNG_MIN_CHARGE each. */
 static void test_partial_and_min_charge(void)
 {
-	unsigned i;
+	struct timespec t0;
+	unsigned i, used;
 
 	if (!setup(512, FEATURES))
 		return;
@@ -217,12 +221,17 @@ static void test_partial_and_min_charge(void)
 
 	if (!setup(512, FEATURES))
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < 10; i++)
 		request(i, 1);
-	CHECK(WAIT_FOR(used_idx(0) == 512 / RNG_MIN_CHARGE));
+	CHECK(WAIT_FOR(used_idx(0) >= 512 / RNG_MIN_CHARGE));
 	poll(NULL, 0, 200);
-	CHECK_EQ(used_idx(0), 512 / RNG_MIN_CHARGE);
-	CHECK_EQ(info().served, 512 / RNG_MIN_CHARGE);
+	used = used_idx(0);
+	/* The rest waits for the next period, unless this thread did. */
+	if (time_ms_since(&t0) < 1000) {
+		CHECK_EQ(used, 512 / RNG_MIN_CHARGE);
+		CHECK_EQ(info().served, 512 / RNG_MIN_CHARGE);
+	}
 	CHECK(WAIT_FOR(used_idx(0) == 10));
 	teardown();
 }
@@ -231,14 +240,20 @@ static void test_partial_and_min_charge(void)
  * period, and is served after the resume. */
 static void test_pause_while_waiting(void)
 {
+	struct timespec t0;
+	bool in_period;
+
 	if (!setup(512, FEATURES))
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	request(0, 512);
 	request(1, 512);
-	CHECK(WAIT_FOR(used_idx(0) == 1));
+	CHECK(WAIT_FOR(used_idx(0) >= 1));
 	virtio_device_pause(&rng.vdev);
+	/* Paused before the second could be served: it must stay waiting. */
+	in_period = time_ms_since(&t0) < 1000;
 	poll(NULL, 0, 1200);
-	CHECK_EQ(used_idx(0), 1);
+	CHECK(used_idx(0) == 1 || !in_period);
 	virtio_device_resume(&rng.vdev);
 	CHECK(WAIT_FOR(used_idx(0) == 2));
 	teardown();
@@ -249,18 +264,20 @@ static void test_pause_while_waiting(void)
 static void test_reset_while_waiting(void)
 {
 	struct timespec t0;
+	unsigned used;
 
 	if (!setup(512, FEATURES))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	request(0, 512);
 	request(1, 512);
-	CHECK(WAIT_FOR(used_idx(0) == 1));
+	CHECK(WAIT_FOR(used_idx(0) >= 1));
 	virtio_set_status(&rng.vdev, 0);
 	driver_start(&rng.vdev, FEATURES, 1);
 	request(2, 512);
 	poll(NULL, 0, 100);
-	CHECK_EQ(used_idx(0), 0);
+	used = used_idx(0);
+	CHECK(used == 0 || time_ms_since(&t0) >= 1000);
 	CHECK(WAIT_FOR(used_idx(0) == 1));
 	CHECK(time_ms_since(&t0) >= 1000);
 	CHECK_EQ(used_id(0, 0), 2);
