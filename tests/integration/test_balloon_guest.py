@@ -53,7 +53,13 @@ def cycle(name, mode, policy, options=""):
     if "stats=0" in options:
         assert "stats" not in st0, st0
     else:
-        # The driver posts its statistics at start.
+        # The driver posts its statistics at start, without waiting
+        # for the device to take them.
+        deadline = time.monotonic() + 30
+        while "stats" not in st0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            st0 = harness.ctl_json(["balloon", name])
+        assert "stats" in st0, st0
         stats = st0["stats"]
         assert 200 * MIB <= stats["total-memory"] <= RAM, st0
         assert stats["free-memory"] <= stats["total-memory"], st0
