@@ -11,6 +11,11 @@
 #include <stdint.h>
 
 #define MAX_CPUS 64
+/* How long each arch's smp and timer checks wait for their CPUs and
+ * ticks. Generous: under nested emulation a vCPU may wait seconds to be
+ * run, and each wait ends as soon as what it waits for has happened. */
+#define SMP_WAIT_MS	10000
+#define TIMER_WAIT_MS	10000
 
 /* A range of guest-physical memory the loader described (x86: an e820
  * entry; arm64: a device tree memory node, always usable RAM). */

@@ -7,9 +7,6 @@
 #include "lib.h"
 
 #define STACK_PAGES	2
-/* Generous: under nested emulation a vCPU may wait seconds to be run;
- * the wait ends as soon as every CPU is up. */
-#define WAIT_MS		10000
 #define MPIDR_AFF_MASK	0xff00ffffffULL
 
 /* What secondary_entry reads with its MMU off: the first four fields are
@@ -100,7 +97,7 @@ void check_smp(void)
 		else
 			started++;
 	}
-	deadline = clock_deadline(WAIT_MS);
+	deadline = clock_deadline(SMP_WAIT_MS);
 	while (__atomic_load_n(&cpus_up, __ATOMIC_ACQUIRE) < 1 + started &&
 	       clock_now() < deadline)
 		cpu_relax();

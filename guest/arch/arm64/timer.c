@@ -7,7 +7,6 @@
 
 #define TICKS		10
 #define HZ		100
-#define DEADLINE_MS	10000	/* 10 ticks take 100 ms: room for stalls */
 #define CTL_ENABLE	1u
 
 static volatile unsigned vtimer_ticks, ptimer_ticks;
@@ -98,7 +97,7 @@ void check_timers(void)
 		ptimer_arm();
 		gic_enable_ppi(plat.ptimer_intid);
 	}
-	deadline = clock_deadline(DEADLINE_MS);
+	deadline = clock_deadline(TIMER_WAIT_MS);
 	while (((v && vtimer_ticks < TICKS) || (p && ptimer_ticks < TICKS)) &&
 	       clock_now() < deadline)
 		wait_irq();

@@ -10,9 +10,6 @@
 #define ICR_SIPI	0x4600		/* start-up, vector in low byte */
 #define ICR_ALL_BUT_SELF (3u << 18)
 #define AP_STACK_PAGES	2
-/* Generous: under nested emulation a vCPU may wait seconds to be run;
- * the wait ends as soon as every AP is up. */
-#define SMP_WAIT_MS	10000
 
 extern char __tramp_start[], __tramp_end[], tramp_start[];
 extern char tramp_gdtr[], tramp_cr3[], tramp_stack_base[], tramp_stack_size[];

@@ -7,7 +7,6 @@
 #define TICKS 10
 #define LAPIC_COUNT 10000000	/* 10 ms at KVM's 1 GHz APIC bus */
 #define PIT_DIVISOR 11932	/* 100 Hz */
-#define DEADLINE_MS 10000	/* 10 ticks take 100 ms: room for stalls */
 
 void check_timers(void)
 {
@@ -28,7 +27,7 @@ void check_timers(void)
 		ioapic_route(mp.ioapic_addr, mp.irq0_pin, VEC_PIT, lapic_id(),
 			     IOAPIC_EDGE);
 	}
-	deadline = clock_deadline(DEADLINE_MS);
+	deadline = clock_deadline(TIMER_WAIT_MS);
 	while (((lapic && lapic_ticks < TICKS) || (pit && pit_ticks < TICKS)) &&
 	       rdtsc() < deadline)
 		asm volatile("sti; hlt; cli");
