@@ -288,6 +288,18 @@ def read_stderr(p):
     return p.stderr.read().decode(errors="replace")
 
 
+def wait_until(probe, done, timeout=30, interval=0.1):
+    """probe() again every interval seconds until done(its value) or
+    timeout seconds have passed; the last value, for the caller to
+    assert on."""
+    deadline = time.monotonic() + timeout
+    value = probe()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(interval)
+        value = probe()
+    return value
+
+
 def ctl_json(args):
     """A control command's --json output, parsed; it must succeed."""
     r = run(args + ["--json"], timeout=30)

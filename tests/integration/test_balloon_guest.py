@@ -55,10 +55,8 @@ def cycle(name, mode, policy, options=""):
     else:
         # The driver posts its statistics at start, without waiting
         # for the device to take them.
-        deadline = time.monotonic() + 30
-        while "stats" not in st0 and time.monotonic() < deadline:
-            time.sleep(0.1)
-            st0 = harness.ctl_json(["balloon", name])
+        st0 = harness.wait_until(lambda: harness.ctl_json(["balloon", name]),
+                                 lambda st: "stats" in st)
         assert "stats" in st0, st0
         stats = st0["stats"]
         assert 200 * MIB <= stats["total-memory"] <= RAM, st0
@@ -317,12 +315,8 @@ def test_control_answers_while_the_guest_floods():
     wait_for_line(p, r"^tg: balloon flooding chains=\d+ ", timeout=120)
     # The device works all the while: the same 2 MiB, refused again and
     # again as already ballooned, and the replies show its progress.
-    deadline = time.monotonic() + 30
-    while True:
-        st0 = answers(["balloon", name])
-        if st0["ignored"] > 0 or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+    st0 = harness.wait_until(lambda: answers(["balloon", name]),
+                             lambda st: st["ignored"] > 0, interval=0.2)
     time.sleep(1)
     st1 = answers(["balloon", name])
     assert st0["ballooned"] == st1["ballooned"] == 2 * MIB, (st0, st1)

@@ -66,10 +66,9 @@ class Shell(harness.Pty):
         """Until the foreground program has taken the terminal in raw
         mode (ISIG off, which bash's line editing leaves on): what is
         typed before that, its switch flushes."""
-        deadline = time.monotonic() + timeout
-        while termios.tcgetattr(self.fd)[3] & termios.ISIG:
-            assert time.monotonic() < deadline, "never in raw mode"
-            time.sleep(0.1)
+        lflag = harness.wait_until(lambda: termios.tcgetattr(self.fd)[3],
+                                   lambda f: not f & termios.ISIG, timeout)
+        assert not lflag & termios.ISIG, "never in raw mode"
 
     def modes(self):
         """The terminal's settings, as stty -g prints them."""
