@@ -34,7 +34,7 @@ SVM_SCRATCH = "/var/tmp/thpvm-scratch"
 #        the test's own arguments)
 MUTATIONS = {
     "flush-skips-fdatasync": (
-        "backend/disk_image.c",
+        "vmm/backend/disk_image.c",
         "\twhile (fdatasync(d->fd) < 0) {",
         "\twhile (0 && fdatasync(d->fd) < 0) {",
         "unit-virtio-blk", []),
@@ -64,12 +64,12 @@ MUTATIONS = {
         "\tif (0 && has(b, VIRTIO_BALLOON_F_PAGE_POISON) &&",
         "unit-virtio-balloon", []),
     "eager-host-page-as-4k": (
-        "core/balloon_release.c",
+        "vmm/core/balloon_release.c",
         "\tbr->pages_per_host_page = host_page >> BALLOON_PAGE_SHIFT;",
         "\tbr->pages_per_host_page = 1;",
         "unit-balloon-release", []),
     "runs-merge-across-regions": (
-        "core/balloon_release.c",
+        "vmm/core/balloon_release.c",
         "\t\t    guest_ram_boot_contig(br->ram, last->gpa) >=",
         "\t\t    UINT64_MAX >=",
         "unit-balloon-release", []),
@@ -79,7 +79,7 @@ MUTATIONS = {
         "\t\t\t\t       X86_LOW_HOLE_START, E820_TYPE_RAM) ?:",
         "unit-x86-boot", []),
     "control-unknown-member-accepted": (
-        "control/control_server.c",
+        "vmm/control/control_server.c",
         "\t\tif (!member_taken(cmd, key))",
         "\t\tif (!member_taken(cmd, key) && 0)",
         "unit-control", []),
@@ -89,57 +89,57 @@ MUTATIONS = {
         "\tirq_source_set(m->lines, &m->irq, true);",
         "unit-virtio-mmio", []),
     "shared-line-drops-early": (
-        "core/irq_lines.c",
+        "vmm/core/irq_lines.c",
         "\t\tif (*high == level)",
         "\t\tif (1)",
         "unit-irq-lines", []),
     "console-input-dropped": (
-        "cli/cmd_run.c",
+        "vmm/cli/cmd_run.c",
         "\tconsole_feed(con, buf, n);",
         "\t(void)buf;",
         "integration-boot", ["test_console_input_reaches_guest"]),
     "pause-does-not-park": (
-        "core/vcpu.c",
+        "vmm/core/vcpu.c",
         "\twhile (vm->state == VM_PAUSED ||",
         "\twhile ((0 && vm->state == VM_PAUSED) ||",
         "integration-balloon_guest", ["test_pause_stops_the_guest"]),
     "params-replace-linux-defaults": (
-        "cli/run_options.c",
+        "vmm/cli/run_options.c",
         "\tif (!cfg->kernel_path || opts->nodefaults)",
         "\tif (1)",
         "unit-run-options", []),
     "misspelt-disk-option-as-path": (
-        "cli/run_options.c",
+        "vmm/cli/run_options.c",
         "\t\t\tif (access(d->path, F_OK) == 0)",
         "\t\t\tif (1)",
         "unit-run-options", []),
     "pause-all-stops-at-paused-vm": (
-        "cli/cmd_lifecycle.c",
+        "vmm/cli/cmd_lifecycle.c",
         "\t\treturn !strcmp(state, \"paused\");",
         "\t\treturn false;",
         "integration-lkvm_spellings", ["test_pause_resume_stat_list"]),
     "hugetlbfs-madvise-not-punch": (
-        "core/guest_ram.c",
+        "vmm/core/guest_ram.c",
         "\t\treturn discard_hugetlbfs(ram, ext, nr, calls);",
         "\t\treturn discard_each(ram, ext, nr, calls);",
         "unit-balloon-release", []),
     "console-writer-not-cancellable": (
-        "core/console_out.c",
+        "vmm/core/console_out.c",
         "\t\tpthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);",
         "\t\tpthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);",
         "unit-console-out", []),
     "console-overrun-not-dropped": (
-        "core/console_out.c",
+        "vmm/core/console_out.c",
         "\ttake = co->broken ? 0 : MIN(len, co->size - co->len);",
         "\ttake = co->broken ? 0 : MIN(len, co->size);",
         "unit-console-out", []),
     "console-filter-not-applied": (
-        "core/console_out.c",
+        "vmm/core/console_out.c",
         "\tif (!co->filtering) {",
         "\tif (1) {",
         "integration-console", ["test_console_filter"]),
     "ring-holds-the-locked-file": (
-        "backend/disk_ring.c",
+        "vmm/backend/disk_ring.c",
         "\tfd = open(path, (flags & (O_ACCMODE | O_DIRECT)) | O_CLOEXEC);",
         "\tfd = fcntl(d->fd, F_DUPFD_CLOEXEC, 0);",
         "unit-virtio-blk", []),
@@ -175,17 +175,17 @@ MUTATIONS = {
         "\tif (0 && release(m, &r))",
         "unit-virtio-mem", []),
     "hotplug-region-has-ram-offset": (
-        "core/guest_ram.c",
+        "vmm/core/guest_ram.c",
         "\tconst struct ram_region *r = boot_region_of(ram, gpa);",
         "\tconst struct ram_region *r = region_of(ram, gpa);",
         "unit-guest-ram", []),
     "empty-image-accepted": (
-        "cli/cmd_run.c",
+        "vmm/cli/cmd_run.c",
         "\tif (!*size) {",
         "\tif (0 && !*size) {",
         "integration-errors", ["test_empty_images"]),
     "block-device-size-from-stat": (
-        "lib/util.c",
+        "vmm/lib/util.c",
         "\treturn ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;",
         "\treturn *size = st->st_size, 0;",
         "unit-util", []),
@@ -195,7 +195,7 @@ MUTATIONS = {
         "\tif (0) {",
         "integration-errors", ["test_payload_unpacking_bounded"]),
     "fixed-buffer-without-spare-byte": (
-        "boot/decompress.c",
+        "vmm/boot/decompress.c",
         "\t\t.buf = dst, .cap = size, .max = size, .limit = size,",
         "\t\t.buf = dst, .cap = size, .max = size ? size - 1 : 0, .limit = size,",
         "unit-decompress", []),
@@ -215,7 +215,7 @@ MUTATIONS = {
         "\tcmdline = true ? cmdline_with_mmio(vm, user->cmdline)",
         "integration-boot", ["test_virtio_mmio_announced"]),
     "listener-never-rests": (
-        "lib/listener.c",
+        "vmm/lib/listener.c",
         "\t\t\tl->rest_until_ms = monotonic_ms() + LISTENER_REST_MS;",
         "\t\t\tl->rest_until_ms = 0;",
         "integration-control", ["test_out_of_descriptors_rests"]),
@@ -235,7 +235,7 @@ MUTATIONS = {
         "\tif (0)\n\t\tvirtio_device_defer(&c->vdev);",
         "unit-virtio-console", []),
     "term-raw-in-background": (
-        "backend/term.c",
+        "vmm/backend/term.c",
         "\tif (!term_foreground() || tcgetattr(STDIN_FILENO, &saved) < 0)",
         "\tif (tcgetattr(STDIN_FILENO, &saved) < 0)",
         "integration-virtio_console", ["test_background_run_not_stopped"]),
@@ -243,7 +243,7 @@ MUTATIONS = {
     # depends on the machine, and a guard that sometimes misses is a
     # flaky CI run (test_detach checks the order too).
     "console-socket-left-after-stop": (
-        "cli/run_console.c",
+        "vmm/cli/run_console.c",
         "\tif (rc->linked)\n\t\tunlink(rc->path);",
         "\tif (0)\n\t\tunlink(rc->path);",
         "integration-detach", ["test_detach_and_attach_serial"]),
@@ -253,17 +253,17 @@ MUTATIONS = {
         "\t(void)0;",
         "integration-security", ["test_forbidden_call_from_device_thread"]),
     "exec-mapping-allowed": (
-        "lib/sandbox.c",
+        "vmm/lib/sandbox.c",
         "\t\tcmp = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);",
         "\t\tcmp = SCMP_A2(SCMP_CMP_MASKED_EQ, 0, 0);",
         "unit-sandbox", []),
     "sigsys-blocked-in-quiet-threads": (
-        "lib/thread_start.c",
+        "vmm/lib/thread_start.c",
         "\tsigdelset(&all, SIGSYS);",
         "\t(void)0;",
         "unit-sandbox", ["test_forbidden_call_named"]),
     "control-peer-uid-unchecked": (
-        "control/control_server.c",
+        "vmm/control/control_server.c",
         "\tif (cred.uid == srv->owner || cred.uid == 0)",
         "\tif (1)",
         "integration-security", ["test_peer_credentials"]),

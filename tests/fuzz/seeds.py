@@ -81,7 +81,7 @@ def compressed(data):
     }
 
 
-# Formats by their enum compression order (boot/decompress.h).
+# Formats by their enum compression order (vmm/boot/decompress.h).
 FORMATS = ["none", "gzip", "xz", "lzma", "zstd", "lz4"]
 
 

@@ -17,7 +17,9 @@ import sys
 # What each layer may include besides itself, lowest layer first.
 # arch/ stands for each architecture's folder: it implements the hooks
 # that core/arch.h declares, and no other layer includes its headers (nor
-# does one architecture include another's).
+# does one architecture include another's). Includes name a layer's
+# folder from an include root: the tree's top (virtio/, arch/) or vmm/
+# (every other layer).
 LAYERS = {
     'lib': [],
     'core': ['lib'],
@@ -26,11 +28,20 @@ LAYERS = {
     'backend': ['lib'],
     'virtio': ['lib', 'core', 'backend'],
     'arch': ['lib', 'core', 'hw', 'boot'],
-    'vmm': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio'],
-    'control': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'vmm'],
-    'cli': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'vmm',
+    'machine': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio'],
+    'control': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio',
+                'machine'],
+    'cli': ['lib', 'core', 'hw', 'boot', 'backend', 'virtio', 'machine',
             'control'],
 }
+
+# The include root each layer's folder stands under.
+TOP_LEVEL_LAYERS = ('virtio', 'arch')
+
+
+def folder_of(layer):
+    """A layer's folder, relative to the tree's top."""
+    return layer if layer in TOP_LEVEL_LAYERS else 'vmm/' + layer
 
 # Names that belong to one architecture: written anywhere else in C code
 # (comments aside), they show its details leaking out. Case-insensitive
@@ -48,7 +59,7 @@ ARCH_NAMES = {
 
 # Names only these files (the .c and its header) may use.
 PRIVATE_NAMES = {
-    'core/guest_ram': [r'regions', r'nr_regions', r'ram_region',
+    'vmm/core/guest_ram': [r'regions', r'nr_regions', r'ram_region',
                        r'hugetlb_fd'],
 }
 
@@ -58,7 +69,7 @@ STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 def layer_of(path):
-    """(layer, arch) of a path relative to the root, or None."""
+    """(layer, arch) of a path relative to an include root, or None."""
     parts = path.split('/')
     if parts[0] == 'arch' and len(parts) > 2:
         return 'arch', parts[1]
@@ -68,13 +79,19 @@ def layer_of(path):
 
 
 def sources(root):
-    for top in LAYERS:
-        base = os.path.join(root, top)
-        for dirpath, _, files in os.walk(base):
+    """(path from the top, path from its include root, full path) of each
+    layer's C file."""
+    for layer in LAYERS:
+        folder = folder_of(layer)
+        base = os.path.join(root, folder)
+        for dirpath, _, files in sorted(os.walk(base)):
             for f in sorted(files):
                 if f.endswith(('.c', '.h', '.S')):
                     full = os.path.join(dirpath, f)
-                    yield os.path.relpath(full, root), full
+                    rel = os.path.relpath(full, root)
+                    inc = os.path.relpath(full, os.path.join(
+                        root, os.path.dirname(folder)))
+                    yield rel, inc, full
 
 
 def check_includes(rel, text, where):
@@ -127,8 +144,8 @@ def check_private_names(rel, text):
 
 def check(root):
     problems = []
-    for rel, full in sources(root):
-        where = layer_of(rel)
+    for rel, inc, full in sources(root):
+        where = layer_of(inc)
         if where is None:
             continue
         with open(full, encoding='utf-8', errors='replace') as f:

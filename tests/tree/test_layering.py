@@ -29,21 +29,23 @@ def test_real_tree_is_clean():
 
 def test_downward_includes_pass():
     assert problems({
-        "core/vm.c": '#include "core/vm.h"\n#include "lib/log.h"\n',
+        "vmm/core/vm.c": '#include "core/vm.h"\n#include "lib/log.h"\n',
         "virtio/blk.c": '#include "backend/disk_image.h"\n',
         "arch/x86/boot.c": '#include "boot/elf_image.h"\n',
-        "cli/main.c": '#include "control/control_server.h"\n',
+        "vmm/cli/main.c": '#include "control/control_server.h"\n',
     }) == []
 
 
 def test_upward_include_found():
-    found = problems({"core/vm.c": '#include "vmm/machine.h"\n'})
-    assert len(found) == 1 and "core/vm.c:1" in found[0], found
+    found = problems({"vmm/core/vm.c": '#include "machine/machine.h"\n'})
+    assert len(found) == 1 and "vmm/core/vm.c:1" in found[0], found
 
 
 def test_include_of_arch_header_from_above_found():
-    found = problems({"cli/cmd_run.c": '\n#include "arch/x86/arch_vm.h"\n'})
-    assert len(found) == 1 and "cli/cmd_run.c:2" in found[0], found
+    found = problems({
+        "vmm/cli/cmd_run.c": '\n#include "arch/x86/arch_vm.h"\n',
+    })
+    assert len(found) == 1 and "vmm/cli/cmd_run.c:2" in found[0], found
 
 
 def test_include_of_another_arch_found():
@@ -58,18 +60,18 @@ def test_include_without_layer_found():
 
 def test_arch_name_in_code_found():
     found = problems({
-        "core/vm.c": "/* e820, as x86 says */\nstatic const char *s = "
+        "vmm/core/vm.c": "/* e820, as x86 says */\nstatic const char *s = "
                      '"e820";\nint n = x86_e820_build(0);\n',
     })
-    assert len(found) == 1 and "core/vm.c:3" in found[0], found
+    assert len(found) == 1 and "vmm/core/vm.c:3" in found[0], found
     assert problems({"arch/x86/memory_map.c": "int x86_e820_build(void);\n"}
                     ) == []
 
 
 def test_private_name_found():
     found = problems({
-        "core/guest_ram.c": "struct ram_region *r = ram->regions;\n",
-        "core/guest_ram.h": "struct ram_region regions[4];\n",
+        "vmm/core/guest_ram.c": "struct ram_region *r = ram->regions;\n",
+        "vmm/core/guest_ram.h": "struct ram_region regions[4];\n",
         "virtio/balloon.c": "/* no regions here */\n"
                             "n = ram->nr_regions;\n",
     })

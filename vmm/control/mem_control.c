@@ -9,7 +9,7 @@
 #include "control/control_server.h"
 #include "lib/util.h"
 #include "virtio/mem.h"
-#include "vmm/machine.h"
+#include "machine/machine.h"
 
 const char *const mem_control_args[] = { "set", NULL };
 

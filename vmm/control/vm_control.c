@@ -12,7 +12,7 @@
 #include "control/mem_control.h"
 #include "core/vm.h"
 #include "lib/util.h"
-#include "vmm/machine.h"
+#include "machine/machine.h"
 
 /* Each command's opaque is the struct machine. */
 static struct vm *vm_of(void *machine)

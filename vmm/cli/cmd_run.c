@@ -26,7 +26,7 @@
 #include "lib/log.h"
 #include "lib/sandbox.h"
 #include "lib/util.h"
-#include "vmm/machine.h"
+#include "machine/machine.h"
 
 /* The bundled test guest (guest/, embedded at build time). */
 extern const unsigned char embedded_guest_image[];

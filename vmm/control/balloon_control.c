@@ -9,7 +9,7 @@
 #include "control/control_server.h"
 #include "lib/util.h"
 #include "virtio/balloon.h"
-#include "vmm/machine.h"
+#include "machine/machine.h"
 
 const char *const balloon_control_args[] = {
 	"inflate", "deflate", "set", NULL

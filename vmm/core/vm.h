@@ -25,7 +25,7 @@ struct vcpu;
 #define VM_MIN_RAM (16ULL << 20)
 
 /* What the core needs to make a VM; devices and the kernel to boot are
- * the layers' above (vmm/machine.h). */
+ * the layers' above (machine/machine.h). */
 struct vm_config {
 	char name[VM_NAME_MAX + 1];	/* its control socket's */
 	uint64_t ram_size;

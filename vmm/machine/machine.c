@@ -2,7 +2,7 @@
  * given with -d, then the network device, the balloon, the rng, the
  * console, virtio-mem), each on PCI or MMIO, so that guests find them in the same
  * places on every boot. */
-#include "vmm/machine.h"
+#include "machine/machine.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "vmm/machine.h"
+#include "machine/machine.h"
 
 enum run_parse_result {
 	RUN_PARSE_OK,
