@@ -33,7 +33,7 @@ Modes:
 
 usage: bench/arm64_balloon.py [--modes M,M] [--build DIR] [--sysroot DIR]
   (as root; DIR: a cross build made as docs/arm64.md says, default
-  build-arm64; the sysroot of cross/mksysroot.py arm64)"""
+  build-arm64; the sysroot of arch/mksysroot.py arm64)"""
 import argparse
 import glob
 import os
@@ -44,6 +44,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "arch"))
+import mksysroot  # noqa: E402
 MODES = ["virtio_balloon", "virtio_balloon_preserve", "cont_balloon",
          "reporting", "virtio_mem"]
 COLUMNS = ["huge0", "huge1", "huge2", "rss0", "rss1", "rss2", "rel1",
@@ -77,7 +79,7 @@ def build_cont_balloon(sysroot, tmp):
     headers = glob.glob(os.path.join(sysroot, "usr/src/linux-headers-*-arm64"))
     if len(headers) != 1:
         raise Error(f"no arm64 kernel headers in {sysroot} "
-                    "(cross/mksysroot.py arm64)")
+                    "(arch/mksysroot.py arm64)")
     src = os.path.join(tmp, "cont_balloon")
     shutil.copytree(os.path.join(ROOT, "guest/linux/cont_balloon"), src)
     run(["make", "-C", headers[0], f"M={src}", "ARCH=arm64",
@@ -92,7 +94,7 @@ def main():
     ap.add_argument("--modes", default=",".join(MODES),
                     help="comma-separated, of " + ", ".join(MODES))
     ap.add_argument("--build", default=os.path.join(ROOT, "build-arm64"))
-    ap.add_argument("--sysroot", default=os.path.join(ROOT, "sysroot-arm64"))
+    ap.add_argument("--sysroot", default=mksysroot.default_dest("arm64"))
     args = ap.parse_args()
     modes = args.modes.split(",")
     unknown = [m for m in modes if m not in MODES]

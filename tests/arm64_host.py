@@ -13,11 +13,11 @@ sh, with the files given carried in the initramfs.
 Why: the project's own machines are x86 with PVM (../shared/ENVIRONMENT.md);
 thpvm's arm64 code needs an arm64 KVM to run against. Programs run there
 must be arm64 and static (the image holds busybox and nothing else), as
-a cross build with cross/arm64.ini makes them. Everything runs emulated,
+a cross build with arch/arm64/cross.ini makes them. Everything runs emulated,
 so timings say nothing about hardware; use it for checks, not figures.
 
-The kernel and busybox come from the sysroot cross/mksysroot.py arm64
-makes (default <repo>/sysroot-arm64). Each --file is copied into the
+The kernel and busybox come from the sysroot arch/mksysroot.py arm64
+makes (default ~/.cache/thpvm/sysroot-arm64). Each --file is copied into the
 image at IMAGEPATH, default /work/BASENAME; a relative IMAGEPATH is under
 /work, one ending in / gets BASENAME appended; a directory is copied
 whole. The script runs in /work with PATH /bin:/usr/bin:/work; SCRIPT's

@@ -25,13 +25,19 @@ ROOT = os.path.dirname(HERE)
 INIT = os.path.join(HERE, "emulated_host.init")
 
 
-def load_mkinitramfs():
-    """guest/linux/mkinitramfs.py as a module."""
-    path = os.path.join(ROOT, "guest", "linux", "mkinitramfs.py")
-    spec = importlib.util.spec_from_file_location("mkinitramfs", path)
+def load_script(rel):
+    """A script of the tree (its path from the top) as a module."""
+    name = os.path.splitext(os.path.basename(rel))[0]
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(ROOT, rel))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_mkinitramfs():
+    """guest/linux/mkinitramfs.py as a module."""
+    return load_script("guest/linux/mkinitramfs.py")
 
 
 def run_console(cmd, timeout, relay, heartbeat=None, silence=60):
@@ -91,13 +97,14 @@ class Error(Exception):
 
 
 mkinitramfs = load_mkinitramfs()
+mksysroot = load_script("arch/mksysroot.py")
 
 
 class ScriptHost:
     """An emulated KVM host that runs one shell script (arm64_host.py,
     ppc64_host.py): name, the console lines' prefix ("arm64-host") and
     the runner's in messages ("arm64_host"); qemu, the emulator and its
-    Debian package; debian_arch, the sysroot's (cross/mksysroot.py
+    Debian package; debian_arch, the sysroot's (arch/mksysroot.py
     ARCH); kernel_glob, the kernel image under the sysroot; modules,
     the modules the VM loads (names, with their dependencies from the
     sysroot's modules.dep); no_kvm, what a missing /dev/kvm likely
@@ -135,7 +142,7 @@ class ScriptHost:
         found = sorted(glob.glob(os.path.join(sysroot, self.kernel_glob)))
         if len(found) != 1:
             raise Error(f"{len(found)} kernels in {sysroot}/boot (make the "
-                        "sysroot with cross/mksysroot.py "
+                        "sysroot with arch/mksysroot.py "
                         f"{self.debian_arch})")
         return found[0], os.path.basename(found[0]).split("-", 1)[1]
 
@@ -144,7 +151,7 @@ class ScriptHost:
         modules, /init, /host.conf, /command and the carried files."""
         busybox = os.path.join(sysroot, "bin/busybox")
         if not os.path.isfile(busybox):
-            raise Error(f"no {busybox} (cross/mksysroot.py "
+            raise Error(f"no {busybox} (arch/mksysroot.py "
                         f"{self.debian_arch})")
         img = mkinitramfs.Image()
         for d in ("bin", "dev", "proc", "sys", "tmp", "work", "lib/modules"):
@@ -239,11 +246,10 @@ class ScriptHost:
                         metavar="HOSTPATH[:IMAGEPATH]",
                         help="carry a file or directory into the image "
                              "(default /work/BASENAME)")
-        sysroot = f"sysroot-{self.debian_arch}"
-        ap.add_argument("--sysroot", metavar="DIR",
-                        default=os.path.join(ROOT, sysroot),
+        sysroot = mksysroot.default_dest(self.debian_arch)
+        ap.add_argument("--sysroot", metavar="DIR", default=sysroot,
                         help="where the kernel and busybox are (default "
-                             f"<repo>/{sysroot})")
+                             f"{sysroot}, arch/mksysroot.py's)")
         ap.add_argument("--append", default="", metavar="ARGS",
                         help=f"more kernel parameters (e.g. "
                              f"{append_example})")

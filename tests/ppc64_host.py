@@ -15,9 +15,9 @@ options (but --gic), the files carried (--file), the script's place
 (/work), its output and the exit statuses (the script's; 125: the VM did
 not get to run it; 124: --timeout ran out) are that runner's, and its
 code is theirs (emulated_host.ScriptHost). Programs run there must be
-static ppc64le ones, as cross/ppc64le.ini builds them; the kernel,
-modules and busybox come from the sysroot cross/mksysroot.py ppc64el
-makes (default <repo>/sysroot-ppc64el). The console is hvc0. Times
+static ppc64le ones, as arch/powerpc/cross.ini builds them; the kernel,
+modules and busybox come from the sysroot arch/mksysroot.py ppc64el
+makes (default ~/.cache/thpvm/sysroot-ppc64el). The console is hvc0. Times
 there are an emulator's: for checks, not figures.
 
 Nested KVM HV is radix only: a guest's MMU goes through

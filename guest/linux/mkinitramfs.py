@@ -14,7 +14,7 @@ modules (Debian's linux-image-amd64 installs them). The output is the same
 for the same inputs: entries sorted, owners root, mtimes fixed
 ($SOURCE_DATE_EPOCH, default 0).
 
-With --sysroot DIR (made by cross/mksysroot.py), the initramfs is for
+With --sysroot DIR (made by arch/mksysroot.py), the initramfs is for
 that sysroot's architecture: busybox, hackbench and its libraries, the
 kernel and its modules come from DIR instead of this machine, and
 --usemem names a cross-built usemem. Busybox's applet list comes from
@@ -320,7 +320,7 @@ def build(args):
         hackbench = os.path.join(root, "usr/bin/hackbench")
         for f in (busybox, hackbench):
             if not os.path.isfile(f):
-                raise Error(f"no {f} (cross/mksysroot.py)")
+                raise Error(f"no {f} (arch/mksysroot.py)")
     else:
         busybox = package_binary("busybox-static", "busybox")
         hackbench = package_binary("rt-tests", "hackbench")
@@ -391,7 +391,7 @@ def main():
     ap.add_argument("--cont-balloon", metavar="PATH.ko",
                     help="add cont_balloon.ko (thpvm.balloon=cont_balloon)")
     ap.add_argument("--sysroot", metavar="DIR",
-                    help="a foreign arch's sysroot (cross/mksysroot.py): "
+                    help="a foreign arch's sysroot (arch/mksysroot.py): "
                          "its busybox, hackbench, kernel and modules")
     args = ap.parse_args()
     try:

@@ -11,7 +11,7 @@ tests/arm64/checks.sh, then the device tree's.
 
 Environment (tests/arm64/meson.build sets it): THPVM, the cross-built
 binary; ARM64_UNIT_TESTS, the unit test binaries, colon-separated;
-ARM64_SYSROOT, cross/mksysroot.py's sysroot (kernel, modules,
+ARM64_SYSROOT, arch/mksysroot.py's sysroot (kernel, modules,
 busybox, hackbench); USEMEM, the cross-built usemem for guest/linux's
 initramfs; UDP_ECHO, the cross-built echo server of the test guest's net
 checks."""

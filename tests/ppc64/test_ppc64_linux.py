@@ -16,7 +16,7 @@ the host back what the guest freed, in whole huge pages; bad boot input is refus
 (tests/ppc64/checks.sh). The device tree thpvm wrote is decompiled here
 with dtc. Prints TAP, one line per check.
 
-Arguments: THPVM SYSROOT USEMEM, the cross-built binary, cross/mksysroot.py's
+Arguments: THPVM SYSROOT USEMEM, the cross-built binary, arch/mksysroot.py's
 ppc64el sysroot (kernel, busybox, hackbench) and the cross-built usemem
 for guest/linux's initramfs (kit.cpio.gz)."""
 import glob

@@ -2,10 +2,12 @@
 """Makes a sysroot of Debian 12 packages for a foreign architecture, for
 cross-building thpvm statically and for the emulated hosts that run it.
 
-    cross/mksysroot.py ARCH [--dest DIR] [--cache DIR]
+    arch/mksysroot.py ARCH [--dest DIR] [--cache DIR]
 
 ARCH is a Debian architecture in ARCHES (arm64, ppc64el). DIR defaults to
-<repo>/sysroot-ARCH. The libraries' static archives and headers
+~/.cache/thpvm/sysroot-ARCH (under $XDG_CACHE_HOME where that is set):
+generated, so out of the source tree, and shared by every checkout and
+build. The libraries' static archives and headers
 (libfdt, zlib, liblzma, libzstd, liblz4, libseccomp, liburing, jansson),
 static busybox, hackbench (rt-tests, with the shared libraries it runs
 on) and Debian's kernel for ARCH with its headers are downloaded with
@@ -14,10 +16,10 @@ on) and Debian's kernel for ARCH with its headers are downloaded with
 and unpacked with `dpkg-deb -x` into DIR, which also gets paths.ini, the
 machine-specific half of the Meson cross file:
 
-    meson setup build-arm64 --cross-file cross/arm64.ini \\
-        --cross-file sysroot-arm64/paths.ini
-    meson setup build-ppc64le --cross-file cross/ppc64le.ini \\
-        --cross-file sysroot-ppc64el/paths.ini
+    meson setup build-arm64 --cross-file arch/arm64/cross.ini \\
+        --cross-file ~/.cache/thpvm/sysroot-arm64/paths.ini
+    meson setup build-ppc64 --cross-file arch/powerpc/cross.ini \\
+        --cross-file ~/.cache/thpvm/sysroot-ppc64el/paths.ini
 
 Why not multiarch (`apt-get install libfdt-dev:arm64`): Debian 12's
 libfdt-dev is not Multi-Arch and installing the others wanted to upgrade
@@ -67,23 +69,32 @@ STATIC_LIBS = ["libfdt.a", "libz.a", "liblzma.a", "libzstd.a", "liblz4.a",
 # Per arch: the GNU triplet (Debian's multiarch library directory, the
 # cross tools' prefix), the metapackage that depends on the current
 # kernel, the kernel flavour (linux-image-ABI-FLAVOUR) and the kernel
-# image's glob in that kernel's package, and its Meson cross file in
-# cross/ (named by the GNU arch, not Debian's: ppc64le.ini for ppc64el).
+# image's glob in that kernel's package, and its Meson cross file (in
+# thpvm's folder for the arch, named as the kernel names it: powerpc for
+# Debian's ppc64el).
 ARCHES = {
     "arm64": {"triplet": "aarch64-linux-gnu",
               "kernel_meta": "linux-image-arm64",
               "flavour": "arm64",
               "kernel_glob": "boot/vmlinuz-*-arm64",
-              "cross_file": "arm64.ini"},
+              "cross_file": "arm64/cross.ini"},
     # Debian's ppc64el kernel is an ELF vmlinux (no vmlinuz), which
     # qemu-system-ppc64 -kernel loads as it is (tests/ppc64_host.py).
     "ppc64el": {"triplet": "powerpc64le-linux-gnu",
                 "kernel_meta": "linux-image-powerpc64le",
                 "flavour": "powerpc64le",
                 "kernel_glob": "boot/vmlinux-*-powerpc64le",
-                "cross_file": "ppc64le.ini"},
+                "cross_file": "powerpc/cross.ini"},
 }
 STAMP = ".stamp"
+CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME",
+                                    os.path.expanduser("~/.cache")), "thpvm")
+
+
+def default_dest(arch):
+    """Where ARCH's sysroot is made unless --dest says otherwise; the
+    emulated hosts and benchmarks look there too."""
+    return os.path.join(CACHE, f"sysroot-{arch}")
 
 
 class Error(Exception):
@@ -194,12 +205,12 @@ def download(pkgs, cache, arch):
 
 
 def paths_ini(dest, spec):
-    """DIR/paths.ini: the constants cross/<arch>.ini refers to. Meson
+    """DIR/paths.ini: the constants arch/<arch>/cross.ini refers to. Meson
     1.0.1 reads all cross files into one configuration before evaluating
     it, so constants given here are seen there; it has no @DIRNAME@."""
-    return ("# Written by cross/mksysroot.py: where this sysroot is. Use "
-            "after cross/*.ini:\n"
-            f"#   meson setup BUILD --cross-file cross/<arch>.ini "
+    return ("# Written by arch/mksysroot.py: where this sysroot is. Use "
+            "after arch/<arch>/cross.ini:\n"
+            f"#   meson setup BUILD --cross-file arch/<arch>/cross.ini "
             f"--cross-file {dest}/paths.ini\n"
             "[constants]\n"
             f"sysroot = '{dest}'\n"
@@ -277,7 +288,7 @@ def check(dest, spec):
 def make(args):
     arch = args.arch
     spec = ARCHES[arch]
-    dest = os.path.abspath(args.dest or os.path.join(ROOT, f"sysroot-{arch}"))
+    dest = os.path.abspath(args.dest or default_dest(arch))
     ensure_arch(arch)
     pkgs = wanted(arch, spec)
     stamp = "".join(f"{n} {v}\n" for n, v in pkgs)
@@ -324,8 +335,8 @@ def make(args):
     say(f"kernel {kernel}")
     say(f"kernel headers {fix_kernel_headers(dest, spec)}")
     say(f"busybox {busybox}")
-    ini = os.path.relpath(os.path.join(ROOT, "cross", spec["cross_file"]))
-    say(f"meson: --cross-file {ini} --cross-file {os.path.relpath(paths)}")
+    ini = os.path.relpath(os.path.join(ROOT, "arch", spec["cross_file"]))
+    say(f"meson: --cross-file {ini} --cross-file {paths}")
 
 
 def main():
@@ -334,11 +345,9 @@ def main():
     ap.add_argument("arch", choices=sorted(ARCHES), metavar="ARCH",
                     help="Debian architecture: " + ", ".join(sorted(ARCHES)))
     ap.add_argument("--dest", metavar="DIR",
-                    help="the sysroot (default <repo>/sysroot-ARCH)")
+                    help="the sysroot (default ~/.cache/thpvm/sysroot-ARCH)")
     ap.add_argument("--cache", metavar="DIR",
-                    default=os.path.join(os.environ.get(
-                        "XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
-                        "thpvm", "debs"),
+                    default=os.path.join(CACHE, "debs"),
                     help="where downloaded .debs are kept "
                          "(default ~/.cache/thpvm/debs)")
     args = ap.parse_args()
