@@ -23,8 +23,8 @@ machine-specific half of the Meson cross file:
 
 Why not multiarch (`apt-get install libfdt-dev:arm64`): Debian 12's
 libfdt-dev is not Multi-Arch and installing the others wanted to upgrade
-host packages (../shared/ENVIRONMENT.md); a sysroot touches nothing on
-the host but apt's package lists. The compiler and C library come from
+host packages; a sysroot touches nothing on the host but apt's package
+lists. The compiler and C library come from
 the host's cross toolchain (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross;
 gcc-powerpc64le-linux-gnu, libc6-dev-ppc64el-cross),
 which also brings the kernel's UAPI headers (linux/kvm.h, asm/kvm.h)
@@ -79,7 +79,7 @@ ARCHES = {
               "kernel_glob": "boot/vmlinuz-*-arm64",
               "cross_file": "arm64/cross.ini"},
     # Debian's ppc64el kernel is an ELF vmlinux (no vmlinuz), which
-    # qemu-system-ppc64 -kernel loads as it is (tests/ppc64_host.py).
+    # qemu-system-ppc64 -kernel loads as it is (tests/hosts/ppc64_host.py).
     "ppc64el": {"triplet": "powerpc64le-linux-gnu",
                 "kernel_meta": "linux-image-powerpc64le",
                 "flavour": "powerpc64le",

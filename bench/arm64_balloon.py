@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/linux_balloon.py's balloon fragmentation run, on arm64: Debian's
 arm64 kernel under the cross-built thpvm, in the emulated arm64 host
-(tests/arm64_host.py). Everything there is emulated, so only counts are
+(tests/hosts/arm64_host.py). Everything there is emulated, so only counts are
 reported (host huge pages and resident memory of guest RAM, release
 calls, PMD splits), never times.
 
@@ -122,8 +122,8 @@ def main():
             with open(script, "w") as out, \
                     open(os.path.join(ROOT, "bench/arm64_balloon.sh")) as f:
                 out.write(f"MODES='{' '.join(modes)}'\n" + f.read())
-            out = run([sys.executable, os.path.join(ROOT,
-                                                    "tests/arm64_host.py"),
+            host = os.path.join(ROOT, "tests", "hosts", "arm64_host.py")
+            out = run([sys.executable, host,
                        "--sysroot", args.sysroot, "--mem", "3G",
                        "--cpus", "2", "--script", script,
                        "--file", thpvm, "--file", kernels[0] + ":vmlinuz",

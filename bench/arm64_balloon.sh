@@ -1,6 +1,6 @@
 #!/bin/sh
 # The host side of bench/arm64_balloon.py, run in the emulated arm64 host
-# (tests/arm64_host.py) in /work, with thpvm, Debian's arm64 kernel
+# (tests/hosts/arm64_host.py) in /work, with thpvm, Debian's arm64 kernel
 # (vmlinuz) and guest/linux's initramfs (initrd). MODES (set before this
 # script) names the modes. Per mode, as bench/linux_balloon.py does on
 # x86: the guest fragments 800 of its 1024 MiB (thpvm.run=balloon-frag),

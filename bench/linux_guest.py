@@ -49,7 +49,7 @@ def host_unfit_reason():
     """None when host KVM can run a stock Linux guest to user space, else
     why not, in a few words. PVM (KVM without VT-x/AMD-V) emulates guest
     kernel code and stops on instructions it cannot emulate long before
-    user space (../shared/ENVIRONMENT.md), so it counts as unfit even
+    user space (docs/linux-guests.md), so it counts as unfit even
     though /dev/kvm works; so does a CPU without vmx or svm."""
     why = []
     if os.path.isdir("/sys/module/kvm_pvm"):

@@ -12,7 +12,7 @@ it (hugetlbfs, loop devices).
 
 On a machine without /dev/kvm, a mutation whose test is in meson's 'kvm'
 suite is built here as the others are, its thpvm binary kept, and all of
-those tested at the end in one emulated AMD-V host (tests/svm_host.py),
+those tested at the end in one emulated AMD-V host (tests/hosts/svm_host.py),
 each binary in turn put in the build's place; their results come last."""
 import argparse
 import json
@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SVM_HOST = os.path.join(ROOT, "tests", "svm_host.py")
+SVM_HOST = os.path.join(ROOT, "tests", "hosts", "svm_host.py")
 # The emulated host's run of the kept binaries: its limit, and where its
 # tests write (an ext4 disk of its own, which takes O_DIRECT).
 SVM_TIMEOUT = 1500

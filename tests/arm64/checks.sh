@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs in the emulated arm64 host (tests/arm64_host.py), in /work with
+# Runs in the emulated arm64 host (tests/hosts/arm64_host.py), in /work with
 # thpvm, the unit tests (unit/), Debian's arm64 kernel (vmlinuz), the
 # guest's initramfs (guest.cpio) and two disk images. One line per
 # check: "check: ok NAME" or "check: not ok NAME: WHY"; the test that

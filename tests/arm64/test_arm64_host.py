@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """thpvm for arm64 against a real KVM: the cross-built binary and unit
-tests run in the emulated arm64 host (tests/arm64_host.py), where thpvm
+tests run in the emulated arm64 host (tests/hosts/arm64_host.py), where thpvm
 boots Debian's arm64 kernel to user space with 1 and 2 vCPUs, virtio
 disks on MMIO and PCI (MSIs through the ITS), power-off and reboot, and
 the bundled arm64 test guest, and refuses a compressed kernel that
@@ -26,7 +26,7 @@ import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "hosts"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import emulated_host  # noqa: E402 (found through the paths set above)
 from disk_images import MIB, make_image  # noqa: E402
@@ -111,7 +111,7 @@ def run_host(gic, tmp, files, sysroot, expected):
     script = os.path.join(tmp, f"checks-gicv{gic}.sh")
     with open(script, "w") as out, open(os.path.join(HERE, "checks.sh")) as f:
         out.write(f"GIC={gic}\n" + f.read())
-    cmd = [sys.executable, os.path.join(ROOT, "tests/arm64_host.py"),
+    cmd = [sys.executable, os.path.join(ROOT, "tests/hosts/arm64_host.py"),
            "--sysroot", sysroot, "--gic", str(gic), "--timeout", "1500",
            "--script", script]
     for f in files:

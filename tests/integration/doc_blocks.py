@@ -25,7 +25,7 @@ by name:
 
 A `capable` block runs as printed on such a host (in a network namespace
 of its own, with the huge page pool put back after); elsewhere inside the
-emulated AMD-V host, tests/svm_host.py. `netns=NS` names a network
+emulated AMD-V host, tests/hosts/svm_host.py. `netns=NS` names a network
 namespace the block makes, removed after it even when the block fails.
 """
 import os
@@ -45,7 +45,7 @@ DOCS = ["README.md"] + sorted(
 MARKER = re.compile(r"<!-- doc-test (.*) -->")
 NEEDS = {"kvm", "root", "qemu", "net", "headers", "capable"}
 SETUP_LINE = re.compile(r"^\s*(apt-get|meson setup) ")
-SVM_HOST = os.path.join(ROOT, "tests", "svm_host.py")
+SVM_HOST = os.path.join(ROOT, "tests", "hosts", "svm_host.py")
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 MESON_ONLY = {"THPVM", "TESTGUEST_BZIMAGE", "TESTGUEST_ELF", "USEMEM",
               "BUILD", "MESON_TEST_ITERATION", "MALLOC_PERTURB_"}

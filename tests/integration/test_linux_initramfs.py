@@ -11,7 +11,7 @@ line, the command line, the initramfs it was handed) and that thpvm
 reports the stop; on a capable host it asserts that /init loaded the
 modules and that hackbench ran, and two more boots drive the shell on
 the serial console and put Linux's virtio-blk and virtio-net drivers to
-work on thpvm's devices (tests/svm_host.py provides such a host here)."""
+work on thpvm's devices (tests/hosts/svm_host.py provides such a host here)."""
 import glob
 import gzip
 import hashlib
@@ -634,7 +634,7 @@ def boot_args(version, image, mem, params):
 
 # Seen in the emulated AMD-V host when it had two CPUs: the nested Linux
 # guest hung or died while it booted, in about one verbose boot in five
-# (tests/svm_host.py, which now gives that host one CPU, says more). Not
+# (tests/hosts/svm_host.py, which now gives that host one CPU, says more). Not
 # thpvm's, as far as it was followed. Should it come back, a boot that
 # hangs or dies gets one more, the first one's end shown as a comment;
 # a second hang or death fails the test.

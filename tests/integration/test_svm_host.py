@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The capable-host branches of the Linux-guest checks, run for real on
-the emulated AMD-V host of tests/svm_host.py (Debian's kernel under
+the emulated AMD-V host of tests/hosts/svm_host.py (Debian's kernel under
 QEMU's TCG with kvm_amd), since this machine's PVM cannot run a stock
 Linux guest to user space. First the runner itself (status, output,
 directory and environment carried; its own errors; an emulated host
@@ -28,7 +28,7 @@ import tempfile
 import harness
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-SVM_HOST = os.path.join(ROOT, "tests", "svm_host.py")
+SVM_HOST = os.path.join(ROOT, "tests", "hosts", "svm_host.py")
 # Each part's own limit, inside meson's for the whole (2700 s), so that
 # a hang fails its part with the output so far. Normal times here: 20
 # to 60 s for each Linux boot, 150 s for the balloon modes. A boot's
@@ -37,7 +37,7 @@ SVM_HOST = os.path.join(ROOT, "tests", "svm_host.py")
 PART_TIMEOUT = 900
 BOOT_TIMEOUT = 700
 # The emulated host stops now and then during a nested boot (about 1 in
-# 10, tests/svm_host.py); its runner then boots it again. With the
+# 10, tests/hosts/svm_host.py); its runner then boots it again. With the
 # default 2 runs, both stopped in one CI run of six boots (2026-12-05).
 BOOT_ATTEMPTS = ("--attempts", "3")
 

@@ -1,4 +1,4 @@
-# Run by tests/ppc64_host.py in the emulated POWER9 host (busybox sh, in
+# Run by tests/hosts/ppc64_host.py in the emulated POWER9 host (busybox sh, in
 # /work with thpvm, vmlinux, initrd and kit.cpio.gz): one
 # "check: ok|fail NAME" line per check, read by test_ppc64_linux.py.
 check() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """thpvm for ppc64le against a real KVM: the cross-built binary runs in
-the emulated POWER9 host (tests/ppc64_host.py, nested KVM HV), where it
+the emulated POWER9 host (tests/hosts/ppc64_host.py, nested KVM HV), where it
 boots Debian's ppc64el kernel with a busybox initramfs to user space
 (radix MMU, pSeries, power-off); its hwrng reads H_RANDOM;
 guest/linux's own initramfs, built for ppc64el, runs hackbench on 2
@@ -29,7 +29,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "hosts"))
 import emulated_host  # noqa: E402 (found through the path set above)
 
 CHECKS = 26
@@ -105,7 +105,8 @@ def main():
                         kit, "--sysroot", sysroot, "--usemem", usemem],
                        check=True, stdout=subprocess.DEVNULL)
         p = subprocess.run(
-            [sys.executable, os.path.join(ROOT, "tests", "ppc64_host.py"),
+            [sys.executable,
+             os.path.join(ROOT, "tests", "hosts", "ppc64_host.py"),
              "--sysroot", sysroot, "--timeout", "600",
              "--file", thpvm, "--file", f"{kernels[0]}:vmlinux",
              "--file", initrd, "--file", kit,

@@ -628,7 +628,7 @@ static void test_random_batches(void)
 /* Under qemu-user (a cross build's `meson test`) the kernel calls below
  * reach qemu's emulation of them, which differs (no process_madvise,
  * munmap keeps the range reserved): these checks are for a real kernel,
- * and tests/arm64_host.py runs them on one. */
+ * and tests/hosts/arm64_host.py runs them on one. */
 static bool syscalls_emulated(void)
 {
 	if (!getenv("THPVM_TEST_QEMU_USER"))

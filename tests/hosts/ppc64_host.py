@@ -6,11 +6,11 @@ loads kvm.ko and kvm-hv.ko, which make /dev/kvm real KVM HV on (emulated)
 POWER9, as a nested hypervisor; the script runs there in busybox sh, with
 the files given carried in the initramfs.
 
-    tests/ppc64_host.py [--mem SIZE] [--cpus N] [--timeout SECONDS]
+    tests/hosts/ppc64_host.py [--mem SIZE] [--cpus N] [--timeout SECONDS]
         [--sysroot DIR] [--append ARGS] [--file HOSTPATH[:IMAGEPATH]]...
         (--script FILE | [--] SCRIPT...)
 
-The ppc64le twin of tests/arm64_host.py, for thpvm's ppc64le port: the
+The ppc64le twin of tests/hosts/arm64_host.py, for thpvm's ppc64le port: the
 options (but --gic), the files carried (--file), the script's place
 (/work), its output and the exit statuses (the script's; 125: the VM did
 not get to run it; 124: --timeout ran out) are that runner's, and its

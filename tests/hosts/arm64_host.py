@@ -5,20 +5,20 @@ virt board with EL2 (virtualization=on), where its built-in KVM makes
 /dev/kvm real KVM on (emulated) arm64; the script runs there in busybox
 sh, with the files given carried in the initramfs.
 
-    tests/arm64_host.py [--mem SIZE] [--cpus N] [--timeout SECONDS]
+    tests/hosts/arm64_host.py [--mem SIZE] [--cpus N] [--timeout SECONDS]
                         [--sysroot DIR] [--gic 2|3] [--append ARGS]
                         [--file HOSTPATH[:IMAGEPATH]]...
                         (--script FILE | [--] SCRIPT...)
 
-Why: the project's own machines are x86 with PVM (../shared/ENVIRONMENT.md);
-thpvm's arm64 code needs an arm64 KVM to run against. Programs run there
-must be arm64 and static (the image holds busybox and nothing else), as
-a cross build with arch/arm64/cross.ini makes them. Everything runs emulated,
-so timings say nothing about hardware; use it for checks, not figures.
+Why: the project's own machines are x86 (docs/linux-guests.md); thpvm's
+arm64 code needs an arm64 KVM to run against. Programs run there must be
+arm64 and static (the image holds busybox and nothing else), as a cross
+build with arch/arm64/cross.ini makes them. Everything runs emulated, so
+timings say nothing about hardware; use it for checks, not figures.
 
 The kernel and busybox come from the sysroot arch/mksysroot.py arm64
-makes (default ~/.cache/thpvm/sysroot-arm64). Each --file is copied into the
-image at IMAGEPATH, default /work/BASENAME; a relative IMAGEPATH is under
+makes (default ~/.cache/thpvm/sysroot-arm64). Each --file is copied into
+the image at IMAGEPATH, default /work/BASENAME; a relative IMAGEPATH is under
 /work, one ending in / gets BASENAME appended; a directory is copied
 whole. The script runs in /work with PATH /bin:/usr/bin:/work; SCRIPT's
 words are joined with spaces, as sh -c would take them. tun is loaded

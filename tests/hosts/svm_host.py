@@ -6,38 +6,33 @@ filesystem (read-only through 9p, writable through an overlay on tmpfs)
 and runs the command there, in the directory it was started from, with
 the same environment.
 
-    tests/svm_host.py [--mem SIZE] [--cpus N] [--kernel VERSION]
+    tests/hosts/svm_host.py [--mem SIZE] [--cpus N] [--kernel VERSION]
                       [--timeout SECONDS] [--silence SECONDS]
                       [--attempts N] [--writable DIR]... [--scratch DIR]
                       [--] COMMAND [ARG...]
 
-Why: the project's own machines have PVM, on which a stock Linux guest
-never reaches user space (../shared/ENVIRONMENT.md). QEMU's TCG emulates
-SVM with nested paging well enough for Linux's kvm_amd, so inside this
-VM /dev/kvm is real KVM on (emulated) AMD-V: thpvm boots Debian's kernel
-there to user space, and the capable-host branches of the Linux-guest
-tests and benchmarks run for real. Everything runs emulated, so their
-timings say nothing about hardware; use them as checks, not figures.
+Why: on a KVM without VT-x/AMD-V (PVM), a stock Linux guest never
+reaches user space. QEMU's TCG emulates SVM with nested paging well
+enough for Linux's kvm_amd, so inside this VM /dev/kvm is real KVM on
+(emulated) AMD-V: thpvm boots Debian's kernel there to user space, and
+the capable-host branches of the Linux-guest tests and benchmarks run
+for real. Everything runs emulated, so their timings say nothing about
+hardware; use them as checks, not figures.
 
-One emulated CPU by default: with two (QEMU's multi-threaded TCG), a
-nested Linux guest that prints its whole boot log hung or died in about
-one boot in five (its output stopping, or a triple fault; once the
-emulated host's watchdog saw thpvm's vCPU thread stuck in KVM_RUN for
-220 s), with or without THP or ACPI, with builds old and new; with one,
-16 boots in a row passed (2026-12-03). --cpus 2 is the faster and the
+One emulated CPU by default: nested Linux guests hang or die more often
+on a two-CPU emulated host (docs/benchmarks.md, "Linux guests, on an
+emulated AMD-V host", has the rates). --cpus 2 is the faster and the
 less reliable host.
 
-One CPU still stops now and then (2026-12-04: 3 of 31 nested
-boots, always while thpvm's guest ran): first the emulated host's own
-processes stop being scheduled while QEMU stays busy, then QEMU goes
-idle for good, and no timeout inside ever fires. So the VM's init
-writes a heartbeat to a second serial port every 5 s while the command
-runs; after --silence seconds (default 60) without one, QEMU is killed
-and the command runs again in a fresh VM, up to --attempts runs in all
-(default 2), within the same --timeout. The output of the stopped run
-stays on standard output, and standard error says it ran again. A
-command that keeps its progress in a --writable directory can go on
-where the stopped one was (.ci/kvm_suite does).
+The emulated host itself can stop: its own processes no longer
+scheduled, then QEMU idle for good, and no timeout inside ever fires.
+So the VM's init writes a heartbeat to a second serial port every 5 s
+while the command runs; after --silence seconds (default 60) without
+one, QEMU is killed and the command runs again in a fresh VM, up to
+--attempts runs in all (default 2), within the same --timeout. The
+output of the stopped run stays on standard output, and standard error
+says it ran again. A command that keeps its progress in a --writable
+directory can go on where the stopped one was (.ci/kvm_suite does).
 
 What the command writes is lost with the VM, but under a --writable
 directory: that one is shared read-write at its own path, so a test
@@ -69,7 +64,7 @@ import time
 import emulated_host
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 QEMU = "qemu-system-x86_64"
 INIT = os.path.join(HERE, "svm_host.init")
 # The outer VM's modules: virtio PCI and 9p for the shares, the overlay

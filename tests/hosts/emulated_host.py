@@ -1,7 +1,7 @@
-"""What tests/svm_host.py, tests/arm64_host.py and tests/ppc64_host.py
-share: an emulated host (QEMU) whose serial console is the only way out,
-run with a time limit, and guest/linux/mkinitramfs.py, whose cpio writer
-builds its initramfs. The second half is the script runner of the arm64
+"""What the emulated hosts of tests/hosts/ (svm_host.py, arm64_host.py,
+ppc64_host.py) share: an emulated host (QEMU) whose serial console is
+the only way out, run with a time limit, and guest/linux/mkinitramfs.py,
+whose cpio writer builds its initramfs. The second half is the script runner of the arm64
 and ppc64 hosts: their initramfs (static busybox, modules,
 emulated_host.init, the script and the files carried), the console lines
 around the script, and their command line."""
@@ -21,7 +21,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 INIT = os.path.join(HERE, "emulated_host.init")
 
 
