@@ -1,10 +1,11 @@
-/* The machine: the VM, then its virtio devices in a fixed order (disks as
- * given with -d, then the network device, the balloon, the rng, the
- * console, virtio-mem), each on PCI or MMIO, so that guests find them in the same
- * places on every boot. */
+/* The machine: the VM, then its virtio devices, each on PCI or MMIO. One
+ * table, device_kinds, says which devices the configuration can ask for
+ * and in what order they are made, so that guests find them in the same
+ * places on every boot; a new device is a row there and its functions. */
 #include "machine/machine.h"
 
 #include <errno.h>
+#include <linux/virtio_ids.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,228 +27,272 @@
  * 0xff. */
 #define PCI_CLASS_OTHERS 0x00ff00
 
-/* A device's transport and how far its set-up got, which is what
+struct machine_device;
+
+/* A kind of device the machine can have: a row of device_kinds. */
+struct device_kind {
+	const char *name;	/* its devices' names without the number */
+	size_t size;		/* of its state, which the machine allocates */
+	uint32_t pci_class;	/* its class code, when on PCI */
+	/* How many of it the configuration asks for. */
+	unsigned (*count)(const struct machine_config *cfg);
+	/* Makes device d->index of the kind in d->state (zeroed), and sets
+	 * d->vdev and d->transport (left DEFAULT: the machine's). Reports
+	 * its own errors; on failure, leaves nothing to destroy. */
+	int (*create)(struct machine *m, struct machine_device *d);
+	/* Undoes create, after which the transport is taken down. */
+	void (*destroy)(struct machine *m, struct machine_device *d);
+};
+
+/* A device of the machine and how far its set-up got, which is what
  * devices_destroy undoes. */
-struct device_slot {
+struct machine_device {
+	const struct device_kind *kind;
+	unsigned index;		/* among those of its kind: disk i */
+	void *state;		/* the kind's: struct virtio_blk, ... */
+	struct virtio_device *vdev;	/* in state */
 	enum virtio_transport transport;
 	union {
 		struct virtio_pci pci;
 		struct virtio_mmio mmio;
 	};
-	bool created;		/* the device exists */
+	bool created;		/* the kind's create succeeded */
 	bool on_bus;		/* its transport's add ran, even if it failed */
 };
 
-struct blk_device {
-	struct virtio_blk blk;
-	struct device_slot slot;
-};
-
-struct net_device {
-	struct virtio_net net;
-	struct device_slot slot;
-};
-
-struct balloon_device {
-	struct virtio_balloon balloon;
-	struct device_slot slot;
-};
-
-struct rng_device {
-	struct virtio_rng rng;
-	struct device_slot slot;
-};
-
-struct mem_device {
-	struct virtio_mem mem;
-	struct device_slot slot;
-};
-
-struct console_device {
-	struct virtio_console con;
-	struct device_slot slot;
-	struct vm_console arch_console;	/* what it replaced as the console */
-};
-
 struct machine_devices {
-	struct blk_device *blks;
-	unsigned nr_blks;
-	struct net_device *net;
-	struct balloon_device *balloon;
-	struct rng_device *rng;
-	struct console_device *console;
-	struct mem_device *mem;
+	unsigned nr;		/* those whose set-up began */
+	struct machine_device dev[];
 };
 
-/* Puts a device just created on its transport and starts it; class_code
- * is its PCI class, if it goes there. */
-static int device_plug(struct machine *m, struct device_slot *s,
-		       enum virtio_transport transport,
-		       struct virtio_device *vdev, uint32_t class_code)
+static unsigned disk_count(const struct machine_config *cfg)
 {
-	int err;
-
-	s->created = true;
-	s->transport = transport ?: m->cfg->virtio_transport ?:
-			VIRTIO_TRANSPORT_PCI;
-	if (s->transport == VIRTIO_TRANSPORT_MMIO)
-		err = virtio_mmio_add(&m->vm, &s->mmio, vdev);
-	else
-		err = virtio_pci_add(&m->vm, &s->pci, vdev, class_code);
-	/* A failed add may have opened irqfds that destroy closes. */
-	s->on_bus = true;
-	return err ?: virtio_device_start(vdev);
+	return cfg->nr_disks;
 }
 
-/* The transport half of device_plug undone, after the device's own
- * destroy (MMIO holds nothing KVM does not drop with the VM). */
-static void device_unplug(struct device_slot *s)
+static int disk_create(struct machine *m, struct machine_device *d)
 {
-	if (s->on_bus && s->transport == VIRTIO_TRANSPORT_PCI)
-		virtio_pci_destroy(&s->pci);
-}
-
-static int add_disk(struct machine *m, unsigned i)
-{
-	const struct disk_config *dc = &m->cfg->disks[i];
-	struct blk_device *d = &m->devices->blks[i];
+	const struct disk_config *dc = &m->cfg->disks[d->index];
+	struct virtio_blk *blk = d->state;
 	struct blk_options opts = dc->opts;
-	int err;
 
 	if (!opts.queues)
 		opts.queues = MIN(m->cfg->vm.nr_vcpus, BLK_MAX_QUEUES);
-	m->devices->nr_blks++;
-	err = virtio_blk_create(&d->blk, i, dc->path, &opts, &m->vm.ram);
-	if (err)
-		return err;
-	return device_plug(m, &d->slot, dc->transport, &d->blk.vdev,
-			   PCI_CLASS_STORAGE_OTHER);
+	d->vdev = &blk->vdev;
+	d->transport = dc->transport;
+	return virtio_blk_create(blk, d->index, dc->path, &opts, &m->vm.ram);
 }
 
-static int add_net(struct machine *m)
+static void disk_destroy(struct machine *m, struct machine_device *d)
+{
+	virtio_blk_destroy(d->state);
+}
+
+static unsigned net_count(const struct machine_config *cfg)
+{
+	return cfg->net.mode == NET_TAP;
+}
+
+static int net_create(struct machine *m, struct machine_device *d)
 {
 	const struct net_config *nc = &m->cfg->net;
+	struct virtio_net *net = d->state;
 	char ifname[IFNAMSIZ];
-	struct net_device *d;
 	int fd, err;
 
-	d = m->devices->net = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
 	fd = tap_open(nc->tapif, ifname);
 	if (fd < 0)
 		return fd;
-	err = virtio_net_create(&d->net, fd, nc->mac, &m->vm.ram);
+	err = virtio_net_create(net, fd, nc->mac, &m->vm.ram);
 	if (err)
 		return err;
 	/* Said by default only when the user cannot know the name. */
 	log_msg(nc->tapif[0] ? LOG_DEBUG : LOG_INFO,
 		"%s: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
-		d->net.vdev.name, ifname, nc->mac[0], nc->mac[1], nc->mac[2],
+		net->vdev.name, ifname, nc->mac[0], nc->mac[1], nc->mac[2],
 		nc->mac[3], nc->mac[4], nc->mac[5]);
-	return device_plug(m, &d->slot, nc->transport, &d->net.vdev,
-			   PCI_CLASS_NETWORK_ETHERNET);
+	d->vdev = &net->vdev;
+	d->transport = nc->transport;
+	return 0;
 }
 
-static int add_balloon(struct machine *m)
+static void net_destroy(struct machine *m, struct machine_device *d)
+{
+	virtio_net_destroy(d->state);
+}
+
+static unsigned balloon_count(const struct machine_config *cfg)
+{
+	return cfg->balloon;
+}
+
+static int balloon_create(struct machine *m, struct machine_device *d)
 {
 	const struct balloon_config *bc = &m->cfg->balloon_opts;
-	struct balloon_device *d;
+	struct virtio_balloon *b = d->state;
 	int err;
 
-	d = m->devices->balloon = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	err = virtio_balloon_create(&d->balloon, bc, &m->vm.ram, NULL, NULL);
+	err = virtio_balloon_create(b, bc, &m->vm.ram, NULL, NULL);
 	if (err)
 		return err;
-	if (d->balloon.release.policy != bc->policy)
+	if (b->release.policy != bc->policy)
 		pr_info("%s: hugetlbfs RAM: only whole huge pages can be "
-			"released, so the policy is preserve",
-			d->balloon.vdev.name);
-	return device_plug(m, &d->slot, m->cfg->balloon_transport,
-			   &d->balloon.vdev, PCI_CLASS_OTHERS);
-}
-
-static int add_rng(struct machine *m)
-{
-	struct rng_device *d;
-	int err;
-
-	d = m->devices->rng = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	err = virtio_rng_create(&d->rng, m->cfg->rng_bytes_per_sec,
-				&m->vm.ram);
-	if (err)
-		return err;
-	return device_plug(m, &d->slot, m->cfg->rng_transport, &d->rng.vdev,
-			   PCI_CLASS_OTHERS);
-}
-
-static int add_mem(struct machine *m)
-{
-	struct mem_device *d;
-	int err;
-
-	d = m->devices->mem = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	err = virtio_mem_create(&d->mem, m->cfg->mem_block,
-				m->cfg->mem_requested, &m->vm.ram);
-	if (err)
-		return err;
-	return device_plug(m, &d->slot, m->cfg->mem_transport, &d->mem.vdev,
-			   PCI_CLASS_OTHERS);
-}
-
-/* The guest's console from now on: input goes to it, not to the
- * arch's UART, which stays for early boot messages. */
-static int add_console(struct machine *m)
-{
-	struct console_device *d;
-	int err;
-
-	d = m->devices->console = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	err = virtio_console_create(&d->con, &m->vm.console_out, &m->vm.ram);
-	if (err)
-		return err;
-	err = device_plug(m, &d->slot, VIRTIO_TRANSPORT_DEFAULT, &d->con.vdev,
-			  PCI_CLASS_COMMUNICATION_OTHER);
-	if (err)
-		return err;
-	d->arch_console = m->vm.console;
-	m->vm.console = (struct vm_console){ &virtio_console_ops, &d->con };
+			"released, so the policy is preserve", b->vdev.name);
+	d->vdev = &b->vdev;
+	d->transport = m->cfg->balloon_transport;
 	return 0;
+}
+
+static void balloon_destroy(struct machine *m, struct machine_device *d)
+{
+	virtio_balloon_destroy(d->state);
+}
+
+static unsigned rng_count(const struct machine_config *cfg)
+{
+	return cfg->rng;
+}
+
+static int rng_create(struct machine *m, struct machine_device *d)
+{
+	struct virtio_rng *r = d->state;
+
+	d->vdev = &r->vdev;
+	d->transport = m->cfg->rng_transport;
+	return virtio_rng_create(r, m->cfg->rng_bytes_per_sec, &m->vm.ram);
+}
+
+static void rng_destroy(struct machine *m, struct machine_device *d)
+{
+	virtio_rng_destroy(d->state);
+}
+
+/* The virtio-console and what it replaced as the guest's console. */
+struct console_device {
+	struct virtio_console con;
+	struct vm_console arch_console;
+};
+
+static unsigned console_count(const struct machine_config *cfg)
+{
+	return cfg->virtio_console;
+}
+
+/* The guest's console from now on: input goes to it, not to the arch's
+ * UART, which stays for early boot messages. Nothing hands the console
+ * input before the machine is made, and destroy gives the UART its role
+ * back however far the set-up got. */
+static int console_create(struct machine *m, struct machine_device *d)
+{
+	struct console_device *c = d->state;
+	int err;
+
+	err = virtio_console_create(&c->con, &m->vm.console_out, &m->vm.ram);
+	if (err)
+		return err;
+	d->vdev = &c->con.vdev;
+	c->arch_console = m->vm.console;
+	m->vm.console = (struct vm_console){ &virtio_console_ops, &c->con };
+	return 0;
+}
+
+static void console_destroy(struct machine *m, struct machine_device *d)
+{
+	struct console_device *c = d->state;
+
+	m->vm.console = c->arch_console;
+	virtio_console_destroy(&c->con);
+}
+
+static unsigned mem_count(const struct machine_config *cfg)
+{
+	return cfg->vm.hotplug_size != 0;
+}
+
+static int mem_create(struct machine *m, struct machine_device *d)
+{
+	struct virtio_mem *mem = d->state;
+
+	d->vdev = &mem->vdev;
+	d->transport = m->cfg->mem_transport;
+	return virtio_mem_create(mem, m->cfg->mem_block, m->cfg->mem_requested,
+				 &m->vm.ram);
+}
+
+static void mem_destroy(struct machine *m, struct machine_device *d)
+{
+	virtio_mem_destroy(d->state);
+}
+
+/* In the order machine.h promises: the devices are made in it (and so
+ * take PCI slots, MMIO addresses and interrupt lines in it), and taken
+ * down in it too. */
+static const struct device_kind device_kinds[] = {
+	{ .name = "virtio-blk", .size = sizeof(struct virtio_blk),
+	  .pci_class = PCI_CLASS_STORAGE_OTHER,
+	  .count = disk_count, .create = disk_create, .destroy = disk_destroy },
+	{ .name = "virtio-net", .size = sizeof(struct virtio_net),
+	  .pci_class = PCI_CLASS_NETWORK_ETHERNET,
+	  .count = net_count, .create = net_create, .destroy = net_destroy },
+	{ .name = "virtio-balloon", .size = sizeof(struct virtio_balloon),
+	  .pci_class = PCI_CLASS_OTHERS, .count = balloon_count,
+	  .create = balloon_create, .destroy = balloon_destroy },
+	{ .name = "virtio-rng", .size = sizeof(struct virtio_rng),
+	  .pci_class = PCI_CLASS_OTHERS,
+	  .count = rng_count, .create = rng_create, .destroy = rng_destroy },
+	{ .name = "virtio-console", .size = sizeof(struct console_device),
+	  .pci_class = PCI_CLASS_COMMUNICATION_OTHER, .count = console_count,
+	  .create = console_create, .destroy = console_destroy },
+	{ .name = "virtio-mem", .size = sizeof(struct virtio_mem),
+	  .pci_class = PCI_CLASS_OTHERS,
+	  .count = mem_count, .create = mem_create, .destroy = mem_destroy },
+};
+
+/* Device index of a kind: made, put on its transport and started. */
+static int device_add(struct machine *m, const struct device_kind *kind,
+		      unsigned index)
+{
+	struct machine_device *d = &m->devices->dev[m->devices->nr++];
+	int err;
+
+	d->kind = kind;
+	d->index = index;
+	d->state = calloc(1, kind->size);
+	if (!d->state)
+		return -ENOMEM;
+	err = kind->create(m, d);
+	if (err)
+		return err;
+	d->created = true;
+	d->transport = d->transport ?: m->cfg->virtio_transport ?:
+			VIRTIO_TRANSPORT_PCI;
+	if (d->transport == VIRTIO_TRANSPORT_MMIO)
+		err = virtio_mmio_add(&m->vm, &d->mmio, d->vdev);
+	else
+		err = virtio_pci_add(&m->vm, &d->pci, d->vdev, kind->pci_class);
+	/* A failed add may have opened irqfds that destroy closes. */
+	d->on_bus = true;
+	return err ?: virtio_device_start(d->vdev);
 }
 
 static int devices_create(struct machine *m)
 {
 	const struct machine_config *cfg = m->cfg;
-	unsigned i;
+	unsigned k, i, nr = 0;
 	int err = 0;
 
-	m->devices = calloc(1, sizeof(*m->devices));
+	for (k = 0; k < ARRAY_SIZE(device_kinds); k++)
+		nr += device_kinds[k].count(cfg);
+	m->devices = calloc(1, sizeof(*m->devices) +
+				       nr * sizeof(m->devices->dev[0]));
 	if (!m->devices)
 		return -ENOMEM;
-	m->devices->blks = calloc(cfg->nr_disks ?: 1,
-				  sizeof(*m->devices->blks));
-	if (!m->devices->blks)
-		return -ENOMEM;
-	for (i = 0; i < cfg->nr_disks && !err; i++)
-		err = add_disk(m, i);
-	if (!err && cfg->net.mode == NET_TAP)
-		err = add_net(m);
-	if (!err && cfg->balloon)
-		err = add_balloon(m);
-	if (!err && cfg->rng)
-		err = add_rng(m);
-	if (!err && cfg->virtio_console)
-		err = add_console(m);
-	if (!err && cfg->vm.hotplug_size)
-		err = add_mem(m);
+	for (k = 0; k < ARRAY_SIZE(device_kinds) && !err; k++) {
+		const struct device_kind *kind = &device_kinds[k];
+
+		for (i = 0; i < kind->count(cfg) && !err; i++)
+			err = device_add(m, kind, i);
+	}
 	return err;
 }
 
@@ -258,46 +303,16 @@ static void devices_destroy(struct machine *m)
 
 	if (!devs)
 		return;
-	for (i = 0; i < devs->nr_blks; i++) {
-		struct blk_device *d = &devs->blks[i];
+	for (i = 0; i < devs->nr; i++) {
+		struct machine_device *d = &devs->dev[i];
 
-		if (d->slot.created)
-			virtio_blk_destroy(&d->blk);
-		device_unplug(&d->slot);
+		if (d->created)
+			d->kind->destroy(m, d);
+		/* MMIO holds nothing KVM does not drop with the VM. */
+		if (d->on_bus && d->transport == VIRTIO_TRANSPORT_PCI)
+			virtio_pci_destroy(&d->pci);
+		free(d->state);
 	}
-	if (devs->net) {
-		if (devs->net->slot.created)
-			virtio_net_destroy(&devs->net->net);
-		device_unplug(&devs->net->slot);
-	}
-	if (devs->balloon) {
-		if (devs->balloon->slot.created)
-			virtio_balloon_destroy(&devs->balloon->balloon);
-		device_unplug(&devs->balloon->slot);
-	}
-	if (devs->rng) {
-		if (devs->rng->slot.created)
-			virtio_rng_destroy(&devs->rng->rng);
-		device_unplug(&devs->rng->slot);
-	}
-	if (devs->console) {
-		if (devs->console->arch_console.ops)
-			m->vm.console = devs->console->arch_console;
-		if (devs->console->slot.created)
-			virtio_console_destroy(&devs->console->con);
-		device_unplug(&devs->console->slot);
-	}
-	if (devs->mem) {
-		if (devs->mem->slot.created)
-			virtio_mem_destroy(&devs->mem->mem);
-		device_unplug(&devs->mem->slot);
-	}
-	free(devs->mem);
-	free(devs->console);
-	free(devs->rng);
-	free(devs->balloon);
-	free(devs->net);
-	free(devs->blks);
 	free(devs);
 	m->devices = NULL;
 }
@@ -318,34 +333,40 @@ void machine_destroy(struct machine *m)
 	vm_destroy(&m->vm);
 }
 
-struct virtio_balloon *machine_balloon(struct machine *m)
+/* The state of device index of those with that virtio ID, once it is on
+ * its transport; NULL if there is none. */
+static void *device_find(struct machine *m, uint16_t device_id,
+			 unsigned index)
 {
 	struct machine_devices *devs = m->devices;
+	unsigned i;
 
-	return devs && devs->balloon && devs->balloon->slot.on_bus ?
-		       &devs->balloon->balloon : NULL;
+	for (i = 0; devs && i < devs->nr; i++) {
+		struct machine_device *d = &devs->dev[i];
+
+		if (d->on_bus && d->vdev->device_id == device_id &&
+		    d->index == index)
+			return d->state;
+	}
+	return NULL;
+}
+
+struct virtio_balloon *machine_balloon(struct machine *m)
+{
+	return device_find(m, VIRTIO_ID_BALLOON, 0);
 }
 
 struct virtio_blk *machine_disk(struct machine *m, unsigned i)
 {
-	struct machine_devices *devs = m->devices;
-
-	return devs && i < devs->nr_blks && devs->blks[i].slot.on_bus ?
-		       &devs->blks[i].blk : NULL;
+	return device_find(m, VIRTIO_ID_BLOCK, i);
 }
 
 struct virtio_rng *machine_rng(struct machine *m)
 {
-	struct machine_devices *devs = m->devices;
-
-	return devs && devs->rng && devs->rng->slot.on_bus ?
-		       &devs->rng->rng : NULL;
+	return device_find(m, VIRTIO_ID_RNG, 0);
 }
 
 struct virtio_mem *machine_mem(struct machine *m)
 {
-	struct machine_devices *devs = m->devices;
-
-	return devs && devs->mem && devs->mem->slot.on_bus ?
-		       &devs->mem->mem : NULL;
+	return device_find(m, VIRTIO_ID_MEM, 0);
 }
