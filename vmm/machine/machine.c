@@ -258,8 +258,10 @@ static int device_add(struct machine *m, const struct device_kind *kind,
 	d->kind = kind;
 	d->index = index;
 	d->state = calloc(1, kind->size);
-	if (!d->state)
+	if (!d->state) {
+		pr_err("%s%u: out of memory", kind->name, index);
 		return -ENOMEM;
+	}
 	err = kind->create(m, d);
 	if (err)
 		return err;
@@ -285,8 +287,10 @@ static int devices_create(struct machine *m)
 		nr += device_kinds[k].count(cfg);
 	m->devices = calloc(1, sizeof(*m->devices) +
 				       nr * sizeof(m->devices->dev[0]));
-	if (!m->devices)
+	if (!m->devices) {
+		pr_err("out of memory for the machine's %u devices", nr);
 		return -ENOMEM;
+	}
 	for (k = 0; k < ARRAY_SIZE(device_kinds) && !err; k++) {
 		const struct device_kind *kind = &device_kinds[k];
 

@@ -87,9 +87,9 @@ struct machine {
 
 /* The VM, then its devices: disks as given, then the network device,
  * the balloon, the rng, the console and virtio-mem, each on its
- * transport, so that
- * guests find them in the same places (PCI slots, MMIO addresses) on
- * every boot. On failure, machine_destroy undoes what was made. */
+ * transport, so that guests find them in the same places (PCI slots,
+ * MMIO addresses) on every boot. On failure, having said why, it leaves
+ * machine_destroy to undo what was made. */
 int machine_create(struct machine *m, const struct machine_config *cfg);
 /* After vm_stop: the devices, then the VM. */
 void machine_destroy(struct machine *m);
