@@ -843,6 +843,9 @@ int virtio_blk_create(struct virtio_blk *blk, unsigned index,
 				 features, blk->nr_queues, queue_sizes,
 				 &blk->config, sizeof(blk->config), &blk_ops,
 				 blk, ram);
+	if (err)
+		pr_err("%s: cannot set up the device: %s", blk->name,
+		       strerror(-err));
 	if (!err && blk->nr_queues > 1)
 		err = virtio_device_thread_per_queue(&blk->vdev);
 	if (!err)

@@ -318,8 +318,10 @@ int virtio_mem_create(struct virtio_mem *m, uint64_t block_size,
 	m->nr_blocks = m->region_size / m->block_size;
 	m->plugged = calloc((m->nr_blocks + WORD_BITS - 1) / WORD_BITS,
 			    sizeof(*m->plugged));
-	if (!m->plugged)
+	if (!m->plugged) {
+		pr_err("%s: out of memory", MEM_NAME);
 		return -ENOMEM;
+	}
 	put_le64(&m->config.block_size, m->block_size);
 	put_le64(&m->config.addr, m->addr);
 	put_le64(&m->config.region_size, m->region_size);

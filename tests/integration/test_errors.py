@@ -215,6 +215,32 @@ def test_no_kvm_device():
     one_error(r, "/dev/kvm does not exist")
 
 
+def test_set_up_short_of_descriptors_says_why():
+    """However far the machine's set-up gets before the descriptors run
+    out (the VM, each device on either transport, its interrupts), the
+    failure is one line saying what could not be done."""
+    harness.require_kvm()
+    with tempfile.TemporaryDirectory() as d:
+        disks = [os.path.join(d, name) for name in ("pci.img", "mmio.img")]
+        for path in disks:
+            with open(path, "wb") as f:
+                f.truncate(1 << 20)
+        args = ["run", "--no-control", "-m", "64M", "-c", "2",
+                "-d", disks[0], "-d", disks[1] + ",mmio", "--balloon",
+                "--rng=transport=mmio", "--console", "virtio",
+                "--mem-hotplug=1G", "-p", "exit"]
+        # Below 16, the C library's own needs fail first.
+        for limit in range(16, 256):
+            r = harness.run_cmd(["sh", "-c", 'ulimit -n "$0" && exec "$@"',
+                                 str(limit), harness.THPVM] + args)
+            if r.rc == 0:
+                break
+            one_error(r, "")
+        else:
+            assert False, "set-up still fails with 255 descriptors"
+        assert limit > 32, limit
+
+
 def test_sigterm_and_sigint_stop_cleanly():
     harness.require_kvm()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -128,8 +128,11 @@ int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd)
 	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	int err = 0;
 
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot make an MSI's eventfd: %s", strerror(-err));
+		return err;
+	}
 	pthread_mutex_lock(&r->lock);
 	if (r->msi_source)
 		err = add_binding(r, fd, gsi);
@@ -137,10 +140,12 @@ int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd)
 		req.gsi = r->next_gsi++;
 	pthread_mutex_unlock(&r->lock);
 	if (r->msi_source) {
-		if (err)
-			close(fd);
-		else
+		if (!err) {
 			*irqfd = fd;
+			return 0;
+		}
+		pr_err("cannot add an MSI: %s", strerror(-err));
+		close(fd);
 		return err;
 	}
 	req.fd = fd;

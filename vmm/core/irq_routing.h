@@ -47,7 +47,8 @@ int irq_routing_commit(struct irq_routing *r);
  * through KVM_IRQFD: writing 1 to *irqfd raises the MSI once a route is
  * set. Closing the eventfd is all a device does at teardown: KVM drops
  * the irqfd with the VM. (With msi_source, the GSI only names the MSI
- * here, and the eventfd is bound once irq_msi_set names a source.) */
+ * here, and the eventfd is bound once irq_msi_set names a source.)
+ * Reports its own errors. */
 int irq_msi_create(struct irq_routing *r, unsigned *gsi, int *irqfd);
 /* Points the GSI at an MSI address/data pair from requester devid (a PCI
  * requester ID: bus << 8 | slot << 3 | function) and commits the table. */

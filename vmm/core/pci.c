@@ -175,8 +175,11 @@ int pci_bus_add(struct pci_bus *bus, struct pci_device *dev)
 		}
 		err = io_bus_register(bus->mmio, addr, bar->size, bar->handler,
 				      bar->opaque);
-		if (err)
+		if (err) {
+			pr_err("%s: cannot place BAR%u at 0x%llx: %s", dev->name,
+			       i, (unsigned long long)addr, strerror(-err));
 			return err;
+		}
 		bar->addr = addr;
 		put_le32(dev->cfg + PCI_BAR0 + 4 * i, addr);
 		bus->mmio_next = addr + bar->size;

@@ -116,7 +116,8 @@ int pci_msix_write_message(struct pci_device *dev, unsigned i, uint64_t addr,
 int pci_bus_init(struct pci_bus *bus, struct io_bus *mmio,
 		 uint64_t mmio_base, uint64_t mmio_size, uint64_t ecam_base);
 /* Places dev in the next free slot and its BARs in the window, and
- * registers the BARs on the MMIO bus. Returns the slot or -errno. */
+ * registers the BARs on the MMIO bus. Returns the slot, or -errno after
+ * saying why. */
 int pci_bus_add(struct pci_bus *bus, struct pci_device *dev);
 void pci_bus_free(struct pci_bus *bus);
 
