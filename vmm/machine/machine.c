@@ -280,17 +280,18 @@ static int device_add(struct machine *m, const struct device_kind *kind,
 static int devices_create(struct machine *m)
 {
 	const struct machine_config *cfg = m->cfg;
+	struct machine_devices *devs;
 	unsigned k, i, nr = 0;
 	int err = 0;
 
 	for (k = 0; k < ARRAY_SIZE(device_kinds); k++)
 		nr += device_kinds[k].count(cfg);
-	m->devices = calloc(1, sizeof(*m->devices) +
-				       nr * sizeof(m->devices->dev[0]));
-	if (!m->devices) {
+	devs = calloc(1, sizeof(*devs) + nr * sizeof(devs->dev[0]));
+	if (!devs) {
 		pr_err("out of memory for the machine's %u devices", nr);
 		return -ENOMEM;
 	}
+	m->devices = devs;
 	for (k = 0; k < ARRAY_SIZE(device_kinds) && !err; k++) {
 		const struct device_kind *kind = &device_kinds[k];
 
@@ -337,8 +338,8 @@ void machine_destroy(struct machine *m)
 	vm_destroy(&m->vm);
 }
 
-/* The state of device index of those with that virtio ID, once it is on
- * its transport; NULL if there is none. */
+/* The state of the index-th device with that virtio ID (disk i), once it
+ * is on its transport; NULL if there is none. */
 static void *device_find(struct machine *m, uint16_t device_id,
 			 unsigned index)
 {
