@@ -263,8 +263,8 @@ MUTATIONS = {
         "\t(void)0;",
         "unit-sandbox", ["test_forbidden_call_named"]),
     "control-peer-uid-unchecked": (
-        "vmm/control/control_server.c",
-        "\tif (cred.uid == srv->owner || cred.uid == 0)",
+        "vmm/lib/listener.c",
+        "\tif (cred.uid == l->owner || cred.uid == 0)",
         "\tif (1)",
         "integration-security", ["test_peer_credentials"]),
 }

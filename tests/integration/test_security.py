@@ -2,11 +2,12 @@
 """The process around a running VM: every thread under a seccomp filter
 (and none with --seccomp=off), a forbidden call ending the VM with a
 line that names it, no_new_privs, --user dropping root in
-every thread, and a control socket that refuses clients of another user
-by their credentials."""
+every thread, and control and console sockets that refuse clients of
+another user by their credentials."""
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -188,27 +189,88 @@ def as_nobody():
     os.setuid(NOBODY)
 
 
+def open_to_others(sock):
+    """Lets another user reach sock (in $XDG_RUNTIME_DIR) past its file
+    modes: only its credentials stop that user now."""
+    runtime = os.environ["XDG_RUNTIME_DIR"]
+    os.chmod(runtime, 0o755)
+    d = os.path.dirname(sock)
+    while d != runtime:
+        os.chmod(d, 0o777)
+        d = os.path.dirname(d)
+    os.chmod(sock, 0o666)
+
+
+def refused_once(p, socket_name):
+    """p's stderr has one refusal, of nobody's client on socket_name."""
+    refused = [l for l in read_stderr(p).splitlines() if "refused" in l]
+    assert len(refused) == 1, refused
+    assert re.search(rf"{socket_name}: refused a client of uid {NOBODY} "
+                     rf"\(pid \d+\): only uid 0 and root", refused[0]), refused
+
+
 def test_peer_credentials():
     if os.geteuid() != 0:
         harness.skip("needs root to run a client as another user")
     p = serve("creds")
     wait_threads(p, "2")
-    # Let another user reach the socket past its file modes: only its
-    # credentials stop it now.
-    d = os.path.join(os.environ["XDG_RUNTIME_DIR"], "thpvm")
-    os.chmod(os.environ["XDG_RUNTIME_DIR"], 0o755)
-    os.chmod(d, 0o777)
-    os.chmod(os.path.join(d, "creds.sock"), 0o666)
+    open_to_others(os.path.join(os.environ["XDG_RUNTIME_DIR"], "thpvm",
+                                "creds.sock"))
     r = subprocess.run([harness.THPVM, "stat", "creds"], timeout=30,
                        capture_output=True, text=True, preexec_fn=as_nobody)
     assert r.returncode != 0 and "RAM:" not in r.stdout, r
     # root still gets in.
     assert run(["stat", "creds"], timeout=30).rc == 0
     assert harness.stop_and_wait(p, "creds") == 0
-    refused = [l for l in read_stderr(p).splitlines() if "refused" in l]
-    assert len(refused) == 1, refused
-    assert re.search(rf"refused a client of uid {NOBODY} \(pid \d+\): "
-                     rf"only uid 0 and root", refused[0]), refused
+    refused_once(p, "control socket")
+
+
+def console_client(sock, user=None):
+    """Connects to the console socket sock (as user, a function that
+    drops to it, in a child of ours) and waits for the server to hang up:
+    "closed" when it does, "open" while it still serves after a while."""
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(rd)
+            if user:
+                user()
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(sock)
+            s.settimeout(2)
+            try:
+                while s.recv(4096):
+                    pass
+                os.write(wr, b"closed")
+            except TimeoutError:
+                os.write(wr, b"open")
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(wr)
+    with os.fdopen(rd, "rb") as f:
+        said = f.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert status == 0, f"console client: status {status:#x}"
+    return said
+
+
+def test_console_peer_credentials():
+    """The console socket's clients type into the guest: another user's
+    is refused as on the control socket."""
+    if os.geteuid() != 0:
+        harness.skip("needs root to run a client as another user")
+    p = serve("conscreds")
+    wait_threads(p, "2")
+    sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "conscreds.console")
+    open_to_others(sock)
+    assert console_client(sock, as_nobody) == "closed"
+    # root is still served.
+    assert console_client(sock) == "open"
+    assert harness.stop_and_wait(p, "conscreds") == 0
+    refused_once(p, "console socket")
 
 
 if __name__ == "__main__":

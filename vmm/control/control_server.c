@@ -51,7 +51,6 @@ struct control_server {
 	pthread_t thread;
 	bool started;
 	bool was_full;		/* all client slots were taken last round */
-	uid_t owner;		/* the uid clients must have, or root */
 	struct control_command commands[CONTROL_MAX_COMMANDS];
 	unsigned nr_commands;
 	struct control_client clients[CONTROL_MAX_CLIENTS];
@@ -370,29 +369,6 @@ static struct control_client *server_free_slot(struct control_server *srv)
 	return NULL;
 }
 
-/* Besides the socket's 0600 in a 0700 directory: a client of another
- * user (one that was let through a loosened mode or an inherited fd) is
- * refused by its credentials, with one line. */
-static bool client_allowed(const struct control_server *srv, int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		pr_warn_ratelimited("control socket: refused a client whose "
-				    "credentials cannot be read: %s",
-				    strerror(errno));
-		return false;
-	}
-	if (cred.uid == srv->owner || cred.uid == 0)
-		return true;
-	pr_warn_ratelimited("control socket: refused a client of uid %u "
-			    "(pid %d): only uid %u and root may control "
-			    "this VM", (unsigned)cred.uid, (int)cred.pid,
-			    (unsigned)srv->owner);
-	return false;
-}
-
 static void server_accept(struct control_server *srv)
 {
 	for (;;) {
@@ -409,10 +385,6 @@ static void server_accept(struct control_server *srv)
 		fd = listener_accept(&srv->listener);
 		if (fd < 0)
 			return;
-		if (!client_allowed(srv, fd)) {
-			close(fd);
-			continue;
-		}
 		if (c)
 			c->in = malloc(CONTROL_LINE_MAX + 1);
 		if (!c || !c->in) {
@@ -508,9 +480,6 @@ int control_server_start(struct control_server *srv)
 
 	if (srv->started)
 		return -EBUSY;
-	/* Who started the VM (before any drop to --user: the socket is
-	 * root's then). */
-	srv->owner = geteuid();
 	err = thread_start_unsignalled(&srv->thread, server_thread, srv,
 				       "control");
 	srv->started = !err;

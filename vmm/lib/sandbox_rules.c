@@ -111,7 +111,8 @@ static const struct sandbox_rule console[] = {
 	ANY("poll"), ANY("ppoll"),
 	ANY("accept"), ANY("accept4"), ANY("recv"), ANY("recvfrom"),
 	ANY("send"), ANY("sendto"),
-	ANY("shutdown"), ANY("fcntl"),
+	/* Peer credentials, as control reads them (lib/listener.h). */
+	ANY("getsockopt"), ANY("shutdown"), ANY("fcntl"),
 	NO_OPEN,
 };
 
