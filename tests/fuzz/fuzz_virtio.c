@@ -1,14 +1,13 @@
-/* The device fuzz targets' virtio driver (see fuzz_virtio.h). */
+/* The device fuzz targets' driver sessions (see fuzz_virtio.h), on the
+ * unit tests' hand-made driver (tests/unit/fake_virtio.h). */
 #include "fuzz_virtio.h"
 
-#include <linux/virtio_config.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "fake_virtio.h"
 #include "lib/util.h"
-
-#define S_DRIVER (VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER)
 
 static void ignore_irq(void *transport, uint16_t vector)
 {
@@ -69,25 +68,14 @@ void fuzz_virtio_run(struct virtio_device *vdev, const uint8_t *data,
 	host_in = (struct fuzz_input){ in.data + in.len - host_len, host_len };
 	fuzz_ram_load(in.data, in.len - host_len);
 
-	virtio_set_status(vdev, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-	virtio_set_status(vdev, S_DRIVER);
-	virtio_set_driver_features(vdev, 0, features);
-	virtio_set_driver_features(vdev, 1, features >> 32);
-	virtio_set_status(vdev, S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK);
-	if (!(virtio_get_status(vdev) & VIRTIO_CONFIG_S_FEATURES_OK))
+	if (!fake_virtio_negotiate(vdev, features))
 		goto reset;
 	config_writes(vdev, &host_in);
-	for (q = 0; q < vdev->nr_queues; q++) {
-		virtio_queue_write(vdev, q, VQ_REG_SIZE,
-				   MIN(qsize, vdev->queues[q].max_size));
-		virtio_queue_write(vdev, q, VQ_REG_VECTOR, q);
-		virtio_queue_write(vdev, q, VQ_REG_DESC, FUZZ_DESC_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_AVAIL, FUZZ_AVAIL_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_USED, FUZZ_USED_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_ENABLE, 1);
-	}
-	virtio_set_status(vdev, S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK |
-					VIRTIO_CONFIG_S_DRIVER_OK);
+	for (q = 0; q < vdev->nr_queues; q++)
+		fake_virtio_queue(vdev, q, MIN(qsize, vdev->queues[q].max_size),
+				  FUZZ_DESC_GPA(q), FUZZ_AVAIL_GPA(q),
+				  FUZZ_USED_GPA(q));
+	fake_virtio_driver_ok(vdev);
 	while (kicks.len) {
 		uint8_t kick = fuzz_u8(&kicks);
 

@@ -1,5 +1,6 @@
-/* A virtio driver for the device fuzz targets, taking everything from the
- * input: the features it accepts, the queue size, writes to the device
+/* A virtio driver session for the device fuzz targets (its steps are
+ * tests/unit/fake_virtio.c's), taking everything from the input: the
+ * features it accepts, the queue size, writes to the device
  * configuration, and which queues it notifies in which order; the rest
  * of the input is guest RAM from guest-physical 0, where queue q's
  * descriptor table lies at q * 0x800 and its avail ring at q * 0x800 +

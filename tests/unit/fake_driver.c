@@ -1,4 +1,4 @@
-/* A hand-driven virtio driver for device unit tests (see fake_driver.h). */
+/* The hand-made driver at the device unit tests' layout (fake_driver.h). */
 #include "fake_driver.h"
 
 #include <linux/virtio_config.h>
@@ -55,46 +55,28 @@ unsigned irq_count(unsigned vector)
 void driver_start(struct virtio_device *vdev, uint64_t features,
 		  unsigned nr_queues)
 {
-	uint8_t s = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER;
 	unsigned q;
 
-	virtio_set_status(vdev, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-	virtio_set_status(vdev, s);
-	virtio_set_driver_features(vdev, 0, features);
-	virtio_set_driver_features(vdev, 1, features >> 32);
-	virtio_set_status(vdev, s |= VIRTIO_CONFIG_S_FEATURES_OK);
-	CHECK(virtio_get_status(vdev) & VIRTIO_CONFIG_S_FEATURES_OK);
+	CHECK(fake_virtio_negotiate(vdev, features));
 	virtio_set_config_vector(vdev, CONFIG_VECTOR);
 	for (q = 0; q < nr_queues; q++) {
 		memset(gpa(RING_GPA(q)), 0, 0x3000);
 		avail_idx[q] = 0;
-		virtio_queue_write(vdev, q, VQ_REG_SIZE, QSIZE);
-		virtio_queue_write(vdev, q, VQ_REG_VECTOR, q);
-		virtio_queue_write(vdev, q, VQ_REG_DESC, RING_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_AVAIL, AVAIL_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_USED, USED_GPA(q));
-		virtio_queue_write(vdev, q, VQ_REG_ENABLE, 1);
+		fake_virtio_queue(vdev, q, QSIZE, RING_GPA(q), AVAIL_GPA(q),
+				  USED_GPA(q));
 	}
-	virtio_set_status(vdev, s | VIRTIO_CONFIG_S_DRIVER_OK);
-	CHECK_EQ(virtio_get_status(vdev), s | VIRTIO_CONFIG_S_DRIVER_OK);
+	CHECK(fake_virtio_driver_ok(vdev));
 }
 
 void set_desc(unsigned q, unsigned i, uint64_t addr, uint32_t len,
 	      uint16_t flags, uint16_t next)
 {
-	uint8_t *d = gpa(RING_GPA(q) + 16 * i);
-
-	put_le64(d, addr);
-	put_le32(d + 8, len);
-	put_le16(d + 12, flags);
-	put_le16(d + 14, next);
+	fake_virtio_desc(&ram, RING_GPA(q), i, addr, len, flags, next);
 }
 
 void publish(unsigned q, uint16_t head)
 {
-	put_le16(gpa(AVAIL_GPA(q) + 4 + 2 * (avail_idx[q] % QSIZE)), head);
-	__atomic_store_n((uint16_t *)gpa(AVAIL_GPA(q) + 2), ++avail_idx[q],
-			 __ATOMIC_RELEASE);
+	fake_virtio_publish(&ram, AVAIL_GPA(q), QSIZE, &avail_idx[q], head);
 }
 
 uint16_t used_idx(unsigned q)

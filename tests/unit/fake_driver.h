@@ -1,7 +1,7 @@
-/* What a virtio driver does, for device unit tests that run without KVM:
- * guest RAM of the test's own, each queue's rings at fixed guest
- * addresses, descriptors and avail entries written by hand, interrupts
- * counted per vector instead of sent. */
+/* The hand-made virtio driver (fake_virtio.h) laid out for device unit
+ * tests that run without KVM: guest RAM of the test's own, each queue's
+ * rings at fixed guest addresses, interrupts counted per vector instead
+ * of sent. */
 #ifndef THPVM_FAKE_DRIVER_H
 #define THPVM_FAKE_DRIVER_H
 
@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/guest_ram.h"
+#include "fake_virtio.h"
 #include "lib/util.h"
 #include "virtio/virtio.h"
 #include "unit.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/guest_ram.h"
+#include "fake_virtio.h"
 #include "lib/util.h"
 #include "unit.h"
 #include "virtio/virtqueue.h"
@@ -34,18 +35,12 @@ static uint8_t *gpa(uint64_t a)
 static void set_desc(uint64_t table, unsigned i, uint64_t addr, uint32_t len,
 		     uint16_t flags, uint16_t next)
 {
-	uint8_t *d = gpa(table + 16 * i);
-
-	put_le64(d, addr);
-	put_le32(d + 8, len);
-	put_le16(d + 12, flags);
-	put_le16(d + 14, next);
+	fake_virtio_desc(&ram, table, i, addr, len, flags, next);
 }
 
 static void publish(uint16_t head)
 {
-	put_le16(gpa(AVAIL_GPA + 4 + 2 * (avail_idx % QSIZE)), head);
-	put_le16(gpa(AVAIL_GPA + 2), ++avail_idx);
+	fake_virtio_publish(&ram, AVAIL_GPA, QSIZE, &avail_idx, head);
 }
 
 static void setup(uint64_t features)
