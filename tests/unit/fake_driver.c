@@ -68,6 +68,11 @@ void driver_start(struct virtio_device *vdev, uint64_t features,
 	CHECK(fake_virtio_driver_ok(vdev));
 }
 
+bool needs_reset(struct virtio_device *vdev)
+{
+	return virtio_get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET;
+}
+
 void set_desc(unsigned q, unsigned i, uint64_t addr, uint32_t len,
 	      uint16_t flags, uint16_t next)
 {

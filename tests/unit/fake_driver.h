@@ -43,6 +43,8 @@ unsigned isr_clear_count(void);
  * with their rings cleared, DRIVER_OK. */
 void driver_start(struct virtio_device *vdev, uint64_t features,
 		  unsigned nr_queues);
+/* The device found the driver at fault and waits for a reset. */
+bool needs_reset(struct virtio_device *vdev);
 void set_desc(unsigned q, unsigned i, uint64_t addr, uint32_t len,
 	      uint16_t flags, uint16_t next);
 /* Makes head available on q (no notification). */

@@ -91,11 +91,6 @@ static unsigned runs_released(void)
 	return n;
 }
 
-static bool needs_reset(void)
-{
-	return virtio_get_status(&bln.vdev) & VIRTIO_CONFIG_S_NEEDS_RESET;
-}
-
 static unsigned queues_for(uint64_t f)
 {
 	return 2 + !!(f & F(VIRTIO_BALLOON_F_STATS_VQ)) +
@@ -521,7 +516,7 @@ static void test_hostile(void)
 	/* An empty buffer. */
 	send_buf(0, 2, odd, 0);
 	CHECK(WAIT_FOR(used_idx(0) == 3));
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&bln.vdev));
 	CHECK_EQ(info().ballooned, 4 * PAGE);
 	teardown();
 }
@@ -545,7 +540,7 @@ static void test_oversized_buffer(void)
 	CHECK(WAIT_FOR(used_idx(0) == 1));
 	CHECK_EQ(info().ballooned, RAM_SIZE);
 	CHECK_EQ(info().ignored, 2 * n - pages);
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&bln.vdev));
 	teardown();
 }
 
@@ -567,7 +562,7 @@ static void test_repeated_ranges_bounded(void)
 	CHECK(WAIT_FOR(used_idx(qi) == 1));
 	CHECK_EQ(info().ballooned, RAM_SIZE);
 	CHECK_EQ(info().ignored, n - 1);
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&bln.vdev));
 	teardown();
 }
 
@@ -657,7 +652,7 @@ static void test_pass_budget_pfns(void)
 	CHECK_EQ(used_idx(0), 1);
 	CHECK(!kicked(0));
 	CHECK_EQ(info().ignored, 0);
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&bln.vdev));
 	teardown();
 }
 

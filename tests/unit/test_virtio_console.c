@@ -100,11 +100,6 @@ static bool pipe_quiet(int ms)
 	return poll(&p, 1, ms) == 0;
 }
 
-static bool needs_reset(void)
-{
-	return virtio_get_status(&con.vdev) & VIRTIO_CONFIG_S_NEEDS_RESET;
-}
-
 static size_t type(const char *s)
 {
 	return virtio_console_ops.receive(&con, (const uint8_t *)s,
@@ -168,7 +163,7 @@ static void test_transmit(void)
 	CHECK_EQ(pipe_read(buf, 12), 12);
 	CHECK_STR(buf, "hello, host\n");
 	CHECK_EQ(con.tx_bytes, 12);
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&con.vdev));
 	teardown();
 }
 
@@ -285,9 +280,9 @@ static void expect_refused(const char *what, unsigned q, uint64_t untouched,
 	static unsigned config_irqs;
 	char buf[8];
 
-	if (!WAIT_FOR(needs_reset()))
+	if (!WAIT_FOR(needs_reset(&con.vdev)))
 		printf("# %s: no NEEDS_RESET\n", what);
-	CHECK(needs_reset());
+	CHECK(needs_reset(&con.vdev));
 	CHECK(WAIT_FOR(irq_count(CONFIG_VECTOR) > config_irqs));
 	config_irqs = irq_count(CONFIG_VECTOR);
 	CHECK_EQ(used_idx(q), 0);
@@ -382,7 +377,7 @@ static void test_transmit_never_waits(void)
 	console_out_stats(&out, &st);
 	CHECK(st.dropped > 0);
 	CHECK_EQ(st.written + st.pending + st.dropped, len);
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&con.vdev));
 	teardown();
 }
 

@@ -81,11 +81,6 @@ static uint64_t config64(unsigned offset)
 	return get_le64(b);
 }
 
-static bool needs_reset(void)
-{
-	return virtio_get_status(&mem.vdev) & VIRTIO_CONFIG_S_NEEDS_RESET;
-}
-
 /* One request, answered: the response type (NO_RESP if none came), its
  * state in *state where asked. It waits for the request's interrupt as
  * well as its used entry: the device looks for more work once more before
@@ -243,7 +238,7 @@ static void test_plug_unplug_state(void)
 	CHECK_EQ(state_of(3, 1), VIRTIO_MEM_STATE_UNPLUGGED);
 	/* One interrupt for each request. */
 	CHECK_EQ(irq_count(0), 10);
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&mem.vdev));
 	teardown();
 }
 
@@ -333,7 +328,7 @@ static void test_hostile_requests(void)
 	CHECK_EQ(gpa(RAM_SIZE - 1)[0], PATTERN);
 	CHECK_EQ(gpa(0x200000)[0], PATTERN);
 	/* Refused requests are answers, not protocol errors. */
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&mem.vdev));
 	/* And the device still works: the third block. */
 	CHECK_EQ(send(VIRTIO_MEM_REQ_PLUG, blk(2), 1, NULL),
 		 VIRTIO_MEM_RESP_ACK);
@@ -441,7 +436,7 @@ static void test_broken_chains(void)
 	memset(resp, 0xee, 16);
 	publish(0, 0);
 	virtio_queue_kick(&mem.vdev, 0);
-	CHECK(WAIT_FOR(needs_reset()));
+	CHECK(WAIT_FOR(needs_reset(&mem.vdev)));
 	CHECK_EQ(resp[0], 0xee);
 	CHECK_EQ(used_idx(0), 0);
 
@@ -451,7 +446,7 @@ static void test_broken_chains(void)
 	set_desc(0, 0, REQ_GPA, sizeof(struct virtio_mem_req), 0, 0);
 	publish(0, 0);
 	virtio_queue_kick(&mem.vdev, 0);
-	CHECK(WAIT_FOR(needs_reset()));
+	CHECK(WAIT_FOR(needs_reset(&mem.vdev)));
 	CHECK_EQ(used_idx(0), 0);
 	CHECK_EQ(info().plugged_size, 0);
 	teardown();

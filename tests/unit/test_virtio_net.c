@@ -64,11 +64,6 @@ static uint64_t locked_read(const void *field, size_t size)
 
 #define LOCKED(field) locked_read(&(field), sizeof(field))
 
-static bool needs_reset(void)
-{
-	return virtio_get_status(&net.vdev) & VIRTIO_CONFIG_S_NEEDS_RESET;
-}
-
 static void net_driver_start(uint64_t features)
 {
 	driver_start(&net.vdev, features, 2);
@@ -426,7 +421,7 @@ static void test_hostile_chains(void)
 	set_desc(NET_TXQ, 0, BUF_GPA(NET_TXQ, 0), HDR - 4, 0, 0);
 	publish(NET_TXQ, 0);
 	virtio_queue_kick(&net.vdev, NET_TXQ);
-	CHECK(WAIT_FOR(needs_reset()));
+	CHECK(WAIT_FOR(needs_reset(&net.vdev)));
 	CHECK(WAIT_FOR(irq_count(CONFIG_VECTOR) == 1));
 
 	virtio_set_status(&net.vdev, 0);
@@ -436,7 +431,7 @@ static void test_hostile_chains(void)
 	set_desc(NET_TXQ, 1, BUF_GPA(NET_TXQ, 1), 16, VRING_DESC_F_WRITE, 0);
 	publish(NET_TXQ, 0);
 	virtio_queue_kick(&net.vdev, NET_TXQ);
-	CHECK(WAIT_FOR(needs_reset()));
+	CHECK(WAIT_FOR(needs_reset(&net.vdev)));
 	CHECK_EQ(used_idx(NET_TXQ), 0);
 	CHECK_EQ(recv(peer, pkt, sizeof(pkt), MSG_DONTWAIT), -1);
 
@@ -446,13 +441,13 @@ static void test_hostile_chains(void)
 	set_desc(NET_RXQ, 1, BUF_GPA(NET_RXQ, 1), 1500, VRING_DESC_F_WRITE, 0);
 	publish(NET_RXQ, 0);
 	virtio_queue_kick(&net.vdev, NET_RXQ);
-	CHECK(WAIT_FOR(needs_reset()));
+	CHECK(WAIT_FOR(needs_reset(&net.vdev)));
 
 	virtio_set_status(&net.vdev, 0);
 	net_driver_start(MRG_FEATURES);
 	post_rx(0, HDR - 1);
 	virtio_queue_kick(&net.vdev, NET_RXQ);
-	CHECK(WAIT_FOR(needs_reset()));
+	CHECK(WAIT_FOR(needs_reset(&net.vdev)));
 
 	virtio_set_status(&net.vdev, 0);
 	net_driver_start(BASE_FEATURES);

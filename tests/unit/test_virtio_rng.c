@@ -59,11 +59,6 @@ static struct virtio_rng_info info(void)
 	return i;
 }
 
-static bool needs_reset(void)
-{
-	return virtio_get_status(&rng.vdev) & VIRTIO_CONFIG_S_NEEDS_RESET;
-}
-
 /* A one-buffer request of len writable bytes in slot i. */
 static void request(unsigned i, uint32_t len)
 {
@@ -198,7 +193,7 @@ static void test_rate_holds_across_periods(void)
 		CHECK(random_bytes(BUF_GPA(used_id(0, i)), 512));
 	}
 	CHECK_EQ(info().served, 5 * 512);
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&rng.vdev));
 	teardown();
 }
 
@@ -288,9 +283,9 @@ static void test_reset_while_waiting(void)
 static void expect_refused(const char *what, uint64_t untouched,
 			   uint32_t len)
 {
-	if (!WAIT_FOR(needs_reset()))
+	if (!WAIT_FOR(needs_reset(&rng.vdev)))
 		printf("# %s: no NEEDS_RESET\n", what);
-	CHECK(needs_reset());
+	CHECK(needs_reset(&rng.vdev));
 	CHECK(WAIT_FOR(irq_count(CONFIG_VECTOR) > config_irqs));
 	config_irqs = irq_count(CONFIG_VECTOR);
 	CHECK_EQ(used_idx(0), 0);
@@ -371,7 +366,7 @@ static void test_huge_buffer_in_ram(void)
 	CHECK_EQ(used_len(0, 0), 4096);
 	CHECK(random_bytes(BUF_GPA(0), 4096));
 	CHECK_EQ(guarded(BUF_GPA(0) + 4096, len - 4096), len - 4096);
-	CHECK(!needs_reset());
+	CHECK(!needs_reset(&rng.vdev));
 	teardown();
 }
 
