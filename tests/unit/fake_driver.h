@@ -5,10 +5,8 @@
 #ifndef THPVM_FAKE_DRIVER_H
 #define THPVM_FAKE_DRIVER_H
 
-#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "core/guest_ram.h"
 #include "fake_virtio.h"
@@ -52,16 +50,5 @@ void publish(unsigned q, uint16_t head);
 uint16_t used_idx(unsigned q);
 uint32_t used_id(unsigned q, unsigned i);
 uint32_t used_len(unsigned q, unsigned i);
-
-/* Polls cond every millisecond until it holds or TIMEOUT_MS pass. */
-#define WAIT_FOR(cond)                                                     \
-	({                                                                 \
-		struct timespec t0_;                                       \
-		bool ok_;                                                  \
-		clock_gettime(CLOCK_MONOTONIC, &t0_);                      \
-		while (!(ok_ = (cond)) && time_ms_since(&t0_) < TIMEOUT_MS) \
-			poll(NULL, 0, 1);                                  \
-		ok_;                                                       \
-	})
 
 #endif

@@ -23,22 +23,14 @@ static struct console_out_stats stats(struct console_out *co)
 /* Until the writer has written n bytes in all (or TIMEOUT_MS). */
 static bool wait_written(struct console_out *co, uint64_t n)
 {
-	struct timespec t0;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (stats(co).written < n && time_ms_since(&t0) < TIMEOUT_MS)
-		poll(NULL, 0, 1);
+	WAIT_FOR(stats(co).written >= n);
 	return stats(co).written == n;
 }
 
 /* Until n bytes in all were dropped (or TIMEOUT_MS). */
 static bool wait_dropped(struct console_out *co, uint64_t n)
 {
-	struct timespec t0;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (stats(co).dropped < n && time_ms_since(&t0) < TIMEOUT_MS)
-		poll(NULL, 0, 1);
+	WAIT_FOR(stats(co).dropped >= n);
 	return stats(co).dropped == n;
 }
 

@@ -5,8 +5,13 @@
 #define THPVM_UNIT_H
 
 #include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include "lib/util.h"
 
 struct unit_state {
 	unsigned run;
@@ -21,6 +26,18 @@ extern struct unit_state unit;
  * also run under qemu-user and in emulated arm64 and ppc64 hosts, on a
  * 2-CPU machine busy with other suites. */
 #define TIMEOUT_MS 30000
+
+/* Polls cond every millisecond until it holds or TIMEOUT_MS pass; what
+ * it was last. */
+#define WAIT_FOR(cond)                                                     \
+	({                                                                 \
+		struct timespec t0_;                                       \
+		bool ok_;                                                  \
+		clock_gettime(CLOCK_MONOTONIC, &t0_);                      \
+		while (!(ok_ = (cond)) && time_ms_since(&t0_) < TIMEOUT_MS) \
+			poll(NULL, 0, 1);                                  \
+		ok_;                                                       \
+	})
 
 #define CHECK(cond)                                                        \
 	do {                                                               \
