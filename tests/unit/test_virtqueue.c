@@ -290,50 +290,33 @@ static void test_used_and_interrupts(void)
 	CHECK(virtq_enable_notify(&vq));
 }
 
-/* Deterministic pseudo-random numbers (xorshift64), so that a failing
- * round can be replayed. */
-static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return rnd() % n;
-}
-
 /* A buffer address as a guest might write one: mostly inside RAM, else
  * across its end, at the indirect tables, or anywhere at all. */
 static uint64_t rnd_addr(void)
 {
-	switch (rnd_below(6)) {
+	switch (unit_rand(6)) {
 	case 0:
-		return RAM_SIZE - rnd_below(64);
+		return RAM_SIZE - unit_rand(64);
 	case 1:
-		return TABLE_GPA + 16 * rnd_below(8);
+		return TABLE_GPA + 16 * unit_rand(8);
 	case 2:
-		return rnd();
+		return unit_rand64();
 	default:
-		return BUF_GPA + rnd_below(RAM_SIZE - BUF_GPA);
+		return BUF_GPA + unit_rand(RAM_SIZE - BUF_GPA);
 	}
 }
 
 static uint32_t rnd_len(void)
 {
-	switch (rnd_below(5)) {
+	switch (unit_rand(5)) {
 	case 0:
 		return 0;
 	case 1:
-		return (uint32_t)rnd();
+		return (uint32_t)unit_rand64();
 	case 2:		/* indirect tables, up to a full one */
-		return 16 * (rnd_below(2) ? 1 + rnd_below(16) : 256);
+		return 16 * (unit_rand(2) ? 1 + unit_rand(16) : 256);
 	default:
-		return 1 + rnd_below(8192);
+		return 1 + unit_rand(8192);
 	}
 }
 
@@ -348,8 +331,8 @@ static void rnd_descs(uint64_t table, unsigned n, unsigned size,
 		0, VRING_DESC_F_NEXT, VRING_DESC_F_WRITE,
 		VRING_DESC_F_NEXT | VRING_DESC_F_WRITE, VRING_DESC_F_INDIRECT,
 	};
-	unsigned i, first_in = rnd_below(n + 1);
-	bool early_ends = rnd_below(2);	/* or one chain through all */
+	unsigned i, first_in = unit_rand(n + 1);
+	bool early_ends = unit_rand(2);	/* or one chain through all */
 
 	/* Each draw in a statement of its own: the order in which C
 	 * evaluates arguments differs between compilers and arches, and
@@ -360,17 +343,17 @@ static void rnd_descs(uint64_t table, unsigned n, unsigned size,
 		uint16_t f, next;
 
 		if (plausible && i + 1 == n && table == DESC_GPA &&
-		    rnd_below(2)) {
+		    unit_rand(2)) {
 			/* Buffers, then a table of more. */
-			len = 16 * (1 + rnd_below(256));
+			len = 16 * (1 + unit_rand(256));
 			set_desc(table, i, TABLE_GPA, len,
 				 VRING_DESC_F_INDIRECT, 0);
 			continue;
 		}
-		if (plausible && rnd_below(256)) {
-			addr = BUF_GPA + rnd_below(RAM_SIZE / 2);
-			len = 1 + rnd_below(4096);
-			f = i + 1 < n && (!early_ends || rnd_below(32)) ?
+		if (plausible && unit_rand(256)) {
+			addr = BUF_GPA + unit_rand(RAM_SIZE / 2);
+			len = 1 + unit_rand(4096);
+			f = i + 1 < n && (!early_ends || unit_rand(32)) ?
 				    VRING_DESC_F_NEXT : 0;
 			f |= i >= first_in ? VRING_DESC_F_WRITE : 0;
 			set_desc(table, i, addr, len, f, (i + 1) % size);
@@ -378,9 +361,9 @@ static void rnd_descs(uint64_t table, unsigned n, unsigned size,
 		}
 		addr = rnd_addr();
 		len = rnd_len();
-		f = rnd_below(8) ? flags[rnd_below(ARRAY_SIZE(flags))] :
-				   (uint16_t)rnd();
-		next = rnd_below(8) ? rnd_below(size) : (uint16_t)rnd();
+		f = unit_rand(8) ? flags[unit_rand(ARRAY_SIZE(flags))] :
+				   (uint16_t)unit_rand64();
+		next = unit_rand(8) ? unit_rand(size) : (uint16_t)unit_rand64();
 		set_desc(table, i, addr, len, f, next);
 	}
 }
@@ -417,29 +400,30 @@ static void test_random_rings(void)
 	unsigned round, chains = 0, broken = 0, longest = 0;
 
 	for (round = 0; round < 3000; round++) {
-		uint16_t size = sizes[rnd_below(ARRAY_SIZE(sizes))];
+		uint16_t size = sizes[unit_rand(ARRAY_SIZE(sizes))];
 		uint16_t idx = 0;
 		unsigned pop;
 		int ret = 0;
 
-		setup(rnd_below(4) ? ALL_FEATURES : 0);
+		setup(unit_rand(4) ? ALL_FEATURES : 0);
 		virtq_unmap(&vq);
 		CHECK_EQ(virtq_map(&vq, &ram, size, DESC_GPA, AVAIL_GPA,
-				   USED_GPA, rnd_below(4) ? ALL_FEATURES : 0),
+				   USED_GPA, unit_rand(4) ? ALL_FEATURES : 0),
 			 0);
-		rnd_descs(DESC_GPA, size, size, rnd_below(2));
-		rnd_descs(TABLE_GPA, 256, 256, rnd_below(2));
+		rnd_descs(DESC_GPA, size, size, unit_rand(2));
+		rnd_descs(TABLE_GPA, 256, 256, unit_rand(2));
 		for (pop = 0; pop < 2u * size + 2 && ret >= 0; pop++) {
-			unsigned i, more = rnd_below(4) ? 1 : rnd_below(size + 2);
+			unsigned i, more = unit_rand(4) ? 1 :
+						  unit_rand(size + 2);
 			uint64_t off, len;
 
 			/* Heads: often 0, where a plausible ring's one
 			 * long chain starts; else any. */
 			for (i = 0; i < more; i++, idx++)
 				put_le16(gpa(AVAIL_GPA + 4 + 2 * (idx % size)),
-					 !rnd_below(4) ? 0 :
-					 rnd_below(8) ? rnd_below(size) :
-							(uint16_t)rnd());
+					 !unit_rand(4) ? 0 :
+					 unit_rand(8) ? unit_rand(size) :
+						(uint16_t)unit_rand64());
 			put_le16(gpa(AVAIL_GPA + 2), idx);
 			ret = virtq_pop(&vq, &chain);
 			if (ret == 1) {
@@ -447,13 +431,14 @@ static void test_random_rings(void)
 				longest = MAX(longest, chain.nr_out +
 							       chain.nr_in);
 				check_chain(size);
-				off = rnd_below(8192);
-				len = rnd_below(sizeof(data));
+				off = unit_rand(8192);
+				len = unit_rand(sizeof(data));
 				virtq_chain_read(&chain, off, data, len);
-				off = rnd_below(8192);
-				len = rnd_below(sizeof(data));
+				off = unit_rand(8192);
+				len = unit_rand(sizeof(data));
 				virtq_chain_write(&chain, off, data, len);
-				virtq_push(&vq, chain.head, (uint32_t)rnd());
+				virtq_push(&vq, chain.head,
+					   (uint32_t)unit_rand64());
 				virtq_need_interrupt(&vq);
 			} else if (ret < 0) {
 				CHECK_EQ(ret, -EIO);

@@ -32,12 +32,17 @@ int unit_main(const struct unit_test *tests, unsigned nr)
 	return unit.failed_tests ? 1 : 0;
 }
 
-uint64_t unit_rand(uint64_t n)
+uint64_t unit_rand64(void)
 {
 	static uint64_t state = 0x9e3779b97f4a7c15ULL;
 
 	state ^= state << 13;
 	state ^= state >> 7;
 	state ^= state << 17;
-	return state % n;
+	return state;
+}
+
+uint64_t unit_rand(uint64_t n)
+{
+	return unit_rand64() % n;
 }

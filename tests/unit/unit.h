@@ -88,5 +88,7 @@ int unit_main(const struct unit_test *tests, unsigned nr);
 /* Pseudo-random in [0, n): xorshift64 from a fixed seed, so that a
  * failing sequence repeats. */
 uint64_t unit_rand(uint64_t n);
+/* The same generator's next 64 bits, any value. */
+uint64_t unit_rand64(void);
 
 #endif
