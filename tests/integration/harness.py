@@ -283,6 +283,13 @@ def serving(name, args=(), params="serve skip=smp,lapic,pit"):
     return p
 
 
+def control_socket(name):
+    """Where `thpvm run --name name` listens: its control socket in the
+    runtime directory (docs/control-protocol.md)."""
+    return os.path.join(os.environ["XDG_RUNTIME_DIR"], "thpvm",
+                        name + ".sock")
+
+
 def read_stderr(p):
     """All of p's stderr, once it has exited."""
     return p.stderr.read().decode(errors="replace")

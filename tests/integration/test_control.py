@@ -10,7 +10,8 @@ import tempfile
 import time
 
 import harness
-from harness import ctl_json, one_error, run, start, wait_for_line
+from harness import (control_socket, ctl_json, one_error, run, start,
+                     wait_for_line)
 
 SERVE = "serve touch=all"
 
@@ -21,11 +22,6 @@ def serve(name, extra=()):
               list(extra))
     wait_for_line(p, r"^tg: serving")
     return p
-
-
-def sock_path(name):
-    return os.path.join(os.environ["XDG_RUNTIME_DIR"], "thpvm",
-                        name + ".sock")
 
 
 def test_list_stat_pause_resume_stop():
@@ -52,15 +48,15 @@ def test_list_stat_pause_resume_stop():
     one_error(run(["resume", "vm1"]), "VM is not paused", rc=1)
 
     assert harness.stop_and_wait(p, "vm1") == 0
-    assert not os.path.exists(sock_path("vm1"))
+    assert not os.path.exists(control_socket("vm1"))
     assert ctl_json(["list"]) == []
 
 
 def test_socket_permissions():
     p = serve("perm")
-    d = os.path.dirname(sock_path("perm"))
+    d = os.path.dirname(control_socket("perm"))
     assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
-    assert stat.S_IMODE(os.stat(sock_path("perm")).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(control_socket("perm")).st_mode) == 0o600
     harness.stop_and_wait(p, "perm")
 
 
@@ -82,24 +78,24 @@ def test_same_name_refused_first_vm_unharmed():
 
 def test_stale_socket_is_replaced():
     harness.require_kvm()
-    os.makedirs(os.path.dirname(sock_path("stale")), mode=0o700,
+    os.makedirs(os.path.dirname(control_socket("stale")), mode=0o700,
                 exist_ok=True)
     s = socket.socket(socket.AF_UNIX)
-    s.bind(sock_path("stale"))
+    s.bind(control_socket("stale"))
     s.close()			# bound, never listening: stale
     r = run(["run", "--name", "stale", "-p", "exit"])
     assert r.rc == 0, r
-    assert not os.path.exists(sock_path("stale"))
+    assert not os.path.exists(control_socket("stale"))
 
 
 def test_list_removes_stale_sockets():
-    os.makedirs(os.path.dirname(sock_path("gone")), mode=0o700,
+    os.makedirs(os.path.dirname(control_socket("gone")), mode=0o700,
                 exist_ok=True)
     s = socket.socket(socket.AF_UNIX)
-    s.bind(sock_path("gone"))
+    s.bind(control_socket("gone"))
     s.close()
     assert ctl_json(["list"]) == []
-    assert not os.path.exists(sock_path("gone"))
+    assert not os.path.exists(control_socket("gone"))
 
 
 def test_unknown_vm_name():
@@ -140,7 +136,7 @@ def test_garbage_on_socket_vm_unharmed():
     for junk, error in GARBAGE:
         s = socket.socket(socket.AF_UNIX)
         s.settimeout(10)
-        s.connect(sock_path("junk"))
+        s.connect(control_socket("junk"))
         s.sendall(junk)
         reply = s.makefile().readline()
         s.close()
@@ -149,9 +145,9 @@ def test_garbage_on_socket_vm_unharmed():
                                                               reply)
     # A client that connects and says nothing, and one that hangs up.
     idle = socket.socket(socket.AF_UNIX)
-    idle.connect(sock_path("junk"))
+    idle.connect(control_socket("junk"))
     s = socket.socket(socket.AF_UNIX)
-    s.connect(sock_path("junk"))
+    s.connect(control_socket("junk"))
     s.sendall(b"{\"cmd\":\"stat\"}\n")
     s.close()
     st = ctl_json(["stat", "junk"])
@@ -203,7 +199,7 @@ def test_control_socket_elsewhere_or_none():
         one_error(run(["stop", path]), f"no VM listens on {path}", 1)
     p = start(["run", "--name", "quiet", "--no-control", "-p", SERVE])
     wait_for_line(p, r"^tg: serving")
-    assert not os.path.exists(sock_path("quiet"))
+    assert not os.path.exists(control_socket("quiet"))
     assert ctl_json(["list"]) == []
     p.terminate()
     assert p.wait(timeout=30) == 0
@@ -309,7 +305,7 @@ def test_out_of_descriptors_rests():
     in_use = len(os.listdir(f"/proc/{p.pid}/fd"))
     resource.prlimit(p.pid, resource.RLIMIT_NOFILE, (in_use, limit[1]))
     ctl = socket.socket(socket.AF_UNIX)
-    ctl.connect(sock_path("nofd"))
+    ctl.connect(control_socket("nofd"))
     ctl.sendall(b'{"cmd":"stat"}\n')
     con = socket.socket(socket.AF_UNIX)
     con.connect(console)

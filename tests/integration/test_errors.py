@@ -246,8 +246,7 @@ def test_sigterm_and_sigint_stop_cleanly():
     for sig in (signal.SIGTERM, signal.SIGINT):
         p = start(["run", "--name", "sig", "-p", "serve"])
         wait_for_line(p, "^tg: serving")
-        sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "thpvm",
-                            "sig.sock")
+        sock = harness.control_socket("sig")
         assert os.path.exists(sock)
         p.send_signal(sig)
         assert p.wait(timeout=30) == 0

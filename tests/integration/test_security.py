@@ -214,8 +214,7 @@ def test_peer_credentials():
         harness.skip("needs root to run a client as another user")
     p = serve("creds")
     wait_threads(p, "2")
-    open_to_others(os.path.join(os.environ["XDG_RUNTIME_DIR"], "thpvm",
-                                "creds.sock"))
+    open_to_others(harness.control_socket("creds"))
     r = subprocess.run([harness.THPVM, "stat", "creds"], timeout=30,
                        capture_output=True, text=True, preexec_fn=as_nobody)
     assert r.returncode != 0 and "RAM:" not in r.stdout, r
