@@ -19,6 +19,10 @@ import tempfile
 import common
 from common import BUILD, ROOT, THPVM, RunError, print_command
 
+sys.path.insert(0, os.path.join(ROOT, "guest", "linux"))
+# The order of kernel versions mkinitramfs.py picks the newest by.
+from mkinitramfs import version_key  # noqa: E402
+
 SKIP_STATUS = 77             # what meson and automake take as "skipped"
 MKINITRAMFS = os.path.join(ROOT, "guest", "linux", "mkinitramfs.py")
 CONT_BALLOON_SRC = os.path.join(ROOT, "guest", "linux", "cont_balloon")
@@ -83,10 +87,6 @@ def begin(script):
 
 
 # ---- the guest kernel and what it boots with ---------------------------
-
-def version_key(version):
-    return [int(n) for n in re.findall(r"\d+", version)]
-
 
 def kernel_version(wanted=None):
     """The guest kernel's version: `wanted`, or as mkinitramfs.py picks

@@ -22,8 +22,10 @@ import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "bench"))
+# Shared with bench/ for the tests: the order of kernel versions
+# mkinitramfs.py picks by (linux_guest.py).
 from host import threads_report  # noqa: E402
-from linux_guest import host_unfit_reason  # noqa: E402
+from linux_guest import host_unfit_reason, version_key  # noqa: E402,F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

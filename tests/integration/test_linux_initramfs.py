@@ -134,10 +134,6 @@ def installed(package):
     return st.stdout == "install ok installed"
 
 
-def version_key(v):
-    return [int(n) if n.isdigit() else n for n in re.findall(r"\d+|\D+", v)]
-
-
 def kernel_version():
     """The kernel mkinitramfs.py picks by default, or skip."""
     found = [d.split("/")[3]
@@ -145,7 +141,7 @@ def kernel_version():
     if not found:
         harness.skip("no /lib/modules/*/kernel/drivers/virtio "
                      "(install linux-image-amd64)")
-    return max(found, key=version_key)
+    return max(found, key=harness.version_key)
 
 
 _image = {}

@@ -19,17 +19,13 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
 ALIAS = "virtio:d00000005v*"
 
 
-def version_key(path):
-    return [int(n) for n in re.findall(r"\d+", os.path.basename(path))]
-
-
 def kernel_headers():
     dirs = [d for d in glob.glob("/usr/src/linux-headers-*-amd64")
             if os.path.isfile(os.path.join(d, "Makefile"))]
     if not dirs:
         harness.skip("no /usr/src/linux-headers-*-amd64 "
                      "(install linux-headers-amd64)")
-    return max(dirs, key=version_key)
+    return max(dirs, key=lambda d: harness.version_key(os.path.basename(d)))
 
 
 def modinfo(ko):
