@@ -28,13 +28,22 @@ def require_build():
                      f"ninja -C build), or set BUILD")
 
 
-def qemu_cmd(mem, params, cpus=1, machine=None):
-    cmd = [QEMU, "-accel", "kvm", "-m", mem, "-smp", str(cpus),
-           "-kernel", BZIMAGE, "-append", params, "-nographic",
-           "-nodefaults", "-no-user-config", "-serial", "stdio",
-           "-no-reboot", "-device", "isa-debug-exit,iobase=0x501,iosize=1"]
-    if machine:
-        cmd[1:1] = ["-M", machine]
+def qemu_cmd(mem, params, cpus=1, machine=None, kernel=BZIMAGE, qemu=QEMU,
+             accel="kvm", cpu=None, exit_port=True):
+    """QEMU booting kernel (the x86 test guest unless told) with params:
+    the serial console on stdio and nothing else, no default devices or
+    user configuration, no reboot. The one QEMU command line of the
+    benchmarks and the tests (tests/integration/harness.py has it too);
+    callers add their devices. accel=None: QEMU's default (TCG).
+    exit_port: the x86 test guest's way out (port 0x501, as in thpvm)."""
+    cmd = [qemu] + (["-M", machine] if machine else [])
+    cmd += ["-accel", accel] if accel else []
+    cmd += ["-cpu", cpu] if cpu else []
+    cmd += ["-m", mem, "-smp", str(cpus), "-kernel", kernel,
+            "-append", params, "-nographic", "-nodefaults",
+            "-no-user-config", "-serial", "stdio", "-no-reboot"]
+    if exit_port:
+        cmd += ["-device", "isa-debug-exit,iobase=0x501,iosize=1"]
     return cmd
 
 

@@ -50,7 +50,7 @@ import time
 
 import balloon
 from balloon import hmp
-from common import QEMU, THPVM, print_table, quote
+from common import QEMU, THPVM, print_table, qemu_cmd, quote
 from host import guest_ram_usage, snapshot, thp_split_pmd, threads_report
 from linux_guest import (STOP_TIMEOUT, RunError, begin, build_cont_balloon,
                          build_initramfs, end_vmm, kernel_version, start_vmm,
@@ -156,14 +156,11 @@ class Qemu(balloon.Qemu):
         # -cpu host: thpvm passes the host's CPUID through too. debug-
         # threads names the vCPU threads "CPU N/KVM", which
         # host.vmm_cpu_ns() counts apart from the others.
-        self.cmd = [QEMU, "-accel", "kvm", "-cpu", "host",
-                    "-m", f"{RAM_MIB}", "-smp", "1",
-                    "-kernel", kernel, "-initrd", initrd,
-                    "-append", guest_params(driver), "-nographic",
-                    "-nodefaults", "-no-user-config", "-serial", "stdio",
-                    "-no-reboot", "-name", f"{name},debug-threads=on",
-                    "-device", "virtio-balloon-pci",
-                    "-monitor", f"unix:{self.monitor},server=on,wait=off"]
+        self.cmd = qemu_cmd(f"{RAM_MIB}", guest_params(driver),
+                            kernel=kernel, cpu="host", exit_port=False) + [
+            "-initrd", initrd, "-name", f"{name},debug-threads=on",
+            "-device", "virtio-balloon-pci",
+            "-monitor", f"unix:{self.monitor},server=on,wait=off"]
 
     def actual_mib(self):
         out = hmp(self.monitor, "info balloon")

@@ -29,18 +29,17 @@ DISK0_SIZE = 16 * MIB
 DISK1_SIZE = 8 * MIB
 
 
-def qemu_cmd(machine, cpus, params, args=()):
+def tcg_qemu_cmd(machine, cpus, params, args=()):
     if not shutil.which(QEMU):
         harness.skip(f"{QEMU} not installed (apt-get install "
                      "qemu-system-arm)")
-    return [QEMU, "-M", machine, "-cpu", "max", "-smp", str(cpus),
-            "-m", "256M", "-kernel", IMAGE, "-append", params,
-            "-nographic", "-no-reboot", "-nodefaults", "-serial",
-            "stdio"] + list(args)
+    return harness.qemu_cmd("256M", params, cpus, machine, kernel=IMAGE,
+                            qemu=QEMU, accel=None, cpu="max",
+                            exit_port=False) + list(args)
 
 
 def run_qemu(machine, cpus, params, args=()):
-    p = subprocess.run(qemu_cmd(machine, cpus, params, args),
+    p = subprocess.run(tcg_qemu_cmd(machine, cpus, params, args),
                        stdin=subprocess.DEVNULL, capture_output=True,
                        text=True, errors="replace", timeout=300)
     return harness.Result(p.returncode, p.stdout, p.stderr)
@@ -194,7 +193,7 @@ def net_run(device):
     why = netns.usable()
     if why:
         harness.skip(why)
-    r, log, ping = exchange(qemu_cmd(
+    r, log, ping = exchange(tcg_qemu_cmd(
         "virt,gic-version=3", 1, "skip=vtimer,ptimer " + NET_PARAMS, [
             "-global", "virtio-mmio.force-legacy=false",
             "-netdev", f"tap,id=n0,ifname={netns.TAP},script=no,"

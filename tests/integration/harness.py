@@ -22,8 +22,9 @@ import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "bench"))
-# Shared with bench/ for the tests: the order of kernel versions
-# mkinitramfs.py picks by (linux_guest.py).
+# Shared with bench/ for the tests: QEMU's command line (common.py), and
+# the order of kernel versions mkinitramfs.py picks by (linux_guest.py).
+from common import qemu_cmd  # noqa: E402,F401
 from host import threads_report  # noqa: E402
 from linux_guest import host_unfit_reason, version_key  # noqa: E402,F401
 

@@ -52,18 +52,16 @@ BLK_MMIO = "virtio-blk-device"
 NET_MMIO_ARGS = TAP_ARGS + ["-device", "virtio-net-device,netdev=n0"]
 
 
-def qemu_cmd(kernel, cpus, params, args=()):
+def kvm_qemu_cmd(kernel, cpus, params, args=()):
     harness.require_kvm()
     if not shutil.which(QEMU):
         harness.skip(f"{QEMU} not installed (apt-get install qemu-system-x86)")
-    return [QEMU, "-accel", "kvm", "-m", "256M", "-smp", str(cpus),
-            "-kernel", kernel, "-append", params, "-nographic",
-            "-no-reboot", "-nodefaults", "-serial", "stdio",
-            "-device", "isa-debug-exit,iobase=0x501,iosize=1"] + list(args)
+    return harness.qemu_cmd("256M", params, cpus, kernel=kernel,
+                            qemu=QEMU) + list(args)
 
 
 def run_qemu(kernel, cpus, params, args=()):
-    p = subprocess.run(qemu_cmd(kernel, cpus, params, args),
+    p = subprocess.run(kvm_qemu_cmd(kernel, cpus, params, args),
                        stdin=subprocess.DEVNULL, capture_output=True,
                        text=True, errors="replace", timeout=300)
     return harness.Result(p.returncode, p.stdout, p.stderr)
@@ -298,8 +296,8 @@ def net_run(kernel, params, mmio=False):
     require_netns()
     args = MICROVM + NET_MMIO_ARGS if mmio else NET_ARGS
     first = MICROVM_PARAMS if mmio else ""
-    r, log, ping = exchange(qemu_cmd(kernel, 1, first + "ram=256M cpus=1 " +
-                                     NET_PARAMS + params, args))
+    r, log, ping = exchange(kvm_qemu_cmd(
+        kernel, 1, first + "ram=256M cpus=1 " + NET_PARAMS + params, args))
     check_exchange(r, log, ping, guest_ok_rc=1)
     assert r.tg["net"]["mac"] == "52:54:00:12:34:56", r
     if mmio:
@@ -330,7 +328,7 @@ def balloon_run(params, args, irq):
     the device's interrupts as irq says."""
     with tempfile.TemporaryDirectory(prefix="thpvm-qemu-bl-") as tmp:
         mon = os.path.join(tmp, "monitor")
-        p = start_cmd(qemu_cmd(
+        p = start_cmd(kvm_qemu_cmd(
             harness.GUEST_BZIMAGE, 1,
             params + "serve balloon touch=all skip=smp,lapic,pit",
             list(args) + ["-monitor", f"unix:{mon},server=on,wait=off"]))
@@ -364,7 +362,7 @@ def test_qemu_virtio_mem():
     down, and QEMU's plugged size agrees with the guest's."""
     with tempfile.TemporaryDirectory(prefix="thpvm-qemu-mem-") as tmp:
         mon = os.path.join(tmp, "monitor")
-        p = start_cmd(qemu_cmd(
+        p = start_cmd(kvm_qemu_cmd(
             harness.GUEST_BZIMAGE, 1, "serve mem skip=smp,lapic,pit",
             ["-m", "256M,maxmem=512M",
              "-object", "memory-backend-ram,id=hp,size=256M",
