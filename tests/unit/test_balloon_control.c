@@ -1,5 +1,6 @@
-/* The balloon request of the control socket: which target each request
- * asks for, and the errors a malformed or impossible one gets. */
+/* The balloon request of the control socket (control/balloon_control.c):
+ * which target each request asks for, and the errors a malformed or
+ * impossible one gets. */
 #include <errno.h>
 #include <string.h>
 
