@@ -13,9 +13,6 @@
 #include "core/vm.h"
 #include "lib/log.h"
 
-/* GICv2's CPU interface numbers only 8 CPUs. */
-#define GICV2_MAX_VCPUS 8
-
 unsigned gic_max_vcpus(enum gic_version version)
 {
 	return version == GIC_V2 ? GICV2_MAX_VCPUS :

@@ -22,6 +22,9 @@ struct vm;
 
 enum gic_version { GIC_V2 = 2, GIC_V3 = 3 };
 
+/* GICv2's CPU interface numbers only 8 CPUs. */
+#define GICV2_MAX_VCPUS 8
+
 struct gic {
 	enum gic_version version;
 	int fd;			/* the KVM device */

@@ -48,6 +48,17 @@ unsigned arch_max_vcpus(void)
 	return gic_max_vcpus(GIC_V3);
 }
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+const struct arch_facts arch_facts = {
+	.kernel_images = "an Image, plain or compressed (as Debian's vmlinuz)",
+	.vcpus_limit = STRINGIFY(GICV2_MAX_VCPUS) " with a GICv2",
+	.mmio_discovery = "in the device tree",
+	.device_tree = true,
+	.mem_hotplug = true,
+};
+
 int arch_ram_layout(uint64_t ram_size, uint64_t align,
 		    struct ram_range *ranges)
 {

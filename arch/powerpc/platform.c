@@ -50,6 +50,14 @@ unsigned arch_max_vcpus(void)
 	return 64;
 }
 
+/* Debian's pseries kernel would not probe virtio-mmio devices in the
+ * tree (docs/powerpc.md). */
+const struct arch_facts arch_facts = {
+	.kernel_images = "an ELF vmlinux (this arch has no bundled test guest "
+			 "yet)",
+	.device_tree = true,
+};
+
 /* From 0 up to the PCI window, the rest above 4 GiB. */
 int arch_ram_layout(uint64_t ram_size, uint64_t align,
 		    struct ram_range *ranges)

@@ -60,6 +60,15 @@ unsigned arch_max_vcpus(void)
 	return 254;
 }
 
+const struct arch_facts arch_facts = {
+	.kernel_images = "a bzImage or an ELF vmlinux with a PVH note",
+	.mmio_discovery = "in the ACPI tables' DSDT (with --no-acpi, as "
+			  "virtio_mmio.device= on the kernel command line)",
+	.no_acpi = "the guest finds its CPUs in the MP table and virtio-mmio "
+		   "devices on its command line",
+	.mem_hotplug = true,
+};
+
 /* GSI n drives PIC input n (n < 16, not the cascade) and IOAPIC pin n,
  * except GSI 0, the PIT, which is wired to IOAPIC pin 2 as on PCs (and as
  * our MP table says). GSIs above the IOAPIC pins are MSI routes. */

@@ -89,6 +89,25 @@ uint32_t arch_irq_line_kvm(unsigned line);
 /* Largest number of vCPUs the platform code can describe to a guest. */
 unsigned arch_max_vcpus(void);
 
+/* What the arch offers of thpvm's generic options, in words for `thpvm
+ * run --help`: options an arch does not offer are left out of its help
+ * (still parsed, and refused or ignored where the arch meets them). */
+struct arch_facts {
+	/* The kernel images arch_boot_load takes, after "a Linux kernel:". */
+	const char *kernel_images;
+	/* What lowers arch_max_vcpus() on some hosts, or NULL. */
+	const char *vcpus_limit;
+	/* Where a guest finds a virtio-mmio device, after "described";
+	 * NULL: the arch offers no virtio-mmio. */
+	const char *mmio_discovery;
+	/* What a guest does without ACPI tables (boot_source.no_acpi);
+	 * NULL: the arch makes none. */
+	const char *no_acpi;
+	bool device_tree;	/* boot_source.dump_dtb can write one */
+	bool mem_hotplug;	/* arch_hotplug_base places a region */
+};
+extern const struct arch_facts arch_facts;
+
 /* After RAM is registered, before vCPUs exist: vm->arch, interrupt
  * controller, timers and platform devices (console, reset, RTC...); sets
  * vm->console. */
