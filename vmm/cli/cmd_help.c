@@ -11,7 +11,7 @@ static void write_command(struct json_writer *w, const struct command *cmd,
 	json_field_string(w, "name", cmd->name);
 	json_field_string(w, "summary", cmd->summary);
 	if (usage)
-		json_field_string(w, "usage", cmd->usage);
+		json_field_string(w, "usage", command_usage(cmd));
 	json_write_object_end(w);
 }
 
@@ -36,7 +36,7 @@ static int help_main(int argc, char **argv)
 	}
 	if (!args.json) {
 		if (cmd)
-			fputs(cmd->usage, stdout);
+			fputs(command_usage(cmd), stdout);
 		else
 			command_print_summary(stdout);
 		return 0;

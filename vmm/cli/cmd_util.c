@@ -25,6 +25,11 @@ const struct command *command_find(const char *name)
 	return NULL;
 }
 
+const char *command_usage(const struct command *cmd)
+{
+	return cmd->usage_make ? cmd->usage_make() : cmd->usage;
+}
+
 void command_print_summary(FILE *f)
 {
 	size_t i;
@@ -43,7 +48,7 @@ void command_print_summary(FILE *f)
 void cmd_usage_error(const struct command *cmd, const char *what,
 		     const char *arg)
 {
-	const char *usage = cmd->usage;
+	const char *usage = command_usage(cmd);
 	int len;
 
 	if (!strncmp(usage, "usage: ", 7))
@@ -130,7 +135,7 @@ int cmd_args_parse_opts(const struct command *cmd, int argc, char **argv,
 			args->json = true;
 			continue;
 		case 'h':
-			fputs(cmd->usage, stdout);
+			fputs(command_usage(cmd), stdout);
 			return 0;
 		case ':':
 			cmd_usage_error(cmd, "missing value for",

@@ -18,6 +18,8 @@ extern const struct command *const command_table[];
 extern const size_t command_table_len;
 
 const struct command *command_find(const char *name);
+/* The command's full usage text. */
+const char *command_usage(const struct command *cmd);
 /* The list of commands, for `thpvm`, `thpvm help` and `thpvm --help`. */
 void command_print_summary(FILE *f);
 

@@ -6,7 +6,11 @@
 struct command {
 	const char *name;
 	const char *summary;	/* one line, for `thpvm help` */
-	const char *usage;	/* full text, for `thpvm help CMD` and --help */
+	/* The full text, for `thpvm help CMD` and --help (command_usage()
+	 * gives it): usage, or what usage_make() writes where it states
+	 * facts known only at run time. */
+	const char *usage;
+	const char *(*usage_make)(void);
 	/* argv[0] is the command name. Returns the process exit status. */
 	int (*main)(int argc, char **argv);
 };

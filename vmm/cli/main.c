@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	}
 	/* `thpvm CMD --help` for every command, whatever options it has. */
 	if (argc > 2 && is_help(argv[2])) {
-		fputs(cmd->usage, stdout);
+		fputs(command_usage(cmd), stdout);
 		return 0;
 	}
 	return cmd->main(argc - 1, argv + 1);
