@@ -61,7 +61,7 @@ def test_wait_timeout_says_why():
 def test_balloon_option_errors():
     harness.require_kvm()
     for bad, text in (("policy=lazy", "policy must be eager or preserve"),
-                      ("stats=x", "stats: expected seconds"),
+                      ("stats=x", "stats must be seconds"),
                       ("nosuch=1", 'unknown key "nosuch"')):
         one_error(run(["run", "--balloon=" + bad]), text, rc=2)
 

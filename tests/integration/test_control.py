@@ -337,7 +337,7 @@ def test_usage_errors_exit_2():
                       (["stop", "a", "b"], 'unexpected argument "b"'),
                       (["bogus"], 'unknown command "bogus"'),
                       (["list", "-x"], 'unknown option "-x"'),
-                      (["run", "-m", "12Q"], "-m 12Q: not a size"),
+                      (["run", "-m", "12Q"], "-m 12Q: expected a size"),
                       (["run", "-c", "0"], "-c 0: expected a number of vCPUs")):
         one_error(run(args), why, rc=2)
 

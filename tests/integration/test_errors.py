@@ -150,10 +150,10 @@ def test_empty_images():
 
 
 def test_sizes():
-    one_error(run(["run", "-m", "12Q"]), "not a size", rc=2)
+    one_error(run(["run", "-m", "12Q"]), "expected a size", rc=2)
     one_error(run(["run", "-m", "1M"]), "from 16 MiB to 1 TiB", rc=2)
     one_error(run(["run", "-m", "2000000"]), "from 16 MiB to 1 TiB", rc=2)
-    one_error(run(["run", "-m", ""]), "not a size", rc=2)
+    one_error(run(["run", "-m", ""]), "expected a size", rc=2)
     # Within the range but more than this host has: refused up front.
     with open("/proc/meminfo") as f:
         kib = sum(int(l.split()[1]) for l in f

@@ -92,7 +92,7 @@ def test_mem_option_errors():
     harness.require_kvm()
     for bad, text in (
             ("", "missing value for --mem-hotplug"),
-            ("=x", "SIZE: expected a size"),
+            ("=x", "SIZE must be a size"),
             ("=1G,block=3M", "block must be a power of two of at least "
                              "2 MiB"),
             ("=1G,block=1M", "block must be a power of two"),

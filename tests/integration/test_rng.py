@@ -91,9 +91,9 @@ def test_stat_shows_rng():
 def test_rng_option_errors():
     harness.require_kvm()
     for bad, text in (
-            ("--rng=bytes_per_sec=0", "bytes_per_sec: expected bytes from "
+            ("--rng=bytes_per_sec=0", "bytes_per_sec must be bytes from "
              "1 to 67108864"),
-            ("--rng=bytes_per_sec=65M", "bytes_per_sec: expected bytes"),
+            ("--rng=bytes_per_sec=65M", "bytes_per_sec must be bytes"),
             ("--rng=transport=usb", "transport must be pci or mmio"),
             ("--rng=rate=1K", 'unknown key "rate"')):
         one_error(run(["run", bad]), text, rc=2)

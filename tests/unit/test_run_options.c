@@ -1,4 +1,5 @@
 /* `thpvm run` option parsing. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -145,10 +146,25 @@ static void test_ram_rounding_and_limits(void)
 	CHECK_EQ(PARSE(&cfg, "-m", "5T"), RUN_PARSE_ERROR);
 }
 
+/* Whether the help says words, wherever its lines wrap them. */
+static bool help_says(const char *words)
+{
+	static char flat[16384];
+	const char *s = run_usage();
+	size_t n = 0;
+
+	/* Each run of spaces and newlines as one space. */
+	for (; *s && n < sizeof(flat) - 1; s++)
+		if (!isspace((unsigned char)*s) || (n && flat[n - 1] != ' '))
+			flat[n++] = isspace((unsigned char)*s) ? ' ' : *s;
+	flat[n] = '\0';
+	return strstr(flat, words);
+}
+
 /* One range per option, checked when parsing and stated in --help. */
 static void test_ranges_in_help(void)
 {
-	char n[16], figure[32], big[32];
+	char n[16], figure[64], big[32];
 	struct run_options cfg;
 	uint64_t host = host_memory_size();
 
@@ -157,9 +173,10 @@ static void test_ranges_in_help(void)
 	CHECK_EQ(cfg.machine.vm.nr_vcpus, arch_max_vcpus());
 	snprintf(n, sizeof(n), "%u", arch_max_vcpus() + 1);
 	CHECK_EQ(PARSE(&cfg, "-c", n), RUN_PARSE_ERROR);
-	snprintf(figure, sizeof(figure), "1 to %u on ", arch_max_vcpus());
-	CHECK(strstr(run_usage, figure));
-	CHECK(strstr(run_usage, "16M to 1T"));
+	snprintf(figure, sizeof(figure), "(default 1): 1 to %u",
+		 arch_max_vcpus());
+	CHECK(help_says(figure));
+	CHECK(help_says("16 MiB to 1 TiB,"));
 	CHECK_EQ(VM_MIN_RAM, 16ULL << 20);
 	CHECK_EQ(PARSE(&cfg, "-m", "16M"), RUN_PARSE_OK);
 	CHECK_EQ(PARSE(&cfg, "-m", "15M"), RUN_PARSE_ERROR);
@@ -170,6 +187,39 @@ static void test_ranges_in_help(void)
 	CHECK(host > 0);
 	if (host < (1ULL << 40))
 		CHECK_EQ(PARSE(&cfg, "-m", big), RUN_PARSE_ERROR);
+}
+
+/* The help is made from the option table: each line fits 79 columns,
+ * and what the arch offers is there, what it does not is not. */
+static void test_help_text(void)
+{
+	const char *usage = run_usage(), *line;
+	char words[128];
+
+	CHECK(!strncmp(usage, "usage: thpvm run [options]\n", 27));
+	for (line = usage; *line; line += strcspn(line, "\n") + 1)
+		CHECK(strcspn(line, "\n") <= 79);
+	CHECK(strstr(usage, "\n  -k, --kernel IMAGE     a Linux kernel: "));
+	CHECK(strstr(usage, "\n      --rng[=OPTIONS]    a virtio-rng"));
+	CHECK(strstr(usage, "\n  -h, --help             show this help\n"));
+	/* Other spellings are named in their option's help only. */
+	CHECK(!strstr(usage, "\n      --daemonize"));
+	CHECK(help_says("(QEMU's --daemonize too)"));
+	snprintf(words, sizeof(words), "a Linux kernel: %s",
+		 arch_facts.kernel_images);
+	CHECK(help_says(words));
+	snprintf(words, sizeof(words), "\"console=%s %s\"", arch_linux_uart,
+		 arch_linux_params);
+	CHECK(help_says(words));
+	CHECK(!strstr(usage, "\n      --mem-hotplug ") ==
+	      !arch_facts.mem_hotplug);
+	CHECK(!strstr(usage, "\n      --dump-dtb FILE") ==
+	      !arch_facts.device_tree);
+	CHECK(!strstr(usage, "\n      --no-acpi ") == !arch_facts.no_acpi);
+	CHECK(!help_says("an MMIO device is described") ==
+	      !arch_facts.mmio_discovery);
+	CHECK(strstr(usage, "\nlkvm's spellings") <
+	      strstr(usage, "\n      --nodefaults "));
 }
 
 static void test_rejects(void)
@@ -501,6 +551,7 @@ int main(void)
 		UNIT_TEST(test_linux_default_params),
 		UNIT_TEST(test_ram_rounding_and_limits),
 		UNIT_TEST(test_ranges_in_help),
+		UNIT_TEST(test_help_text),
 		UNIT_TEST(test_rejects),
 		UNIT_TEST(test_network),
 		UNIT_TEST(test_network_rejects),

@@ -436,6 +436,6 @@ static int run_main(int argc, char **argv)
 const struct command cmd_run = {
 	.name = "run",
 	.summary = "boot a guest (the bundled test guest by default)",
-	.usage = run_usage,
+	.usage_make = run_usage,
 	.main = run_main,
 };

@@ -1,9 +1,13 @@
-/* Parsing and checking of `thpvm run` options into a struct run_options. */
+/* Parsing and checking of `thpvm run` options into a struct run_options.
+ * run_option_table is the one list of them: getopt's tables and the help
+ * text are made from it, and each row names the parser of its value. */
 #include "cli/run_options.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,313 +23,291 @@
 
 /* -m's range: from VM_MIN_RAM to MAX_RAM, and at most the host's
  * memory; -c's: 1 to arch_max_vcpus(). Both are checked here only, and
- * run_usage states them (test_run_options checks the figures). */
+ * run_usage() states them (test_run_options checks the figures). */
 #define MAX_RAM (1ULL << 40)
 
-const char run_usage[] =
-"usage: thpvm run [options]\n"
-"\n"
-"Boots a guest. Without -k, boots the bundled test guest.\n"
-"\n"
-"  -k, --kernel IMAGE     a Linux kernel: on x86 a bzImage or an ELF vmlinux\n"
-"                         with a PVH note; on arm64 an Image, plain or\n"
-"                         compressed (as Debian's vmlinuz); on ppc64le an\n"
-"                         ELF vmlinux (powerpc has no bundled test guest)\n"
-"  -i, --initrd FILE      initial ramdisk\n"
-"  -p, --params PARAMS    kernel command line parameters; a Linux kernel\n"
-"                         gets them after the defaults, on x86\n"
-"                         \"console=ttyS0 earlyprintk=serial reboot=k\n"
-"                         panic=-1\", on arm64 \"console=ttyS0 earlycon\n"
-"                         panic=-1\", on ppc64le \"console=hvc0 panic=-1\"\n"
-"                         (--nodefaults: PARAMS alone); the\n"
-"                         test guest gets PARAMS alone\n"
-"  -m, --mem SIZE         guest RAM, e.g. 512M, 2G, or 1024 (a bare\n"
-"                         number is MiB; default 256M): 16M to 1T, and no\n"
-"                         more than the host's RAM plus swap; rounded up to\n"
-"                         a multiple of the host's huge page (2 MiB on x86)\n"
-"  -c, --cpus N           number of vCPUs (default 1): 1 to 254 on x86,\n"
-"                         1 to 123 on arm64 (8 with a GICv2), 1 to 64 on ppc64le\n"
-"  -d, --disk PATH[,ro][,direct][,aio=io_uring|threads][,queues=N]\n"
-"              [,pci|,mmio]\n"
-"                         a virtio-blk disk: raw image file or block device\n"
-"                         (repeatable, up to 16); ro: read-only; direct:\n"
-"                         O_DIRECT, bypassing the host page cache; aio: its\n"
-"                         requests through io_uring or worker threads\n"
-"                         (default: io_uring where the kernel allows it);\n"
-"                         queues: request queues, each with a thread, 1 to 8\n"
-"                         (default: one per vCPU, up to 8); pci or mmio:\n"
-"                         its transport\n"
-"  -n, --network mode=tap[,tapif=NAME][,mac=MAC][,transport=pci|mmio]\n"
-"                         a virtio-net device on tap NAME (default thpvmN),\n"
-"                         created if missing; its link and addresses are\n"
-"                         left to the user; MAC default 52:54:00:xx:xx:xx\n"
-"                         with random xx; mode=none: no network (default)\n"
-"      --balloon[=OPTIONS]\n"
-"                         a virtio-balloon device; OPTIONS, comma-separated:\n"
-"                         stats=SECONDS (guest statistics interval, default\n"
-"                         5, 0: none), deflate_on_oom=on|off (default on),\n"
-"                         reporting=on|off (free page reporting, default\n"
-"                         off), cont_pages=on|off (continuous pages, default\n"
-"                         on), policy=eager|preserve (release ballooned\n"
-"                         pages at once, or only whole host huge pages;\n"
-"                         default eager), transport=pci|mmio; see\n"
-"                         docs/balloon.md\n"
-"      --mem-hotplug=SIZE[,block=SIZE][,requested=SIZE][,transport=pci|mmio]\n"
-"                         a virtio-mem device over SIZE of hotpluggable\n"
-"                         memory above guest RAM (x86), plugged and\n"
-"                         unplugged by the guest in blocks (default and\n"
-"                         least: the host's huge page, 2 MiB on x86; a\n"
-"                         power of two); requested: what the guest is asked\n"
-"                         to plug at boot (default 0; later: thpvm mem);\n"
-"                         see docs/memory-hotplug.md\n"
-"      --rng[=OPTIONS]    a virtio-rng device fed from the host's getrandom();\n"
-"                         OPTIONS, comma-separated: bytes_per_sec=N (at\n"
-"                         most N bytes a second, N a number of bytes or a\n"
-"                         size such as 64K, from 1 to 64M; default 1M),\n"
-"                         transport=pci|mmio\n"
-"      --virtio-transport pci|mmio\n"
-"                         the transport of virtio devices that do not\n"
-"                         name one (default pci); an MMIO device is\n"
-"                         described in the ACPI tables (x86; with\n"
-"                         --no-acpi, as virtio_mmio.device= on the kernel\n"
-"                         command line) or in the device tree (arm64)\n"
-"      --name NAME        name for the control socket (default guest-PID)\n"
-"      --control-socket PATH\n"
-"                         listen for thpvm stop, stat, ... at PATH instead;\n"
-"                         they then name the VM by PATH (with a '/', e.g.\n"
-"                         ./vm.sock), and thpvm list does not show it\n"
-"      --no-control       no control socket: stop the VM with Ctrl-A x or\n"
-"                         a signal\n"
-"      --detach           run in the background (QEMU's --daemonize too):\n"
-"                         return once the VM's control socket is ready,\n"
-"                         with its console on a socket (see below) that\n"
-"                         thpvm console NAME attaches to; thpvm's later\n"
-"                         messages go to stderr only if it is a file\n"
-"      --console-socket PATH\n"
-"                         the console on a Unix socket at PATH, not the\n"
-"                         terminal (default with --detach: NAME.console\n"
-"                         next to the control socket), with the last 64 KiB\n"
-"                         of output kept for whoever attaches\n"
-"      --console-filter   pass the guest's console output through a filter:\n"
-"                         text, and the escapes that move the cursor,\n"
-"                         colour and erase, but no terminal titles or\n"
-"                         clipboard writes (OSC), no sequences that make\n"
-"                         the terminal answer, no reset (default: raw)\n"
-"      --hugetlbfs PATH   back guest RAM with files on this hugetlbfs mount\n"
-"      --no-thp           back guest RAM with base pages (MADV_NOHUGEPAGE)\n"
-"      --boot ENTRY       kernel entry: auto (default: chosen per image), or\n"
-"                         one of the architecture's (a wrong ENTRY lists\n"
-"                         them; see docs/booting.md)\n"
-"      --dump-dtb FILE    also write the guest's device tree to FILE (arm64)\n"
-"      --no-acpi          no ACPI tables (x86): the guest finds its CPUs in\n"
-"                         the MP table and virtio-mmio devices on its\n"
-"                         command line (arm64 guests never get ACPI)\n"
-"      --user NAME        started as root, run the VM as user NAME (or\n"
-"                         UID:GID; QEMU's --runas too) once /dev/kvm, taps,\n"
-"                         disks and the sockets are open (docs/security.md)\n"
-"      --seccomp on|off   seccomp filters per thread (default on): a\n"
-"                         forbidden system call ends the VM, naming it;\n"
-"                         off is for debugging (docs/security.md)\n"
-"      --json             at the end, print {\"name\", \"exit_status\",\n"
-"                         \"reason\"} as one JSON line on stderr; reason is\n"
-"                         guest, reset, stop, signal or failure\n"
-"  -v, --verbose          more messages on stderr, the kernel command line\n"
-"                         as the guest gets it among them\n"
-"  -h, --help             show this help\n"
-"\n"
-"lkvm's spellings:\n"
-"      --nodefaults       the kernel command line is -p alone, without the\n"
-"                         defaults (thpvm adds no devices of its own to\n"
-"                         drop; the serial console stays)\n"
-"      --console serial|virtio\n"
-"                         the guest's console: the serial port (default),\n"
-"                         or a virtio-console on the default transport\n"
-"                         (Linux: hvc0, and console=hvc0 instead of\n"
-"                         console=ttyS0 in the defaults; early messages\n"
-"                         still on the serial port)\n"
-"      --loglevel LEVEL   error, warning, info or debug (-v); --debug: debug\n"
-"      --rng              a virtio-rng device (see above)\n"
-"Other lkvm options (--9p, --vnc, --sandbox, -f/--firmware, ...) are\n"
-"refused by name.\n"
-"\n"
-"The console is the terminal (unless --detach or --console-socket); type\n"
-"Ctrl-A x to stop the VM.\n"
-"The exit status is the guest's (debug-exit port 0x501), 0 after a guest\n"
-"reset or a stop, 1 when the VM failed.\n";
+/* The validators the options share. Each reports a bad value once,
+ * naming the option as messages spell it ("-c", "--balloon") and, for
+ * one KEY=VALUE of a list, the key (NULL for the option's own value). */
 
-enum {
-	OPT_NAME = 256,
-	OPT_HUGETLBFS,
-	OPT_NO_THP,
-	OPT_BOOT,
-	OPT_JSON,
-	OPT_BALLOON,
-	OPT_MEM_HOTPLUG,
-	OPT_VIRTIO_TRANSPORT,
-	OPT_DUMP_DTB,
-	OPT_NODEFAULTS,
-	OPT_CONSOLE,
-	OPT_RNG,
-	OPT_LOGLEVEL,
-	OPT_DEBUG,
-	OPT_CONTROL_SOCKET,
-	OPT_NO_CONTROL,
-	OPT_NO_ACPI,
-	OPT_DETACH,
-	OPT_CONSOLE_SOCKET,
-	OPT_CONSOLE_FILTER,
-	OPT_SECCOMP,
-	OPT_USER,
-};
-
-static const struct option long_options[] = {
-	{ "kernel", required_argument, NULL, 'k' },
-	{ "initrd", required_argument, NULL, 'i' },
-	{ "params", required_argument, NULL, 'p' },
-	{ "mem", required_argument, NULL, 'm' },
-	{ "cpus", required_argument, NULL, 'c' },
-	{ "disk", required_argument, NULL, 'd' },
-	{ "network", required_argument, NULL, 'n' },
-	{ "balloon", optional_argument, NULL, OPT_BALLOON },
-	{ "mem-hotplug", required_argument, NULL, OPT_MEM_HOTPLUG },
-	{ "virtio-transport", required_argument, NULL, OPT_VIRTIO_TRANSPORT },
-	{ "name", required_argument, NULL, OPT_NAME },
-	{ "hugetlbfs", required_argument, NULL, OPT_HUGETLBFS },
-	{ "no-thp", no_argument, NULL, OPT_NO_THP },
-	{ "boot", required_argument, NULL, OPT_BOOT },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "dump-dtb", required_argument, NULL, OPT_DUMP_DTB },
-	{ "no-acpi", no_argument, NULL, OPT_NO_ACPI },
-	{ "nodefaults", no_argument, NULL, OPT_NODEFAULTS },
-	{ "console", required_argument, NULL, OPT_CONSOLE },
-	{ "rng", optional_argument, NULL, OPT_RNG },
-	{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
-	{ "debug", no_argument, NULL, OPT_DEBUG },
-	{ "control-socket", required_argument, NULL, OPT_CONTROL_SOCKET },
-	{ "no-control", no_argument, NULL, OPT_NO_CONTROL },
-	{ "detach", no_argument, NULL, OPT_DETACH },
-	{ "daemonize", no_argument, NULL, OPT_DETACH },
-	{ "console-socket", required_argument, NULL, OPT_CONSOLE_SOCKET },
-	{ "console-filter", no_argument, NULL, OPT_CONSOLE_FILTER },
-	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
-	{ "user", required_argument, NULL, OPT_USER },
-	{ "runas", required_argument, NULL, OPT_USER },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_ram(const char *arg, uint64_t *out)
+/* "OPT VAL: expected WHAT", or "OPT: KEY must be WHAT, not 'VAL'".
+ * Returns -EINVAL. */
+static int __attribute__((format(printf, 4, 5)))
+arg_bad(const char *opt, const char *key, const char *val, const char *fmt,
+	...)
 {
-	uint64_t size, host;
-	char host_s[32];
-	int err = size_parse(arg, &size);
+	char what[256];
+	va_list ap;
 
-	if (err) {
-		pr_err("-m %s: not a size (examples: 512M, 2G, 1024; a bare "
-		       "number is MiB)", arg);
-		return err;
-	}
-	if (size < VM_MIN_RAM || size > MAX_RAM) {
-		pr_err("-m %s: guest RAM must be from %llu MiB to %llu TiB",
-		       arg, VM_MIN_RAM >> 20, MAX_RAM >> 40);
-		return -ERANGE;
-	}
-	/* Past that the guest would be killed once it used its RAM. */
-	host = host_memory_size();
-	if (host && size > host) {
-		pr_err("-m %s: more than this host's %s of RAM and swap", arg,
-		       size_format(host, host_s, sizeof(host_s)));
-		return -ERANGE;
-	}
-	*out = ALIGN_UP(size, guest_ram_align());
-	return 0;
-}
-
-static int parse_boot_entry(const char *arg, unsigned *out)
-{
-	char names[128] = "";
-	size_t len = 0;
-	unsigned i;
-
-	for (i = 0; arch_boot_entries[i]; i++) {
-		if (!strcmp(arg, arch_boot_entries[i])) {
-			*out = i;
-			return 0;
-		}
-		if (len < sizeof(names))
-			len += snprintf(names + len, sizeof(names) - len,
-					"%s%s", i ? ", " : "",
-					arch_boot_entries[i]);
-	}
-	pr_err("--boot %s: expected one of %s", arg, names);
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (key)
+		pr_err("%s: %s must be %s, not '%s'", opt, key, what, val);
+	else
+		pr_err("%s %s: expected %s", opt, val, what);
 	return -EINVAL;
 }
 
-/* "pci" or "mmio"; false for anything else. */
-static bool transport_parse(const char *s, enum virtio_transport *out)
+/* The index of s in names (NULL-terminated), or -1. */
+static int name_index(const char *s, const char *const *names)
 {
-	if (!strcmp(s, "pci"))
-		*out = VIRTIO_TRANSPORT_PCI;
-	else if (!strcmp(s, "mmio"))
-		*out = VIRTIO_TRANSPORT_MMIO;
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+/* names as "a, b or c", into buf. */
+static const char *names_list(const char *const *names, char *buf,
+			      size_t len)
+{
+	size_t n = 0;
+	unsigned i;
+
+	buf[0] = '\0';
+	for (i = 0; names[i] && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%s",
+			      !i ? "" : names[i + 1] ? ", " : " or ",
+			      names[i]);
+	return buf;
+}
+
+/* val, one of names: its index, or -EINVAL after naming them. */
+static int arg_choice(const char *opt, const char *key, const char *val,
+		      const char *const *names)
+{
+	char list[256];
+	int i = name_index(val, names);
+
+	if (i >= 0)
+		return i;
+	return arg_bad(opt, key, val, "%s",
+		       names_list(names, list, sizeof(list)));
+}
+
+static int arg_on_off(const char *opt, const char *key, const char *val,
+		      bool *out)
+{
+	static const char *const on_off[] = { "on", "off", NULL };
+	int i = arg_choice(opt, key, val, on_off);
+
+	if (i < 0)
+		return i;
+	*out = i == 0;
+	return 0;
+}
+
+/* The transports by name: -d's words, the transport= keys. */
+static const char *const transports[] = { "pci", "mmio", NULL };
+static const enum virtio_transport transport_of[] = {
+	VIRTIO_TRANSPORT_PCI, VIRTIO_TRANSPORT_MMIO,
+};
+
+static int arg_transport(const char *opt, const char *key, const char *val,
+			 enum virtio_transport *out)
+{
+	int i = arg_choice(opt, key, val, transports);
+
+	if (i < 0)
+		return i;
+	*out = transport_of[i];
+	return 0;
+}
+
+/* val, a whole number from min to max, what the number counts
+ * ("seconds"). */
+static int arg_uint(const char *opt, const char *key, const char *val,
+		    unsigned long min, unsigned long max, const char *what,
+		    unsigned long *out)
+{
+	if (uint_parse(val, max, out) || *out < min)
+		return arg_bad(opt, key, val, "%s from %lu to %lu", what, min,
+			       max);
+	return 0;
+}
+
+/* val, a size from min to max bytes; a bare number is MiB. */
+static int arg_size(const char *opt, const char *key, const char *val,
+		    uint64_t min, uint64_t max, uint64_t *out)
+{
+	char lo[32], hi[32], range[80];
+
+	if (!size_parse(val, out) && *out >= min && *out <= max)
+		return 0;
+	size_format(max, hi, sizeof(hi));
+	if (min > 1)
+		snprintf(range, sizeof(range), "from %s to %s",
+			 size_format(min, lo, sizeof(lo)), hi);
 	else
-		return false;
-	return true;
+		snprintf(range, sizeof(range), "up to %s", hi);
+	return arg_bad(opt, key, val, "a size %s (examples: 512M, 2G, 1024; "
+		       "a bare number is MiB)", range);
+}
+
+/* val, a path that fits a buffer of size bytes (not quoted back: it
+ * may be as long as the message). */
+static int arg_path(const char *opt, const char *val, size_t size)
+{
+	if (val[0] && strlen(val) < size)
+		return 0;
+	pr_err("%s: expected a path of 1 to %zu bytes, not %zu", opt,
+	       size - 1, strlen(val));
+	return -ENAMETOOLONG;
+}
+
+static int arg_excludes(const char *a, const char *b)
+{
+	pr_err("%s and %s exclude each other", a, b);
+	return -EINVAL;
+}
+
+/* Hands each KEY=VALUE of list, comma-separated, to parse_key with the
+ * key's index in keys (NULL-terminated); a word without '=' or an
+ * unknown key is an error. The first error ends it. */
+static int parse_key_list(const char *opt, const char *list,
+			  const char *const *keys,
+			  int (*parse_key)(void *ctx, const char *opt, int key,
+					   const char *val),
+			  void *ctx)
+{
+	char buf[128], names[128], *p = buf, *word, *val;
+	int key, err;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf)) {
+		pr_err("%s: its KEY=VALUE list is longer than %zu bytes", opt,
+		       sizeof(buf) - 1);
+		return -EINVAL;
+	}
+	while ((word = strsep(&p, ","))) {
+		val = strchr(word, '=');
+		if (!val) {
+			pr_err("%s: expected KEY=VALUE, not '%s'", opt, word);
+			return -EINVAL;
+		}
+		*val++ = '\0';
+		key = name_index(word, keys);
+		if (key < 0) {
+			pr_err("%s: unknown key \"%s\" (expected %s)", opt, word,
+			       names_list(keys, names, sizeof(names)));
+			return -EINVAL;
+		}
+		err = parse_key(ctx, opt, key, val);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The options' parsers: each gets the option as messages spell it, its
+ * value (NULL: an optional one not given) and its row's field of opts,
+ * and returns 0, -errno after saying why, or 1 when parsing is over
+ * (--help). */
+
+/* The value as given, in a const char * field. */
+static int parse_string(struct run_options *opts, const char *opt,
+			const char *arg, void *field)
+{
+	*(const char **)field = arg;
+	return 0;
+}
+
+/* true, in a bool field. */
+static int parse_set(struct run_options *opts, const char *opt,
+		     const char *arg, void *field)
+{
+	*(bool *)field = true;
+	return 0;
+}
+
+static int parse_ram(struct run_options *opts, const char *opt,
+		     const char *arg, void *field)
+{
+	uint64_t size, host;
+	char host_s[32];
+	int err = arg_size(opt, NULL, arg, VM_MIN_RAM, MAX_RAM, &size);
+
+	if (err)
+		return err;
+	/* Past that the guest would be killed once it used its RAM. */
+	host = host_memory_size();
+	if (host && size > host) {
+		pr_err("%s %s: more than this host's %s of RAM and swap", opt,
+		       arg, size_format(host, host_s, sizeof(host_s)));
+		return -ERANGE;
+	}
+	opts->machine.vm.ram_size = ALIGN_UP(size, guest_ram_align());
+	return 0;
+}
+
+static int parse_cpus(struct run_options *opts, const char *opt,
+		      const char *arg, void *field)
+{
+	unsigned long n;
+	int err = arg_uint(opt, NULL, arg, 1, arch_max_vcpus(),
+			   "a number of vCPUs", &n);
+
+	if (!err)
+		opts->machine.vm.nr_vcpus = n;
+	return err;
 }
 
 /* PATH[,ro][,direct][,aio=io_uring|threads][,queues=N][,pci|,mmio]:
  * options are taken off the end, so a path may hold commas as long as it
- * does not end in one of the option names. A word after a comma that is no option is part of the path only
- * if that path exists: otherwise it is a misspelt option (img,rw), named
- * as such rather than reported as a missing file. */
-static int parse_disk(const char *arg, struct machine_config *cfg)
+ * does not end in one of the option names. A word after a comma that is
+ * no option is part of the path only if that path exists: otherwise it
+ * is a misspelt option (img,rw), named as such rather than reported as a
+ * missing file. */
+static int parse_disk(struct run_options *opts, const char *opt,
+		      const char *arg, void *field)
 {
+	struct machine_config *cfg = &opts->machine;
 	struct disk_config *d;
 	unsigned long n;
 	char *comma;
+	int i;
 
 	if (cfg->nr_disks == MACHINE_MAX_DISKS) {
-		pr_err("-d %s: at most %d disks", arg, MACHINE_MAX_DISKS);
+		pr_err("%s %s: at most %d disks", opt, arg, MACHINE_MAX_DISKS);
 		return -E2BIG;
 	}
 	d = &cfg->disks[cfg->nr_disks];
-	if (snprintf(d->path, sizeof(d->path), "%s", arg) >=
-	    (int)sizeof(d->path)) {
-		pr_err("-d: path too long");
+	if (arg_path(opt, arg, sizeof(d->path)))
 		return -ENAMETOOLONG;
-	}
+	strcpy(d->path, arg);
 	while ((comma = strrchr(d->path, ','))) {
-		const char *opt = comma + 1;
+		const char *word = comma + 1;
 
-		if (!strcmp(opt, "ro")) {
+		if (!strcmp(word, "ro")) {
 			d->opts.read_only = true;
-		} else if (!strcmp(opt, "direct")) {
+		} else if (!strcmp(word, "direct")) {
 			d->opts.direct = true;
-		} else if (!strcmp(opt, "aio=io_uring")) {
+		} else if (!strcmp(word, "aio=io_uring")) {
 			d->opts.engine = BLK_ENGINE_IO_URING;
-		} else if (!strcmp(opt, "aio=threads")) {
+		} else if (!strcmp(word, "aio=threads")) {
 			d->opts.engine = BLK_ENGINE_THREADS;
-		} else if (!strncmp(opt, "queues=", 7)) {
-			if (uint_parse(opt + 7, BLK_MAX_QUEUES, &n) || !n) {
-				pr_err("-d %s: queues=%s: expected 1 to %u",
-				       arg, opt + 7, BLK_MAX_QUEUES);
+		} else if (!strncmp(word, "queues=", 7)) {
+			if (arg_uint(opt, "queues", word + 7, 1,
+				     BLK_MAX_QUEUES, "a number", &n))
 				return -EINVAL;
-			}
 			d->opts.queues = n;
-		} else if (!transport_parse(opt, &d->transport)) {
+		} else if ((i = name_index(word, transports)) >= 0) {
+			d->transport = transport_of[i];
+		} else {
 			if (access(d->path, F_OK) == 0)
 				break;	/* a comma in the file's name */
-			pr_err("-d %s: unknown disk option \"%s\" (expected ro, "
+			pr_err("%s %s: unknown disk option \"%s\" (expected ro, "
 			       "direct, aio=io_uring, aio=threads, queues=N, "
-			       "pci or mmio)", arg, opt);
+			       "pci or mmio)", opt, arg, word);
 			return -EINVAL;
 		}
 		*comma = '\0';
 	}
 	if (!d->path[0]) {
-		pr_err("-d %s: expected PATH[,ro][,direct][,aio=io_uring|"
-		       "threads][,queues=N][,pci|,mmio]", arg);
+		pr_err("%s %s: expected PATH[,ro][,direct][,aio=io_uring|"
+		       "threads][,queues=N][,pci|,mmio]", opt, arg);
 		return -EINVAL;
 	}
 	cfg->nr_disks++;
@@ -362,131 +344,101 @@ static bool ifname_valid(const char *s)
 }
 
 /* 52:54:00 and three random bytes: unicast, locally administered. */
-static int random_mac(uint8_t mac[ETH_ALEN])
+static int random_mac(const char *opt, uint8_t mac[ETH_ALEN])
 {
 	static const uint8_t prefix[] = { 0x52, 0x54, 0x00 };
 
 	memcpy(mac, prefix, sizeof(prefix));
 	if (getrandom(mac + sizeof(prefix), ETH_ALEN - sizeof(prefix), 0) !=
 	    ETH_ALEN - sizeof(prefix)) {
-		pr_err("-n: cannot pick a random MAC: %s", strerror(errno));
+		pr_err("%s: cannot pick a random MAC: %s", opt, strerror(errno));
 		return -errno;
 	}
 	return 0;
 }
 
-/* Hands each KEY=VALUE of arg, a comma-separated list, to parse_key; the
- * first error ends it. opt is the option as written, for messages: "-n",
- * or "--balloon", whose optional value can only follow '='. */
-static int parse_key_list(const char *opt, const char *arg,
-			  int (*parse_key)(void *ctx, const char *arg,
-					   const char *key, const char *val),
-			  void *ctx)
-{
-	const char *sep = opt[1] == '-' ? "=" : " ";
-	char buf[128], *p = buf, *key, *val;
-	int err;
-
-	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf)) {
-		pr_err("%s: argument too long", opt);
-		return -EINVAL;
-	}
-	while ((key = strsep(&p, ","))) {
-		val = strchr(key, '=');
-		if (!val) {
-			pr_err("%s%s%s: expected KEY=VALUE, not \"%s\"", opt,
-			       sep, arg, key);
-			return -EINVAL;
-		}
-		*val++ = '\0';
-		err = parse_key(ctx, arg, key, val);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 /* -n's keys, and which of them were given. */
+enum { NET_MODE, NET_TAPIF, NET_MAC, NET_TRANSPORT };
+static const char *const net_keys[] = {
+	[NET_MODE] = "mode", [NET_TAPIF] = "tapif", [NET_MAC] = "mac",
+	[NET_TRANSPORT] = "transport", NULL,
+};
+
 struct net_keys {
 	struct net_config nc;
 	bool have_mode, have_mac;
 };
 
-static int parse_net_key(void *ctx, const char *arg, const char *key,
+static int parse_net_key(void *ctx, const char *opt, int key,
 			 const char *val)
 {
+	static const char *const modes[] = { "tap", "none", NULL };
 	static const uint8_t zero[ETH_ALEN];
 	struct net_keys *k = ctx;
 	struct net_config *nc = &k->nc;
+	const char *name = net_keys[key];
+	int mode;
 
-	if (!strcmp(key, "mode")) {
+	switch (key) {
+	case NET_MODE:
 		k->have_mode = true;
-		if (!strcmp(val, "tap")) {
-			nc->mode = NET_TAP;
-		} else if (!strcmp(val, "none")) {
-			nc->mode = NET_NONE;
-		} else {
-			pr_err("-n %s: mode must be tap or none", arg);
-			return -EINVAL;
-		}
-	} else if (!strcmp(key, "tapif")) {
-		if (!ifname_valid(val)) {
-			pr_err("-n %s: tapif: 1 to %d characters, without "
-			       "'/', ':' or spaces", arg, IFNAMSIZ - 1);
-			return -EINVAL;
-		}
+		mode = arg_choice(opt, name, val, modes);
+		if (mode < 0)
+			return mode;
+		nc->mode = mode ? NET_NONE : NET_TAP;
+		return 0;
+	case NET_TAPIF:
+		if (!ifname_valid(val))
+			return arg_bad(opt, name, val, "1 to %d characters, "
+				       "without '/', ':' or spaces",
+				       IFNAMSIZ - 1);
 		snprintf(nc->tapif, sizeof(nc->tapif), "%s", val);
-	} else if (!strcmp(key, "mac")) {
+		return 0;
+	case NET_MAC:
 		k->have_mac = true;
 		if (!parse_mac(val, nc->mac) ||
-		    !memcmp(nc->mac, zero, sizeof(zero))) {
-			pr_err("-n %s: mac: expected six hex bytes such as "
-			       "52:54:00:12:34:56, not all zero", arg);
-			return -EINVAL;
-		}
+		    !memcmp(nc->mac, zero, sizeof(zero)))
+			return arg_bad(opt, name, val, "six hex bytes such as "
+				       "52:54:00:12:34:56, not all zero");
 		if (nc->mac[0] & 1) {
-			pr_err("-n %s: mac: %s is a multicast address", arg,
+			pr_err("%s: %s %s is a multicast address", opt, name,
 			       val);
 			return -EINVAL;
 		}
-	} else if (!strcmp(key, "transport")) {
-		if (!transport_parse(val, &nc->transport)) {
-			pr_err("-n %s: transport must be pci or mmio", arg);
-			return -EINVAL;
-		}
-	} else {
-		pr_err("-n %s: unknown key \"%s\" (expected mode, tapif, "
-		       "mac or transport)", arg, key);
-		return -EINVAL;
+		return 0;
+	default:
+		return arg_transport(opt, name, val, &nc->transport);
 	}
-	return 0;
 }
 
-/* mode=tap[,tapif=NAME][,mac=MAC] or mode=none. */
-static int parse_net(const char *arg, struct machine_config *cfg)
+/* mode=tap[,tapif=NAME][,mac=MAC][,transport=pci|mmio] or mode=none. */
+static int parse_net(struct run_options *opts, const char *opt,
+		     const char *arg, void *field)
 {
 	struct net_keys k = { .nc = { .mode = NET_NONE } };
+	struct machine_config *cfg = &opts->machine;
 	struct net_config *nc = &k.nc;
 	int err;
 
-	err = parse_key_list("-n", arg, parse_net_key, &k);
+	err = parse_key_list(opt, arg, net_keys, parse_net_key, &k);
 	if (err)
 		return err;
 	if (!k.have_mode) {
-		pr_err("-n %s: missing mode=tap or mode=none", arg);
+		pr_err("%s %s: missing mode=tap or mode=none", opt, arg);
 		return -EINVAL;
 	}
 	if (nc->mode == NET_NONE && (nc->tapif[0] || k.have_mac ||
 				     nc->transport)) {
-		pr_err("-n %s: tapif, mac and transport need mode=tap", arg);
+		pr_err("%s %s: tapif, mac and transport need mode=tap", opt,
+		       arg);
 		return -EINVAL;
 	}
 	if (nc->mode == NET_TAP && cfg->net.mode == NET_TAP) {
-		pr_err("-n %s: only one network device is supported", arg);
+		pr_err("%s %s: only one network device is supported", opt, arg);
 		return -EINVAL;
 	}
 	if (nc->mode == NET_TAP && !k.have_mac) {
-		err = random_mac(nc->mac);
+		err = random_mac(opt, nc->mac);
 		if (err)
 			return err;
 	}
@@ -494,217 +446,165 @@ static int parse_net(const char *arg, struct machine_config *cfg)
 	return 0;
 }
 
-static int parse_on_off(const char *arg, const char *key, const char *val,
-			bool *out)
-{
-	if (!strcmp(val, "on")) {
-		*out = true;
-	} else if (!strcmp(val, "off")) {
-		*out = false;
-	} else {
-		pr_err("--balloon=%s: %s must be on or off", arg, key);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* --balloon's keys: the device's options and its transport. */
-struct balloon_keys {
-	struct balloon_config bc;
-	enum virtio_transport transport;
+enum {
+	BALLOON_STATS, BALLOON_DEFLATE_ON_OOM, BALLOON_REPORTING,
+	BALLOON_CONT_PAGES, BALLOON_POLICY, BALLOON_TRANSPORT,
+};
+static const char *const balloon_keys[] = {
+	[BALLOON_STATS] = "stats", [BALLOON_DEFLATE_ON_OOM] = "deflate_on_oom",
+	[BALLOON_REPORTING] = "reporting", [BALLOON_CONT_PAGES] = "cont_pages",
+	[BALLOON_POLICY] = "policy", [BALLOON_TRANSPORT] = "transport", NULL,
 };
 
-static int parse_balloon_key(void *ctx, const char *arg, const char *key,
+static int parse_balloon_key(void *ctx, const char *opt, int key,
 			     const char *val)
 {
-	struct balloon_keys *k = ctx;
-	struct balloon_config *bc = &k->bc;
+	static const char *const policies[] = {
+		[BALLOON_EAGER] = "eager", [BALLOON_PRESERVE] = "preserve",
+		NULL,
+	};
+	struct machine_config *cfg = ctx;
+	struct balloon_config *bc = &cfg->balloon_opts;
+	const char *name = balloon_keys[key];
 	unsigned long n;
+	int policy;
 
-	if (!strcmp(key, "stats")) {
-		if (uint_parse(val, BALLOON_MAX_STATS_INTERVAL, &n)) {
-			pr_err("--balloon=%s: stats: expected seconds from 0 "
-			       "to %d", arg, BALLOON_MAX_STATS_INTERVAL);
+	switch (key) {
+	case BALLOON_STATS:
+		if (arg_uint(opt, name, val, 0, BALLOON_MAX_STATS_INTERVAL,
+			     "seconds", &n))
 			return -EINVAL;
-		}
 		bc->stats_interval = n;
 		return 0;
-	}
-	if (!strcmp(key, "deflate_on_oom"))
-		return parse_on_off(arg, key, val, &bc->deflate_on_oom);
-	if (!strcmp(key, "reporting"))
-		return parse_on_off(arg, key, val, &bc->reporting);
-	if (!strcmp(key, "cont_pages"))
-		return parse_on_off(arg, key, val, &bc->cont_pages);
-	if (!strcmp(key, "policy")) {
-		if (!strcmp(val, "eager")) {
-			bc->policy = BALLOON_EAGER;
-		} else if (!strcmp(val, "preserve")) {
-			bc->policy = BALLOON_PRESERVE;
-		} else {
-			pr_err("--balloon=%s: policy must be eager or preserve",
-			       arg);
-			return -EINVAL;
-		}
+	case BALLOON_DEFLATE_ON_OOM:
+		return arg_on_off(opt, name, val, &bc->deflate_on_oom);
+	case BALLOON_REPORTING:
+		return arg_on_off(opt, name, val, &bc->reporting);
+	case BALLOON_CONT_PAGES:
+		return arg_on_off(opt, name, val, &bc->cont_pages);
+	case BALLOON_POLICY:
+		policy = arg_choice(opt, name, val, policies);
+		if (policy < 0)
+			return policy;
+		bc->policy = policy;
 		return 0;
+	default:
+		return arg_transport(opt, name, val, &cfg->balloon_transport);
 	}
-	if (!strcmp(key, "transport")) {
-		if (transport_parse(val, &k->transport))
-			return 0;
-		pr_err("--balloon=%s: transport must be pci or mmio", arg);
-		return -EINVAL;
-	}
-	pr_err("--balloon=%s: unknown key \"%s\" (expected stats, "
-	       "deflate_on_oom, reporting, cont_pages, policy or transport)",
-	       arg, key);
-	return -EINVAL;
 }
 
 /* [stats=N][,deflate_on_oom=on|off][,reporting=on|off]
  * [,cont_pages=on|off][,policy=eager|preserve][,transport=pci|mmio];
  * arg NULL: defaults. */
-static int parse_balloon(const char *arg, struct machine_config *cfg)
+static int parse_balloon(struct run_options *opts, const char *opt,
+			 const char *arg, void *field)
 {
-	struct balloon_keys k = { .bc = {
+	struct machine_config *cfg = &opts->machine;
+
+	cfg->balloon = true;
+	cfg->balloon_opts = (struct balloon_config){
 		.stats_interval = BALLOON_DEFAULT_STATS_INTERVAL,
 		.deflate_on_oom = true,
 		.cont_pages = true,
 		.policy = BALLOON_EAGER,
-	} };
-	int err;
-
-	if (cfg->balloon) {
-		pr_err("--balloon: given twice (one balloon per VM)");
-		return -EINVAL;
-	}
-	if (arg) {
-		err = parse_key_list("--balloon", arg, parse_balloon_key, &k);
-		if (err)
-			return err;
-	}
-	cfg->balloon = true;
-	cfg->balloon_opts = k.bc;
-	cfg->balloon_transport = k.transport;
-	return 0;
+	};
+	return arg ? parse_key_list(opt, arg, balloon_keys, parse_balloon_key,
+				    cfg) : 0;
 }
 
 /* --rng's keys: the rate and the transport. */
-static int parse_rng_key(void *ctx, const char *arg, const char *key,
+enum { RNG_BYTES_PER_SEC, RNG_TRANSPORT };
+static const char *const rng_keys[] = {
+	[RNG_BYTES_PER_SEC] = "bytes_per_sec", [RNG_TRANSPORT] = "transport",
+	NULL,
+};
+
+static int parse_rng_key(void *ctx, const char *opt, int key,
 			 const char *val)
 {
 	struct machine_config *cfg = ctx;
+	const char *name = rng_keys[key];
 	unsigned long n;
 	uint64_t size;
 
-	if (!strcmp(key, "bytes_per_sec")) {
-		/* A bare number is bytes here (a size's default is MiB). */
-		if (!uint_parse(val, RNG_MAX_BYTES_PER_SEC, &n))
-			size = n;
-		else if (size_parse(val, &size))
-			size = 0;
-		if (!size || size > RNG_MAX_BYTES_PER_SEC) {
-			pr_err("--rng=%s: bytes_per_sec: expected bytes from 1 "
-			       "to %llu (or a size such as 64K, up to 64M)", arg,
-			       RNG_MAX_BYTES_PER_SEC);
-			return -EINVAL;
-		}
-		cfg->rng_bytes_per_sec = size;
-		return 0;
-	}
-	if (!strcmp(key, "transport")) {
-		if (transport_parse(val, &cfg->rng_transport))
-			return 0;
-		pr_err("--rng=%s: transport must be pci or mmio", arg);
-		return -EINVAL;
-	}
-	pr_err("--rng=%s: unknown key \"%s\" (expected bytes_per_sec or "
-	       "transport)", arg, key);
-	return -EINVAL;
+	if (key == RNG_TRANSPORT)
+		return arg_transport(opt, name, val, &cfg->rng_transport);
+	/* A bare number is bytes here (a size's default is MiB). */
+	if (!uint_parse(val, RNG_MAX_BYTES_PER_SEC, &n))
+		size = n;
+	else if (size_parse(val, &size))
+		size = 0;
+	if (!size || size > RNG_MAX_BYTES_PER_SEC)
+		return arg_bad(opt, name, val, "bytes from 1 to %llu (or a size "
+			       "such as 64K, up to 64M)", RNG_MAX_BYTES_PER_SEC);
+	cfg->rng_bytes_per_sec = size;
+	return 0;
 }
 
 /* [bytes_per_sec=N][,transport=pci|mmio]; arg NULL: defaults. */
-static int parse_rng(const char *arg, struct machine_config *cfg)
+static int parse_rng(struct run_options *opts, const char *opt,
+		     const char *arg, void *field)
 {
-	if (cfg->rng) {
-		pr_err("--rng: given twice (one rng per VM)");
-		return -EINVAL;
-	}
+	struct machine_config *cfg = &opts->machine;
+
 	cfg->rng = true;
 	cfg->rng_bytes_per_sec = RNG_DEFAULT_BYTES_PER_SEC;
-	return arg ? parse_key_list("--rng", arg, parse_rng_key, cfg) : 0;
+	return arg ? parse_key_list(opt, arg, rng_keys, parse_rng_key, cfg)
+		   : 0;
 }
 
-/* --mem-hotplug's keys after SIZE (the block, the first request, the
- * transport), and the whole argument for messages. */
-struct mem_keys {
-	struct machine_config *cfg;
-	const char *arg;
+/* --mem-hotplug's keys after SIZE: the block, the first request, the
+ * transport. */
+enum { MEM_BLOCK, MEM_REQUESTED, MEM_TRANSPORT };
+static const char *const mem_keys[] = {
+	[MEM_BLOCK] = "block", [MEM_REQUESTED] = "requested",
+	[MEM_TRANSPORT] = "transport", NULL,
 };
 
-static int parse_mem_key(void *ctx, const char *keys, const char *key,
+static int parse_mem_key(void *ctx, const char *opt, int key,
 			 const char *val)
 {
-	struct machine_config *cfg = ((struct mem_keys *)ctx)->cfg;
-	const char *arg = ((struct mem_keys *)ctx)->arg;
-	uint64_t size;
+	struct machine_config *cfg = ctx;
+	const char *name = mem_keys[key];
 
-	if (!strcmp(key, "block") || !strcmp(key, "requested")) {
-		if (size_parse(val, &size)) {
-			pr_err("--mem-hotplug=%s: %s: not a size above 0 "
-			       "(examples: 2M, 128M, 1G)", arg, key);
-			return -EINVAL;
-		}
-		*(key[0] == 'b' ? &cfg->mem_block : &cfg->mem_requested) = size;
-		return 0;
-	}
-	if (!strcmp(key, "transport")) {
-		if (transport_parse(val, &cfg->mem_transport))
-			return 0;
-		pr_err("--mem-hotplug=%s: transport must be pci or mmio", arg);
-		return -EINVAL;
-	}
-	pr_err("--mem-hotplug=%s: unknown key \"%s\" (expected block, "
-	       "requested or transport)", arg, key);
-	return -EINVAL;
+	if (key == MEM_TRANSPORT)
+		return arg_transport(opt, name, val, &cfg->mem_transport);
+	return arg_size(opt, name, val, 1, MAX_RAM, key == MEM_BLOCK ?
+			&cfg->mem_block : &cfg->mem_requested);
 }
 
 /* SIZE[,block=SIZE][,requested=SIZE][,transport=pci|mmio]: the region,
  * in whole blocks of a power of two of at least the host's huge page. */
-static int parse_mem_hotplug(const char *arg, struct machine_config *cfg)
+static int parse_mem_hotplug(struct run_options *opts, const char *opt,
+			     const char *arg, void *field)
 {
+	struct machine_config *cfg = &opts->machine;
 	uint64_t block, huge = guest_ram_align();
 	const char *keys = strchr(arg, ',');
 	char size_s[32], huge_s[32];
 	uint64_t size;
 	int err;
 
-	if (cfg->vm.hotplug_size) {
-		pr_err("--mem-hotplug: given twice (one region per VM)");
-		return -EINVAL;
-	}
 	snprintf(size_s, sizeof(size_s), "%.*s",
 		 (int)(keys ? keys - arg : (long)strlen(arg)), arg);
-	if (size_parse(size_s, &size) || size > MAX_RAM) {
-		pr_err("--mem-hotplug=%s: SIZE: expected a size from 1 MiB to "
-		       "%llu TiB (examples: 1G, 4096; a bare number is MiB)",
-		       arg, MAX_RAM >> 40);
-		return -EINVAL;
-	}
-	err = keys ? parse_key_list("--mem-hotplug", keys + 1, parse_mem_key,
-				    &(struct mem_keys){ cfg, arg }) : 0;
+	err = arg_size(opt, "SIZE", size_s, 1, MAX_RAM, &size);
+	if (!err && keys)
+		err = parse_key_list(opt, keys + 1, mem_keys, parse_mem_key,
+				     cfg);
 	if (err)
 		return err;
 	block = cfg->mem_block ?: huge;
 	size_format(huge, huge_s, sizeof(huge_s));
 	if (block < huge || block & (block - 1)) {
-		pr_err("--mem-hotplug=%s: block must be a power of two of at "
-		       "least %s, the host's huge page", arg, huge_s);
+		pr_err("%s %s: block must be a power of two of at least %s, "
+		       "the host's huge page", opt, arg, huge_s);
 		return -EINVAL;
 	}
 	if (size % block || cfg->mem_requested % block ||
 	    cfg->mem_requested > size) {
-		pr_err("--mem-hotplug=%s: SIZE and requested must be whole "
-		       "blocks of %s, requested at most SIZE", arg,
+		pr_err("%s %s: SIZE and requested must be whole blocks of %s, "
+		       "requested at most SIZE", opt, arg,
 		       size_format(block, size_s, sizeof(size_s)));
 		return -EINVAL;
 	}
@@ -712,157 +612,515 @@ static int parse_mem_hotplug(const char *arg, struct machine_config *cfg)
 	return 0;
 }
 
+static int parse_virtio_transport(struct run_options *opts, const char *opt,
+				  const char *arg, void *field)
+{
+	return arg_transport(opt, NULL, arg, &opts->machine.virtio_transport);
+}
+
+static int parse_name(struct run_options *opts, const char *opt,
+		      const char *arg, void *field)
+{
+	struct vm_config *vm = &opts->machine.vm;
+
+	if (!control_path_name_valid(arg))
+		return arg_bad(opt, NULL, arg, "1 to %d letters, digits, '.', "
+			       "'_' or '-', not starting with '.' or '-'",
+			       VM_NAME_MAX);
+	snprintf(vm->name, sizeof(vm->name), "%s", arg);
+	return 0;
+}
+
+static int parse_control_socket(struct run_options *opts, const char *opt,
+				const char *arg, void *field)
+{
+	int err = arg_path(opt, arg, CONTROL_PATH_MAX);
+
+	if (!err)
+		opts->control_socket = arg;
+	return err;
+}
+
+static int parse_console_socket(struct run_options *opts, const char *opt,
+				const char *arg, void *field)
+{
+	int err = arg_path(opt, arg, CONTROL_PATH_MAX);
+
+	if (!err)
+		opts->console_socket = arg;
+	return err;
+}
+
+static int parse_hugetlbfs(struct run_options *opts, const char *opt,
+			   const char *arg, void *field)
+{
+	struct vm_config *vm = &opts->machine.vm;
+
+	if (vm->ram_backing == RAM_BACKING_NO_THP)
+		return arg_excludes("--no-thp", opt);
+	vm->hugetlbfs_dir = arg;
+	vm->ram_backing = RAM_BACKING_HUGETLBFS;
+	return 0;
+}
+
+static int parse_no_thp(struct run_options *opts, const char *opt,
+			const char *arg, void *field)
+{
+	struct vm_config *vm = &opts->machine.vm;
+
+	if (vm->hugetlbfs_dir)
+		return arg_excludes(opt, "--hugetlbfs");
+	vm->ram_backing = RAM_BACKING_NO_THP;
+	return 0;
+}
+
+static int parse_boot(struct run_options *opts, const char *opt,
+		      const char *arg, void *field)
+{
+	int entry = arg_choice(opt, NULL, arg, arch_boot_entries);
+
+	if (entry < 0)
+		return entry;
+	opts->machine.boot_entry = entry;
+	return 0;
+}
+
+static int parse_seccomp(struct run_options *opts, const char *opt,
+			 const char *arg, void *field)
+{
+	bool on;
+	int err = arg_on_off(opt, NULL, arg, &on);
+
+	if (!err)
+		opts->no_seccomp = !on;
+	return err;
+}
+
+static int parse_verbose(struct run_options *opts, const char *opt,
+			 const char *arg, void *field)
+{
+	log_max_level = LOG_DEBUG;
+	return 0;
+}
+
+static int parse_help(struct run_options *opts, const char *opt,
+		      const char *arg, void *field)
+{
+	fputs(run_usage(), stdout);
+	return 1;
+}
+
 /* lkvm's --console: the serial port (the default) or a virtio-console;
  * the last one given counts, as in lkvm. */
-static int parse_console(const char *arg, struct machine_config *cfg)
+static int parse_console(struct run_options *opts, const char *opt,
+			 const char *arg, void *field)
 {
-	if (!strcmp(arg, "serial") || !strcmp(arg, "virtio")) {
-		cfg->virtio_console = !strcmp(arg, "virtio");
-		return 0;
+	static const char *const consoles[] = { "serial", "virtio", NULL };
+	int i;
+
+	if (!strcmp(arg, "hv")) {
+		pr_err("lkvm's %s hv is not supported by thpvm (it is for "
+		       "powerpc; use serial or virtio)", opt);
+		return -EINVAL;
 	}
-	if (!strcmp(arg, "hv"))
-		pr_err("lkvm's --console hv is not supported by thpvm (it is "
-		       "for powerpc; use serial or virtio)");
-	else
-		pr_err("--console %s: expected serial or virtio", arg);
-	return -EINVAL;
+	i = arg_choice(opt, NULL, arg, consoles);
+	if (i < 0)
+		return i;
+	opts->machine.virtio_console = i == 1;
+	return 0;
 }
 
 /* lkvm's --loglevel names thpvm's levels. */
-static int parse_loglevel(const char *arg)
+static int parse_loglevel(struct run_options *opts, const char *opt,
+			  const char *arg, void *field)
 {
-	static const char *const names[] = {
+	static const char *const levels[] = {
 		[LOG_ERR] = "error", [LOG_WARN] = "warning",
-		[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+		[LOG_INFO] = "info", [LOG_DEBUG] = "debug", NULL,
 	};
-	unsigned i;
+	int i = arg_choice(opt, NULL, arg, levels);
 
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		if (!strcmp(arg, names[i])) {
-			log_max_level = (enum log_level)i;
-			return 0;
-		}
-	}
-	pr_err("--loglevel %s: expected error, warning, info or debug", arg);
-	return -EINVAL;
+	if (i < 0)
+		return i;
+	log_max_level = (enum log_level)i;
+	return 0;
 }
 
-static int parse_option(int opt, const char *arg, struct run_options *opts)
-{
-	struct machine_config *cfg = &opts->machine;
-	unsigned long n;
+/* The help of options that state facts from elsewhere: the arch's, the
+ * host's, limits defined with the code they bound. An option the arch
+ * does not offer gets none, which leaves it out of the help. */
 
-	switch (opt) {
-	case 'k':
-		cfg->kernel_path = arg;
-		return 0;
-	case 'i':
-		cfg->initrd_path = arg;
-		return 0;
-	case 'p':
-		opts->params = arg;
-		return 0;
-	case 'm':
-		return parse_ram(arg, &cfg->vm.ram_size);
-	case 'c':
-		if (uint_parse(arg, arch_max_vcpus(), &n) || n == 0) {
-			pr_err("-c %s: expected a number of vCPUs from 1 to %u",
-			       arg, arch_max_vcpus());
-			return -EINVAL;
+static void help_kernel(char *buf, size_t len)
+{
+	snprintf(buf, len, "a Linux kernel: %s", arch_facts.kernel_images);
+}
+
+static void help_params(char *buf, size_t len)
+{
+	snprintf(buf, len, "kernel command line parameters; a Linux kernel "
+		 "gets them after the defaults, here \"console=%s %s\" "
+		 "(--nodefaults: PARAMS alone); the test guest gets PARAMS "
+		 "alone", arch_linux_uart, arch_linux_params);
+}
+
+static void help_ram(char *buf, size_t len)
+{
+	char def[32], lo[32], hi[32], huge[32];
+
+	snprintf(buf, len, "guest RAM, e.g. 512M, 2G, or 1024 (a bare number "
+		 "is MiB; default %s): %s to %s, and no more than the host's "
+		 "RAM plus swap; rounded up to a multiple of the host's huge "
+		 "page (%s here)", size_format(VM_DEFAULT_RAM, def, sizeof(def)),
+		 size_format(VM_MIN_RAM, lo, sizeof(lo)),
+		 size_format(MAX_RAM, hi, sizeof(hi)),
+		 size_format(guest_ram_align(), huge, sizeof(huge)));
+}
+
+static void help_cpus(char *buf, size_t len)
+{
+	const char *limit = arch_facts.vcpus_limit;
+
+	snprintf(buf, len, "number of vCPUs (default 1): 1 to %u%s%s%s",
+		 arch_max_vcpus(), limit ? " (" : "", limit ?: "",
+		 limit ? ")" : "");
+}
+
+static void help_disk(char *buf, size_t len)
+{
+	snprintf(buf, len, "a virtio-blk disk: raw image file or block device "
+		 "(repeatable, up to %d); ro: read-only; direct: O_DIRECT, "
+		 "bypassing the host page cache; aio: its requests through "
+		 "io_uring or worker threads (default: io_uring where the "
+		 "kernel allows it); queues: request queues, each with a "
+		 "thread, 1 to %d (default: one per vCPU, up to %d); pci or "
+		 "mmio: its transport", MACHINE_MAX_DISKS, BLK_MAX_QUEUES,
+		 BLK_MAX_QUEUES);
+}
+
+static void help_mem_hotplug(char *buf, size_t len)
+{
+	char huge[32];
+
+	if (!arch_facts.mem_hotplug)
+		return;
+	snprintf(buf, len, "a virtio-mem device over SIZE of hotpluggable "
+		 "memory above guest RAM, plugged and unplugged by the guest "
+		 "in blocks (default and least: the host's huge page, %s here; "
+		 "a power of two); requested: what the guest is asked to plug "
+		 "at boot (default 0; later: thpvm mem); see "
+		 "docs/memory-hotplug.md",
+		 size_format(guest_ram_align(), huge, sizeof(huge)));
+}
+
+static void help_virtio_transport(char *buf, size_t len)
+{
+	const char *where = arch_facts.mmio_discovery;
+
+	snprintf(buf, len, "the transport of virtio devices that do not name "
+		 "one (default pci); %s%s", where ? "an MMIO device is "
+		 "described " : "this architecture offers no virtio-mmio",
+		 where ?: "");
+}
+
+static void help_dump_dtb(char *buf, size_t len)
+{
+	if (arch_facts.device_tree)
+		snprintf(buf, len, "also write the guest's device tree to FILE");
+}
+
+static void help_no_acpi(char *buf, size_t len)
+{
+	if (arch_facts.no_acpi)
+		snprintf(buf, len, "no ACPI tables: %s", arch_facts.no_acpi);
+}
+
+/* One option of `thpvm run`. */
+struct run_option {
+	const char *name;	/* the long one, without "--" */
+	char letter;		/* the short one; 0: none */
+	int has_arg;		/* getopt's no_, required_, optional_argument */
+	const char *metavar;	/* its value in the help */
+	/* The help: text, or what text() writes; none: another spelling of
+	 * an option listed, which its help names, or one the arch does not
+	 * offer (parsed all the same, refused or ignored by the arch). */
+	const char *help;
+	void (*text)(char *buf, size_t len);
+	int (*parse)(struct run_options *opts, const char *opt,
+		     const char *arg, void *field);
+	size_t field;		/* for parse_string and parse_set */
+	bool once;		/* one device per VM: given twice is an error */
+	bool lkvm;		/* listed among lkvm's spellings */
+};
+
+#define ARG_NO no_argument
+#define ARG_REQ required_argument
+#define ARG_OPT optional_argument
+#define FIELD(f) .field = offsetof(struct run_options, f)
+
+static const struct run_option run_option_table[] = {
+	{ "kernel", 'k', ARG_REQ, "IMAGE", .text = help_kernel,
+	  .parse = parse_string, FIELD(machine.kernel_path) },
+	{ "initrd", 'i', ARG_REQ, "FILE", "initial ramdisk",
+	  .parse = parse_string, FIELD(machine.initrd_path) },
+	{ "params", 'p', ARG_REQ, "PARAMS", .text = help_params,
+	  .parse = parse_string, FIELD(params) },
+	{ "mem", 'm', ARG_REQ, "SIZE", .text = help_ram, .parse = parse_ram },
+	{ "cpus", 'c', ARG_REQ, "N", .text = help_cpus, .parse = parse_cpus },
+	{ "disk", 'd', ARG_REQ,
+	  "PATH[,ro][,direct][,aio=io_uring|threads][,queues=N][,pci|,mmio]",
+	  .text = help_disk, .parse = parse_disk },
+	{ "network", 'n', ARG_REQ,
+	  "mode=tap[,tapif=NAME][,mac=MAC][,transport=pci|mmio]",
+	  "a virtio-net device on tap NAME (default thpvmN), created if "
+	  "missing; its link and addresses are left to the user; MAC default "
+	  "52:54:00:xx:xx:xx with random xx; mode=none: no network (default)",
+	  .parse = parse_net },
+	{ "balloon", 0, ARG_OPT, "OPTIONS",
+	  "a virtio-balloon device; OPTIONS, comma-separated: stats=SECONDS "
+	  "(guest statistics interval, default 5, 0: none), "
+	  "deflate_on_oom=on|off (default on), reporting=on|off (free page "
+	  "reporting, default off), cont_pages=on|off (continuous pages, "
+	  "default on), policy=eager|preserve (release ballooned pages at "
+	  "once, or only whole host huge pages; default eager), "
+	  "transport=pci|mmio; see docs/balloon.md",
+	  .parse = parse_balloon, .once = true },
+	{ "mem-hotplug", 0, ARG_REQ,
+	  "SIZE[,block=SIZE][,requested=SIZE][,transport=pci|mmio]",
+	  .text = help_mem_hotplug, .parse = parse_mem_hotplug,
+	  .once = true },
+	{ "rng", 0, ARG_OPT, "OPTIONS",
+	  "a virtio-rng device fed from the host's getrandom(); OPTIONS, "
+	  "comma-separated: bytes_per_sec=N (at most N bytes a second, N a "
+	  "number of bytes or a size such as 64K, from 1 to 64M; default "
+	  "1M), transport=pci|mmio",
+	  .parse = parse_rng, .once = true },
+	{ "virtio-transport", 0, ARG_REQ, "pci|mmio",
+	  .text = help_virtio_transport, .parse = parse_virtio_transport },
+	{ "name", 0, ARG_REQ, "NAME",
+	  "name for the control socket (default guest-PID)",
+	  .parse = parse_name },
+	{ "control-socket", 0, ARG_REQ, "PATH",
+	  "listen for thpvm stop, stat, ... at PATH instead; they then name "
+	  "the VM by PATH (with a '/', e.g. ./vm.sock), and thpvm list does "
+	  "not show it",
+	  .parse = parse_control_socket },
+	{ "no-control", 0, ARG_NO, NULL,
+	  "no control socket: stop the VM with Ctrl-A x or a signal",
+	  .parse = parse_set, FIELD(no_control) },
+	{ "detach", 0, ARG_NO, NULL,
+	  "run in the background (QEMU's --daemonize too): return once the "
+	  "VM's control socket is ready, with its console on a socket (see "
+	  "below) that thpvm console NAME attaches to; thpvm's later messages "
+	  "go to stderr only if it is a file",
+	  .parse = parse_set, FIELD(detach) },
+	{ "daemonize", 0, ARG_NO, .parse = parse_set, FIELD(detach) },
+	{ "console-socket", 0, ARG_REQ, "PATH",
+	  "the console on a Unix socket at PATH, not the terminal (default "
+	  "with --detach: NAME.console next to the control socket), with the "
+	  "last 64 KiB of output kept for whoever attaches",
+	  .parse = parse_console_socket },
+	{ "console-filter", 0, ARG_NO, NULL,
+	  "pass the guest's console output through a filter: text, and the "
+	  "escapes that move the cursor, colour and erase, but no terminal "
+	  "titles or clipboard writes (OSC), no sequences that make the "
+	  "terminal answer, no reset (default: raw)",
+	  .parse = parse_set, FIELD(machine.vm.console_filter) },
+	{ "hugetlbfs", 0, ARG_REQ, "PATH",
+	  "back guest RAM with files on this hugetlbfs mount",
+	  .parse = parse_hugetlbfs },
+	{ "no-thp", 0, ARG_NO, NULL,
+	  "back guest RAM with base pages (MADV_NOHUGEPAGE)",
+	  .parse = parse_no_thp },
+	{ "boot", 0, ARG_REQ, "ENTRY",
+	  "kernel entry: auto (default: chosen per image), or one of the "
+	  "architecture's (a wrong ENTRY lists them; see docs/booting.md)",
+	  .parse = parse_boot },
+	{ "dump-dtb", 0, ARG_REQ, "FILE", .text = help_dump_dtb,
+	  .parse = parse_string, FIELD(machine.dump_dtb) },
+	{ "no-acpi", 0, ARG_NO, NULL, .text = help_no_acpi,
+	  .parse = parse_set, FIELD(machine.no_acpi) },
+	{ "user", 0, ARG_REQ, "NAME",
+	  "started as root, run the VM as user NAME (or UID:GID; QEMU's "
+	  "--runas too) once /dev/kvm, taps, disks and the sockets are open "
+	  "(docs/security.md)",
+	  .parse = parse_string, FIELD(user) },
+	{ "runas", 0, ARG_REQ, .parse = parse_string, FIELD(user) },
+	{ "seccomp", 0, ARG_REQ, "on|off",
+	  "seccomp filters per thread (default on): a forbidden system call "
+	  "ends the VM, naming it; off is for debugging (docs/security.md)",
+	  .parse = parse_seccomp },
+	{ "json", 0, ARG_NO, NULL,
+	  "at the end, print {\"name\", \"exit_status\", \"reason\"} as one "
+	  "JSON line on stderr; reason is guest, reset, stop, signal or "
+	  "failure",
+	  .parse = parse_set, FIELD(json) },
+	{ "verbose", 'v', ARG_NO, NULL,
+	  "more messages on stderr, the kernel command line as the guest gets "
+	  "it among them",
+	  .parse = parse_verbose },
+	{ "help", 'h', ARG_NO, NULL, "show this help", .parse = parse_help },
+	/* lkvm's */
+	{ "nodefaults", 0, ARG_NO, NULL,
+	  "the kernel command line is -p alone, without the defaults (thpvm "
+	  "adds no devices of its own to drop; the serial console stays)",
+	  .parse = parse_set, FIELD(nodefaults), .lkvm = true },
+	{ "console", 0, ARG_REQ, "serial|virtio",
+	  "the guest's console: the serial port (default), or a "
+	  "virtio-console on the default transport (Linux: hvc0, and "
+	  "console=hvc0 instead of the serial port's in the defaults; early "
+	  "messages still on the serial port)",
+	  .parse = parse_console, .lkvm = true },
+	{ "loglevel", 0, ARG_REQ, "LEVEL",
+	  "error, warning, info or debug (-v); --debug: debug",
+	  .parse = parse_loglevel, .lkvm = true },
+	{ "debug", 0, ARG_NO, .parse = parse_verbose, .lkvm = true },
+};
+
+#undef ARG_NO
+#undef ARG_REQ
+#undef ARG_OPT
+#undef FIELD
+
+#define NR_RUN_OPTIONS ARRAY_SIZE(run_option_table)
+/* getopt's val for row i (a letter stands for the rows that have one). */
+#define OPT_ROW_BASE 256
+
+/* The help's layout: an option's spellings from column 2, its text from
+ * HELP_COLUMN (on a line of its own after spellings that reach it), all
+ * wrapped to HELP_WIDTH columns. */
+#define HELP_WIDTH 79
+#define HELP_COLUMN 25
+
+/* Writes text's words from column col on, the lines it wraps onto from
+ * column indent, and ends the line. */
+static void help_wrap(FILE *f, const char *text, int col, int indent)
+{
+	bool fresh = true;	/* nothing written past col yet */
+	int len;
+
+	for (;;) {
+		text += strspn(text, " ");
+		len = (int)strcspn(text, " ");
+		if (!len)
+			break;
+		if (!fresh && col + 1 + len > HELP_WIDTH) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+			fresh = true;
 		}
-		cfg->vm.nr_vcpus = n;
-		return 0;
-	case 'd':
-		return parse_disk(arg, cfg);
-	case 'n':
-		return parse_net(arg, cfg);
-	case OPT_BALLOON:
-		return parse_balloon(arg, cfg);
-	case OPT_MEM_HOTPLUG:
-		return parse_mem_hotplug(arg, cfg);
-	case OPT_NAME:
-		if (!control_path_name_valid(arg)) {
-			pr_err("--name %s: use 1 to %d letters, digits, '.', "
-			       "'_' or '-', not starting with '.' or '-'",
-			       arg, VM_NAME_MAX);
-			return -EINVAL;
-		}
-		snprintf(cfg->vm.name, sizeof(cfg->vm.name), "%s", arg);
-		return 0;
-	case OPT_HUGETLBFS:
-		cfg->vm.hugetlbfs_dir = arg;
-		cfg->vm.ram_backing = RAM_BACKING_HUGETLBFS;
-		return 0;
-	case OPT_NO_THP:
-		cfg->vm.ram_backing = RAM_BACKING_NO_THP;
-		return 0;
-	case OPT_BOOT:
-		return parse_boot_entry(arg, &cfg->boot_entry);
-	case OPT_JSON:
-		opts->json = true;
-		return 0;
-	case OPT_DUMP_DTB:
-		cfg->dump_dtb = arg;
-		return 0;
-	case OPT_NO_ACPI:
-		cfg->no_acpi = true;
-		return 0;
-	case OPT_CONSOLE_FILTER:
-		cfg->vm.console_filter = true;
-		return 0;
-	case OPT_VIRTIO_TRANSPORT:
-		if (transport_parse(arg, &cfg->virtio_transport))
-			return 0;
-		pr_err("--virtio-transport %s: expected pci or mmio", arg);
-		return -EINVAL;
-	case OPT_CONTROL_SOCKET:
-		if (!arg[0] || strlen(arg) >= CONTROL_PATH_MAX) {
-			pr_err("--control-socket: expected a path of 1 to %zu "
-			       "bytes", CONTROL_PATH_MAX - 1);
-			return -EINVAL;
-		}
-		opts->control_socket = arg;
-		return 0;
-	case OPT_NO_CONTROL:
-		opts->no_control = true;
-		return 0;
-	case OPT_DETACH:
-		opts->detach = true;
-		return 0;
-	case OPT_SECCOMP:
-		if (strcmp(arg, "on") && strcmp(arg, "off")) {
-			pr_err("--seccomp %s: expected on or off", arg);
-			return -EINVAL;
-		}
-		opts->no_seccomp = !strcmp(arg, "off");
-		return 0;
-	case OPT_USER:
-		opts->user = arg;
-		return 0;
-	case OPT_CONSOLE_SOCKET:
-		if (!arg[0] || strlen(arg) >= CONTROL_PATH_MAX) {
-			pr_err("--console-socket: expected a path of 1 to %zu "
-			       "bytes", CONTROL_PATH_MAX - 1);
-			return -EINVAL;
-		}
-		opts->console_socket = arg;
-		return 0;
-	case OPT_NODEFAULTS:
-		opts->nodefaults = true;
-		return 0;
-	case OPT_CONSOLE:
-		return parse_console(arg, cfg);
-	case OPT_RNG:
-		return parse_rng(arg, cfg);
-	case OPT_LOGLEVEL:
-		return parse_loglevel(arg);
-	case 'v':
-	case OPT_DEBUG:		/* lkvm's older spelling of it */
-		log_max_level = LOG_DEBUG;
-		return 0;
-	default:
-		return -EINVAL;
+		col += fprintf(f, "%s%.*s", fresh ? "" : " ", len, text);
+		fresh = false;
+		text += len;
 	}
+	fputc('\n', f);
+}
+
+/* "  -k, --kernel IMAGE     a Linux kernel: ..." */
+static void help_option(FILE *f, const struct run_option *o)
+{
+	bool optional = o->has_arg == optional_argument;
+	char letter[5] = "    ", text[1024] = "";
+	int col;
+
+	if (o->text)
+		o->text(text, sizeof(text));
+	if (!o->text ? !o->help : !text[0])
+		return;
+	if (o->letter)
+		snprintf(letter, sizeof(letter), "-%c, ", o->letter);
+	col = fprintf(f, "  %s--%s%s%s%s", letter, o->name,
+		      optional ? "[=" : o->metavar ? " " : "",
+		      o->metavar ?: "", optional ? "]" : "");
+	if (col > HELP_COLUMN - 2) {
+		fputc('\n', f);
+		col = 0;
+	}
+	fprintf(f, "%*s", HELP_COLUMN - col, "");
+	help_wrap(f, o->text ? text : o->help, HELP_COLUMN, HELP_COLUMN);
+}
+
+static void help_options(FILE *f, bool lkvm)
+{
+	unsigned i;
+
+	for (i = 0; i < NR_RUN_OPTIONS; i++)
+		if (run_option_table[i].lkvm == lkvm)
+			help_option(f, &run_option_table[i]);
+}
+
+const char *run_usage(void)
+{
+	static const char synopsis[] = "usage: thpvm run [options]\n";
+	static char *usage;
+	size_t len;
+	FILE *f;
+
+	if (usage)
+		return usage;
+	f = open_memstream(&usage, &len);
+	if (!f)
+		return synopsis;
+	fprintf(f, "%s\n", synopsis);
+	help_wrap(f, "Boots a guest. Without -k, boots the bundled test "
+		  "guest.", 0, 0);
+	fputc('\n', f);
+	help_options(f, false);
+	fputs("\nlkvm's spellings, besides those above:\n", f);
+	help_options(f, true);
+	help_wrap(f, "Other lkvm options (--9p, --vnc, --sandbox, "
+		  "-f/--firmware, ...) are refused by name.", 0, 0);
+	fputc('\n', f);
+	help_wrap(f, "Ctrl-A x stops the VM from its console, which is the "
+		  "terminal unless --detach or --console-socket.", 0, 0);
+	help_wrap(f, "The exit status is the guest's (through its debug-exit "
+		  "device), 0 after a guest reset or a stop, 1 when the VM "
+		  "failed.", 0, 0);
+	if (fclose(f)) {
+		free(usage);
+		usage = NULL;
+		return synopsis;
+	}
+	return usage;
+}
+
+/* getopt's tables for run_option_table: shortopts has room for 3 bytes a
+ * row and 3 more, longopts for a row each and the zero entry. */
+static void getopt_tables(char *shortopts, struct option *longopts)
+{
+	unsigned i;
+
+	/* '+': options end at the first argument; ':': a missing value
+	 * ends in ':', an unknown option in '?'. */
+	shortopts += sprintf(shortopts, "+:");
+	for (i = 0; i < NR_RUN_OPTIONS; i++) {
+		const struct run_option *o = &run_option_table[i];
+
+		longopts[i] = (struct option){
+			o->name, o->has_arg, NULL,
+			o->letter ?: OPT_ROW_BASE + (int)i,
+		};
+		if (!o->letter)
+			continue;
+		*shortopts++ = o->letter;
+		if (o->has_arg != no_argument)
+			*shortopts++ = ':';
+		if (o->has_arg == optional_argument)
+			*shortopts++ = ':';
+	}
+	*shortopts = '\0';
+	longopts[i] = (struct option){ 0 };
+}
+
+/* The row of what getopt_long returned for it. */
+static unsigned option_row(int opt)
+{
+	unsigned i;
+
+	if (opt >= OPT_ROW_BASE)
+		return opt - OPT_ROW_BASE;
+	for (i = 0; run_option_table[i].letter != opt; i++)
+		;
+	return i;
 }
 
 /* As kvmtool does: a Linux kernel gets -p after the arch's defaults
@@ -906,12 +1164,30 @@ static void unknown_option(const char *arg)
 		       optopt ? letter : arg);
 }
 
+/* What the options say together, once all are read. */
+static int options_check(struct run_options *opts)
+{
+	if (opts->no_control && opts->control_socket)
+		return arg_excludes("--control-socket", "--no-control");
+	if (opts->detach && opts->no_control) {
+		pr_err("--detach needs the control socket (thpvm stop and "
+		       "thpvm console find the VM through it): drop "
+		       "--no-control");
+		return -EINVAL;
+	}
+	return cmdline_build(opts);
+}
+
 enum run_parse_result run_options_parse(int argc, char **argv,
 					struct run_options *opts)
 {
+	struct option longopts[NR_RUN_OPTIONS + 1];
+	char shortopts[3 * NR_RUN_OPTIONS + 3], spelling[32];
+	unsigned given[NR_RUN_OPTIONS] = { 0 };
 	struct machine_config *cfg = &opts->machine;
-	bool no_thp = false;
-	int opt;
+	const struct run_option *o;
+	unsigned row;
+	int opt, err;
 
 	memset(opts, 0, sizeof(*opts));
 	cfg->vm.ram_size = VM_DEFAULT_RAM;
@@ -920,16 +1196,11 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 	cfg->vm.console_fd = STDOUT_FILENO;
 	snprintf(cfg->vm.name, sizeof(cfg->vm.name), "guest-%d", (int)getpid());
 
+	getopt_tables(shortopts, longopts);
 	optind = 0;	/* full re-initialisation of getopt */
 	opterr = 0;
-	/* '+': options end at the first argument; ':': a missing value
-	 * ends in ':', an unknown option in '?'. */
-	while ((opt = getopt_long(argc, argv, "+:k:i:p:m:c:d:n:vh",
-				  long_options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(run_usage, stdout);
-			return RUN_PARSE_HELP;
-		}
+	while ((opt = getopt_long(argc, argv, shortopts, longopts,
+				  NULL)) != -1) {
 		if (opt == ':') {
 			pr_err("run: missing value for %s (see thpvm run "
 			       "--help)", argv[optind - 1]);
@@ -939,28 +1210,25 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 			unknown_option(argv[optind - 1]);
 			return RUN_PARSE_ERROR;
 		}
-		if (opt == OPT_NO_THP)
-			no_thp = true;
-		if (parse_option(opt, optarg, opts))
+		row = option_row(opt);
+		o = &run_option_table[row];
+		/* Messages spell an option the short way where it has one. */
+		if (o->letter)
+			snprintf(spelling, sizeof(spelling), "-%c", o->letter);
+		else
+			snprintf(spelling, sizeof(spelling), "--%s", o->name);
+		if (o->once && given[row]++) {
+			pr_err("%s: given twice (one per VM)", spelling);
 			return RUN_PARSE_ERROR;
+		}
+		err = o->parse(opts, spelling, optarg,
+			       (char *)opts + o->field);
+		if (err)
+			return err > 0 ? RUN_PARSE_HELP : RUN_PARSE_ERROR;
 	}
 	if (optind < argc) {
 		pr_err("run: unexpected argument \"%s\"", argv[optind]);
 		return RUN_PARSE_ERROR;
 	}
-	if (no_thp && cfg->vm.hugetlbfs_dir) {
-		pr_err("--no-thp and --hugetlbfs exclude each other");
-		return RUN_PARSE_ERROR;
-	}
-	if (opts->no_control && opts->control_socket) {
-		pr_err("--control-socket and --no-control exclude each other");
-		return RUN_PARSE_ERROR;
-	}
-	if (opts->detach && opts->no_control) {
-		pr_err("--detach needs the control socket (thpvm stop and "
-		       "thpvm console find the VM through it): drop "
-		       "--no-control");
-		return RUN_PARSE_ERROR;
-	}
-	return cmdline_build(opts) ? RUN_PARSE_ERROR : RUN_PARSE_OK;
+	return options_check(opts) ? RUN_PARSE_ERROR : RUN_PARSE_OK;
 }

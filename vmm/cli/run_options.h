@@ -32,7 +32,8 @@ struct run_options {
 				 * kernel command line */
 };
 
-extern const char run_usage[];
+/* The help text of `thpvm run`, made from its option table once. */
+const char *run_usage(void);
 
 /* Fills opts from argv (argv[0] is "run"). Uses getopt, so it resets
  * optind itself. */
