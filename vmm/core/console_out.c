@@ -89,8 +89,10 @@ int console_out_init(struct console_out *co, int fd, size_t size,
 	co->filtering = filter;
 	console_filter_init(&co->filter);
 	co->buf = malloc(size);
-	if (!co->buf)
+	if (!co->buf) {
+		pr_err("cannot allocate the console's %zu-byte buffer", size);
 		return -ENOMEM;
+	}
 	pthread_mutex_init(&co->lock, NULL);
 	/* The drain at close times its waits on the monotonic clock. */
 	pthread_condattr_init(&attr);

@@ -165,11 +165,17 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	err = irq_lines_init(&vm->lines, arch_irq_layout.nr,
 			     arch_irq_layout.first, arch_irq_layout.count,
 			     kvm_irq_line, vm);
-	if (err)
+	if (err) {
+		pr_err("cannot set up %u interrupt lines: %s",
+		       arch_irq_layout.nr, strerror(-err));
 		return err;
+	}
 	vm->exit_eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (vm->exit_eventfd < 0)
+	if (vm->exit_eventfd < 0) {
+		pr_err("cannot make the VM's exit eventfd: %s",
+		       strerror(errno));
 		return -errno;
+	}
 	err = vm_map_ram(vm);
 	if (err)
 		return err;
@@ -181,11 +187,16 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	if (err)
 		return err;
 	err = vcpu_signals_init();
-	if (err)
+	if (err) {
+		pr_err("cannot set up the signal that kicks vCPUs: %s",
+		       strerror(-err));
 		return err;
+	}
 	vm->vcpus = calloc(cfg->nr_vcpus, sizeof(*vm->vcpus));
-	if (!vm->vcpus)
+	if (!vm->vcpus) {
+		pr_err("cannot allocate %u vCPUs", cfg->nr_vcpus);
 		return -ENOMEM;
+	}
 	for (i = 0; i < cfg->nr_vcpus; i++)
 		vm->vcpus[i].fd = -1;
 	for (i = 0; i < cfg->nr_vcpus; i++) {
