@@ -239,6 +239,42 @@ static void test_rejects(void)
 		 RUN_PARSE_ERROR);
 }
 
+/* Each refusal is said once: one error, naming the option. */
+static void test_one_error_each(void)
+{
+	static const char *const bad[][3] = {
+		{ "-c", "0" }, { "-m", "12Q" }, { "--mem", "1M" },
+		{ "--boot", "32" }, { "--seccomp", "maybe" },
+		{ "--virtio-transport", "usb" }, { "--balloon=stats=x" },
+		{ "--balloon=reporting=yes" }, { "--balloon=policy=lazy" },
+		{ "--balloon=nosuch=1" }, { "--balloon=stats" },
+		{ "--rng=transport=ccw" }, { "--rng=bytes_per_sec=0" },
+		{ "--mem-hotplug=x" }, { "--mem-hotplug=1G,block=x" },
+		{ "--mem-hotplug=1G,transport=isa" }, { "-n", "mode=user" },
+		{ "-n", "mode=tap,mac=01:00:5e:00:00:01" },
+		{ "-d", "img,queues=9" }, { "-d", "img,rw" },
+		{ "--name", "../x" }, { "--control-socket", "" },
+		{ "--console", "tty" }, { "--loglevel", "loud" },
+		{ "--rng", "--rng" }, { "--no-thp", "--hugetlbfs", "/mnt" },
+		{ "--hugetlbfs", "/mnt", "--no-thp" }, { "--bogus" },
+		{ "-m" }, { "extra" },
+	};
+	struct run_options cfg;
+	unsigned i, errors;
+	char *argv[5];
+	int argc;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		argv[0] = "run";
+		for (argc = 1; argc < 4 && bad[i][argc - 1]; argc++)
+			argv[argc] = (char *)bad[i][argc - 1];
+		argv[argc] = NULL;
+		errors = log_error_count();
+		CHECK_EQ(run_options_parse(argc, argv, &cfg), RUN_PARSE_ERROR);
+		CHECK_EQ(log_error_count() - errors, 1);
+	}
+}
+
 static void test_network(void)
 {
 	static const uint8_t want[ETH_ALEN] = { 0x02, 0xab, 0, 0x10, 0xff, 1 };
@@ -553,6 +589,7 @@ int main(void)
 		UNIT_TEST(test_ranges_in_help),
 		UNIT_TEST(test_help_text),
 		UNIT_TEST(test_rejects),
+		UNIT_TEST(test_one_error_each),
 		UNIT_TEST(test_network),
 		UNIT_TEST(test_network_rejects),
 		UNIT_TEST(test_balloon),

@@ -8,6 +8,7 @@
 #include <time.h>
 
 enum log_level log_max_level = LOG_INFO;
+static unsigned error_count;
 
 static const char *const level_prefix[] = {
 	[LOG_ERR] = "error: ",
@@ -24,12 +25,19 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 	if (level > log_max_level)
 		return;
+	if (level == LOG_ERR)
+		__atomic_add_fetch(&error_count, 1, __ATOMIC_RELAXED);
 	n = snprintf(line, sizeof(line), "thpvm: %s", level_prefix[level]);
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	va_end(ap);
 	/* One fputs of a whole line, so lines from vCPU threads don't mix. */
 	fprintf(stderr, "%s\n", line);
+}
+
+unsigned log_error_count(void)
+{
+	return __atomic_load_n(&error_count, __ATOMIC_RELAXED);
 }
 
 #define RATELIMIT_WINDOW_S 5

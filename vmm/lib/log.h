@@ -12,6 +12,10 @@ extern enum log_level log_max_level;
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* How many errors have been reported: a caller handed a failure that
+ * sees the count unchanged knows that nothing said why. */
+unsigned log_error_count(void);
+
 /* For events a guest can trigger at will: at most a few lines per second
  * per call site, so a hostile guest cannot flood the host log. */
 struct log_ratelimit {
