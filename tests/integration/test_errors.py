@@ -2,6 +2,7 @@
 """Bad user input gets one clear message and a non-zero exit; SIGINT and
 SIGTERM stop a VM cleanly, restoring the terminal and removing the
 socket."""
+import json
 import os
 import pty
 import re
@@ -147,6 +148,20 @@ def test_empty_images():
                   f"kernel {f.name}: the file is empty")
         one_error(run(["run", "-i", f.name]),
                   f"initrd {f.name}: the file is empty")
+
+
+def test_setup_failure_json():
+    """A set-up failure is one line too, and --json still reports the end,
+    however early it came."""
+    for args in (["--user", "no-such-user-here"],
+                 ["-k", "/nonexistent/bzImage"],
+                 ["--control-socket", "/nonexistent/x.sock"]):
+        r = run(["run", "--json", "--name", "early"] + args)
+        lines = r.err.strip().splitlines()
+        assert r.rc == 1 and len(lines) == 2, r
+        assert lines[0].startswith("thpvm: error: "), r
+        assert json.loads(lines[1]) == {"name": "early", "exit_status": 1,
+                                        "reason": "failure"}, r
 
 
 def test_sizes():

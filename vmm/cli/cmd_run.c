@@ -35,17 +35,46 @@ extern const unsigned long embedded_guest_image_size;
 #define CONSOLE_ESCAPE 0x01	/* Ctrl-A */
 #define CONSOLE_QUIT 'x'
 
-/* For the fatal-signal handler: what must not outlive the process. */
-static struct control_server *fatal_cleanup_server;
-static struct run_console *fatal_cleanup_console;
+struct images {
+	uint8_t *kernel;
+	size_t kernel_size;
+	uint8_t *initrd;
+	size_t initrd_size;
+};
+
+/* What one `thpvm run` holds from set-up to the end. run_teardown()
+ * undoes whatever of it was made, wherever set-up stopped, and may run
+ * twice. */
+struct run_ctx {
+	struct run_options *opts;
+	bool on_socket;		/* the console is on a socket, not stdin */
+	struct timespec t0;	/* for the phase times under -v */
+	int ready_fd;		/* --detach: tells the parent; -1: none */
+	int sig_fd;		/* SIGINT, SIGTERM, SIGHUP; -1: none */
+	struct run_user user;	/* --user */
+	struct images img;	/* until they are in guest RAM */
+	struct boot_source src;
+	struct control_server *srv;	/* NULL: none (yet, or any more) */
+	struct run_console rc;	/* --detach, --console-socket */
+	struct machine m;
+	bool machine_made;	/* machine_create ran, if only halfway */
+	int status;		/* the exit status: 1 until the VM ends */
+	enum vm_exit_reason reason;
+};
+
+/* For the fatal-signal handler: the sockets that must not outlive the
+ * process. Set once the control socket is open, cleared at teardown. */
+static struct run_ctx *fatal_run;
 
 static void fatal_signal_handler(int sig)
 {
+	struct run_ctx *run = fatal_run;
+
 	term_restore();
-	if (fatal_cleanup_server)
-		control_server_unlink_path(fatal_cleanup_server);
-	if (fatal_cleanup_console)
-		run_console_unlink_path(fatal_cleanup_console);
+	if (run && run->srv)
+		control_server_unlink_path(run->srv);
+	if (run)
+		run_console_unlink_path(&run->rc);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -60,13 +89,6 @@ static void install_fatal_handlers(void)
 	for (i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaction(sigs[i], &sa, NULL);
 }
-
-struct images {
-	uint8_t *kernel;
-	size_t kernel_size;
-	uint8_t *initrd;
-	size_t initrd_size;
-};
 
 static int read_image(const char *what, const char *path, size_t max,
 		      uint8_t **data, size_t *size)
@@ -122,6 +144,13 @@ static int load_images(const struct machine_config *cfg, struct images *img,
 		src->initrd_size = img->initrd_size;
 	}
 	return 0;
+}
+
+static void images_free(struct images *img)
+{
+	free(img->kernel);
+	free(img->initrd);
+	*img = (struct images){ 0 };
 }
 
 struct console {
@@ -290,132 +319,257 @@ static int console_socket_path(const struct run_options *opts,
 	return 0;
 }
 
-static int run_vm(struct run_options *opts)
-{
-	struct machine_config *cfg = &opts->machine;
-	const char *name = cfg->vm.name;
-	bool on_socket = opts->detach || opts->console_socket;
-	struct control_server *srv = NULL;
-	struct run_console rc;
-	char rc_path[CONTROL_PATH_MAX];
-	struct boot_source src;
-	struct images img = { 0 };
-	struct run_user user;
-	struct machine m;
-	struct vm *vm = &m.vm;
-	enum vm_exit_reason reason = VM_EXIT_FAILURE;
-	int sig_fd, status = 1, ready_fd = -1;
-	struct timespec t0;
+/* The steps of set-up, in order (run_steps); each returns 0 or -errno. */
 
-	run_console_init(&rc);
+static int step_detach(struct run_ctx *run)
+{
+	int fd;
+
 	/* Before anything: the VM runs in the child. */
-	if (opts->detach) {
-		ready_fd = run_detach_start();
-		if (ready_fd < 0)
-			return 1;
+	if (run->opts->detach) {
+		fd = run_detach_start();
+		if (fd < 0)
+			return fd;
+		run->ready_fd = fd;
 	}
 	/* Phase times under -v: where start-up and shut-down time goes. */
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* Nothing thpvm runs or becomes may gain privileges (set-user-ID
-	 * files, file capabilities), filters or not. */
+	clock_gettime(CLOCK_MONOTONIC, &run->t0);
+	return 0;
+}
+
+/* Nothing thpvm runs or becomes may gain privileges (set-user-ID files,
+ * file capabilities), filters or not; the filters are set up before any
+ * thread starts, allowing the change to --user's ids. */
+static int step_confine(struct run_ctx *run)
+{
+	const struct run_options *opts = run->opts;
+	int err;
+
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		pr_err("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-		return 1;
+		return -errno;
 	}
 	if (opts->user) {
-		if (run_user_lookup(opts->user, &user))
-			return 1;
-		sandbox_allow_setid(user.uid, user.gid);
+		err = run_user_lookup(opts->user, &run->user);
+		if (err)
+			return err;
+		sandbox_allow_setid(run->user.uid, run->user.gid);
 	}
-	if (sandbox_configure(!opts->no_seccomp))
-		return 1;
+	return sandbox_configure(!opts->no_seccomp);
+}
+
+static int step_signals(struct run_ctx *run)
+{
+	int fd;
+
 	signal(SIGPIPE, SIG_IGN);
 	term_ignore_job_signals();
-	sig_fd = block_stop_signals();
-	if (sig_fd < 0)
-		return 1;
-	if (load_images(cfg, &img, &src))
-		goto out_images;
-	if (run_control_open(opts, &srv))
-		goto out_images;
-	if (srv && sandbox_allow_unlink(control_server_path(srv)))
-		goto out_console;
-	fatal_cleanup_server = srv;
+	fd = block_stop_signals();
+	if (fd < 0)
+		return fd;
+	run->sig_fd = fd;
+	return 0;
+}
+
+static int step_images(struct run_ctx *run)
+{
+	return load_images(&run->opts->machine, &run->img, &run->src);
+}
+
+/* The control socket; from here on a fatal signal removes it. */
+static int step_control(struct run_ctx *run)
+{
+	int err = run_control_open(run->opts, &run->srv);
+
+	if (!err && run->srv)
+		err = sandbox_allow_unlink(control_server_path(run->srv));
+	if (err)
+		return err;
+	fatal_run = run;
 	install_fatal_handlers();
-	if (on_socket) {
-		if (console_socket_path(opts, srv, rc_path, sizeof(rc_path)) ||
-		    run_console_open(&rc, rc_path))
-			goto out_console;
-		fatal_cleanup_console = &rc;
-		if (sandbox_allow_unlink(rc.path))
-			goto out_console;
-		cfg->vm.console_fd = rc.out_wr;
-		cfg->console_socket = rc.path;
+	return 0;
+}
+
+/* With --detach or --console-socket: the console's socket, which the
+ * VM's console output goes to. */
+static int step_console_socket(struct run_ctx *run)
+{
+	struct machine_config *cfg = &run->opts->machine;
+	char path[CONTROL_PATH_MAX];
+	int err;
+
+	if (!run->on_socket)
+		return 0;
+	err = console_socket_path(run->opts, run->srv, path, sizeof(path)) ?:
+	      run_console_open(&run->rc, path) ?:
+	      sandbox_allow_unlink(run->rc.path);
+	if (err)
+		return err;
+	cfg->vm.console_fd = run->rc.out_wr;
+	cfg->console_socket = run->rc.path;
+	return 0;
+}
+
+static int step_machine(struct run_ctx *run)
+{
+	int err;
+
+	/* machine_destroy undoes a machine_create that failed halfway. */
+	run->machine_made = true;
+	err = machine_create(&run->m, &run->opts->machine);
+	if (!err)
+		pr_debug("%.2f ms: VM created", time_ms_since(&run->t0));
+	return err;
+}
+
+/* The images go into guest RAM, and need not be kept after. */
+static int step_boot(struct run_ctx *run)
+{
+	int err = arch_boot_load(&run->m.vm, &run->src);
+
+	images_free(&run->img);
+	return err;
+}
+
+static int step_control_start(struct run_ctx *run)
+{
+	if (!run->srv)
+		return 0;
+	return vm_control_register(run->srv, &run->m) ?:
+	       control_server_start(run->srv);
+}
+
+static int step_console_start(struct run_ctx *run)
+{
+	if (!run->on_socket)
+		return 0;
+	return run_console_start(&run->rc, &run->m.vm.console);
+}
+
+/* All that needs root is open; the threads that run are named (which
+ * takes writing /proc/self/task/TID/comm, root's once root is gone). */
+static int step_drop_user(struct run_ctx *run)
+{
+	return run->opts->user ? run_user_drop(&run->user) : 0;
+}
+
+static const struct run_step {
+	const char *what;	/* "cannot WHAT", where the step said nothing */
+	int (*run)(struct run_ctx *run);
+} run_steps[] = {
+	{ "start in the background", step_detach },
+	{ "confine thpvm", step_confine },
+	{ "take SIGINT, SIGTERM and SIGHUP", step_signals },
+	{ "read the kernel and initrd", step_images },
+	{ "open the control socket", step_control },
+	{ "open the console socket", step_console_socket },
+	{ "create the VM", step_machine },
+	{ "load the kernel", step_boot },
+	{ "start the control socket", step_control_start },
+	{ "start the console socket", step_console_start },
+	{ "change to --user", step_drop_user },
+};
+
+/* Every step in turn, up to the first that fails, whose failure is said
+ * in one line: by the step, or here, where it said nothing. */
+static int run_setup(struct run_ctx *run)
+{
+	const struct run_step *step;
+	unsigned errors;
+	int err;
+
+	for (step = run_steps; step < run_steps + ARRAY_SIZE(run_steps);
+	     step++) {
+		errors = log_error_count();
+		err = step->run(run);
+		if (!err)
+			continue;
+		if (log_error_count() == errors)
+			pr_err("cannot %s: %s", step->what, strerror(-err));
+		return err;
 	}
-	if (machine_create(&m, cfg))
-		goto out_vm;
-	pr_debug("%.2f ms: VM created", time_ms_since(&t0));
-	if (arch_boot_load(vm, &src) || (srv && vm_control_register(srv, &m)))
-		goto out_vm;
-	/* The images are in guest RAM now. */
-	free(img.kernel);
-	free(img.initrd);
-	img = (struct images){ 0 };
-	if (srv && control_server_start(srv))
-		goto out_vm;
-	if (on_socket && run_console_start(&rc, &vm->console))
-		goto out_vm;
-	/* All that needs root is open; the threads that run are named
-	 * (which takes writing /proc/self/task/TID/comm, root's once
-	 * root is gone). */
-	if (opts->user && run_user_drop(&user))
-		goto out_vm;
+	return 0;
+}
+
+/* Runs the VM until it ends, which sets the exit status and reason. */
+static void run_guest(struct run_ctx *run)
+{
+	const char *name = run->opts->machine.vm.name;
+	struct vm *vm = &run->m.vm;
+
 	pr_debug("%.2f ms: booting %s: %u vCPU(s), %llu MiB",
-		 time_ms_since(&t0), src.kernel_name, vm->nr_vcpus,
+		 time_ms_since(&run->t0), run->src.kernel_name, vm->nr_vcpus,
 		 (unsigned long long)(vm->ram.total >> 20));
 	if (vm_start(vm) == 0) {
-		if (ready_fd >= 0) {
+		if (run->ready_fd >= 0) {
 			pr_info("VM \"%s\" runs in the background; its console: "
 				"thpvm console %s", name, name);
-			run_detach_ready(ready_fd);
-			ready_fd = -1;
+			run_detach_ready(run->ready_fd);
+			run->ready_fd = -1;
 		}
 		/* Every other thread runs, each under its own filter; the
 		 * detached VM's stderr has moved to /dev/null. */
 		sandbox_enter(SANDBOX_MAIN);
-		run_loop(vm, sig_fd, !on_socket);
+		run_loop(vm, run->sig_fd, !run->on_socket);
 	}
-	status = vm_stop(vm);
-	reason = vm->exit_reason;
-	pr_debug("%.2f ms: VM ended (%s, status %d)", time_ms_since(&t0),
-		 vm_exit_reason_name(reason), status);
+	run->status = vm_stop(vm);
+	run->reason = vm->exit_reason;
+	pr_debug("%.2f ms: VM ended (%s, status %d)", time_ms_since(&run->t0),
+		 vm_exit_reason_name(run->reason), run->status);
+}
+
+static void run_init(struct run_ctx *run, struct run_options *opts)
+{
+	memset(run, 0, sizeof(*run));
+	run->opts = opts;
+	run->on_socket = opts->detach || opts->console_socket;
+	run->ready_fd = run->sig_fd = -1;
+	run->status = 1;
+	run->reason = VM_EXIT_FAILURE;
+	run_console_init(&run->rc);
+	clock_gettime(CLOCK_MONOTONIC, &run->t0);
+}
+
+/* Undoes what set-up made, in the order the end needs. */
+static void run_teardown(struct run_ctx *run)
+{
+	struct control_server *srv = run->srv;
+
 	term_restore();
-out_vm:
 	/* Gone before the control socket closes its connections, after
 	 * which thpvm stop returns. */
-	run_console_remove(&rc);
-	fatal_cleanup_server = NULL;
+	run_console_remove(&run->rc);
+	run->srv = NULL;	/* before it is freed: fatal_run reads it */
 	control_server_close(srv);
-	srv = NULL;
 	/* Clients' keys must not reach devices being destroyed; the last
 	 * output still reaches them. */
-	run_console_stop_input(&rc);
-	machine_destroy(&m);
-	pr_debug("%.2f ms: VM closed", time_ms_since(&t0));
-out_console:
-	fatal_cleanup_server = NULL;
-	fatal_cleanup_console = NULL;
-	run_console_close(&rc);
-	control_server_close(srv);
-out_images:
-	free(img.kernel);
-	free(img.initrd);
-	close(sig_fd);
-	if (ready_fd >= 0)
-		close(ready_fd);
+	run_console_stop_input(&run->rc);
+	if (run->machine_made) {
+		machine_destroy(&run->m);
+		run->machine_made = false;
+		pr_debug("%.2f ms: VM closed", time_ms_since(&run->t0));
+	}
+	fatal_run = NULL;
+	run_console_close(&run->rc);
+	images_free(&run->img);
+	if (run->sig_fd >= 0)
+		close(run->sig_fd);
+	if (run->ready_fd >= 0)
+		close(run->ready_fd);
+	run->sig_fd = run->ready_fd = -1;
+}
+
+static int run_vm(struct run_options *opts)
+{
+	struct run_ctx run;
+
+	run_init(&run, opts);
+	if (run_setup(&run) == 0)
+		run_guest(&run);
+	run_teardown(&run);
 	if (opts->json)
-		report_exit_json(name, status, reason);
-	return status;
+		report_exit_json(opts->machine.vm.name, run.status, run.reason);
+	return run.status;
 }
 
 static int run_main(int argc, char **argv)
