@@ -631,23 +631,15 @@ static int parse_name(struct run_options *opts, const char *opt,
 	return 0;
 }
 
-static int parse_control_socket(struct run_options *opts, const char *opt,
-				const char *arg, void *field)
+/* A socket's path, in a const char * field: one that fits a Unix
+ * socket address. */
+static int parse_socket_path(struct run_options *opts, const char *opt,
+			     const char *arg, void *field)
 {
 	int err = arg_path(opt, arg, CONTROL_PATH_MAX);
 
 	if (!err)
-		opts->control_socket = arg;
-	return err;
-}
-
-static int parse_console_socket(struct run_options *opts, const char *opt,
-				const char *arg, void *field)
-{
-	int err = arg_path(opt, arg, CONTROL_PATH_MAX);
-
-	if (!err)
-		opts->console_socket = arg;
+		*(const char **)field = arg;
 	return err;
 }
 
@@ -847,7 +839,7 @@ struct run_option {
 	void (*text)(char *buf, size_t len);
 	int (*parse)(struct run_options *opts, const char *opt,
 		     const char *arg, void *field);
-	size_t field;		/* for parse_string and parse_set */
+	size_t field;		/* what parse_string, parse_set... set */
 	bool once;		/* one device per VM: given twice is an error */
 	bool lkvm;		/* listed among lkvm's spellings */
 };
@@ -903,7 +895,7 @@ static const struct run_option run_option_table[] = {
 	  "listen for thpvm stop, stat, ... at PATH instead; they then name "
 	  "the VM by PATH (with a '/', e.g. ./vm.sock), and thpvm list does "
 	  "not show it",
-	  .parse = parse_control_socket },
+	  .parse = parse_socket_path, FIELD(control_socket) },
 	{ "no-control", 0, ARG_NO, NULL,
 	  "no control socket: stop the VM with Ctrl-A x or a signal",
 	  .parse = parse_set, FIELD(no_control) },
@@ -918,7 +910,7 @@ static const struct run_option run_option_table[] = {
 	  "the console on a Unix socket at PATH, not the terminal (default "
 	  "with --detach: NAME.console next to the control socket), with the "
 	  "last 64 KiB of output kept for whoever attaches",
-	  .parse = parse_console_socket },
+	  .parse = parse_socket_path, FIELD(console_socket) },
 	{ "console-filter", 0, ARG_NO, NULL,
 	  "pass the guest's console output through a filter: text, and the "
 	  "escapes that move the cursor, colour and erase, but no terminal "
