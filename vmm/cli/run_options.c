@@ -153,7 +153,7 @@ static int arg_path(const char *opt, const char *val, size_t size)
 {
 	if (val[0] && strlen(val) < size)
 		return 0;
-	pr_err("%s: expected a path of 1 to %zu bytes, not %zu", opt,
+	pr_err("%s: the path must be 1 to %zu bytes long, not %zu", opt,
 	       size - 1, strlen(val));
 	return -ENAMETOOLONG;
 }
