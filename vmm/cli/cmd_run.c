@@ -279,9 +279,11 @@ static int block_stop_signals(void)
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
 		return -EINVAL;
 	fd = signalfd(-1, &set, SFD_CLOEXEC);
-	if (fd < 0)
-		pr_err("signalfd: %s", strerror(errno));
-	return fd < 0 ? -errno : fd;
+	if (fd < 0) {
+		fd = -errno;
+		pr_err("signalfd: %s", strerror(-fd));
+	}
+	return fd;
 }
 
 /* thpvm run --json: how the VM ended, for scripts. */
@@ -346,8 +348,9 @@ static int step_confine(struct run_ctx *run)
 	int err;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		pr_err("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-		return -errno;
+		err = -errno;
+		pr_err("PR_SET_NO_NEW_PRIVS: %s", strerror(-err));
+		return err;
 	}
 	if (opts->user) {
 		err = run_user_lookup(opts->user, &run->user);
