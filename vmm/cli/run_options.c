@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/lkvm_options.h"
+#include "cli/option_args.h"
 #include "control/control_path.h"
 #include "core/arch.h"
 #include "lib/host_mem.h"
@@ -25,181 +25,6 @@
  * memory; -c's: 1 to arch_max_vcpus(). Both are checked here only, and
  * run_usage() states them (test_run_options checks the figures). */
 #define MAX_RAM (1ULL << 40)
-
-/* The validators the options share. Each reports a bad value once,
- * naming the option as messages spell it ("-c", "--balloon") and, for
- * one KEY=VALUE of a list, the key (NULL for the option's own value). */
-
-/* "OPT VAL: expected WHAT", or "OPT: KEY must be WHAT, not 'VAL'".
- * Returns -EINVAL. */
-static int __attribute__((format(printf, 4, 5)))
-arg_bad(const char *opt, const char *key, const char *val, const char *fmt,
-	...)
-{
-	char what[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	if (key)
-		pr_err("%s: %s must be %s, not '%s'", opt, key, what, val);
-	else
-		pr_err("%s %s: expected %s", opt, val, what);
-	return -EINVAL;
-}
-
-/* The index of s in names (NULL-terminated), or -1. */
-static int name_index(const char *s, const char *const *names)
-{
-	int i;
-
-	for (i = 0; names[i]; i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	return -1;
-}
-
-/* names as "a, b or c", into buf. */
-static const char *names_list(const char *const *names, char *buf,
-			      size_t len)
-{
-	size_t n = 0;
-	unsigned i;
-
-	buf[0] = '\0';
-	for (i = 0; names[i] && n < len; i++)
-		n += snprintf(buf + n, len - n, "%s%s",
-			      !i ? "" : names[i + 1] ? ", " : " or ",
-			      names[i]);
-	return buf;
-}
-
-/* val, one of names: its index, or -EINVAL after naming them. */
-static int arg_choice(const char *opt, const char *key, const char *val,
-		      const char *const *names)
-{
-	char list[256];
-	int i = name_index(val, names);
-
-	if (i >= 0)
-		return i;
-	return arg_bad(opt, key, val, "%s",
-		       names_list(names, list, sizeof(list)));
-}
-
-static int arg_on_off(const char *opt, const char *key, const char *val,
-		      bool *out)
-{
-	static const char *const on_off[] = { "on", "off", NULL };
-	int i = arg_choice(opt, key, val, on_off);
-
-	if (i < 0)
-		return i;
-	*out = i == 0;
-	return 0;
-}
-
-/* The transports by name: -d's words, the transport= keys. */
-static const char *const transports[] = { "pci", "mmio", NULL };
-static const enum virtio_transport transport_of[] = {
-	VIRTIO_TRANSPORT_PCI, VIRTIO_TRANSPORT_MMIO,
-};
-
-static int arg_transport(const char *opt, const char *key, const char *val,
-			 enum virtio_transport *out)
-{
-	int i = arg_choice(opt, key, val, transports);
-
-	if (i < 0)
-		return i;
-	*out = transport_of[i];
-	return 0;
-}
-
-/* val, a whole number from min to max, what the number counts
- * ("seconds"). */
-static int arg_uint(const char *opt, const char *key, const char *val,
-		    unsigned long min, unsigned long max, const char *what,
-		    unsigned long *out)
-{
-	if (uint_parse(val, max, out) || *out < min)
-		return arg_bad(opt, key, val, "%s from %lu to %lu", what, min,
-			       max);
-	return 0;
-}
-
-/* val, a size from min to max bytes; a bare number is MiB. */
-static int arg_size(const char *opt, const char *key, const char *val,
-		    uint64_t min, uint64_t max, uint64_t *out)
-{
-	char lo[32], hi[32], range[80];
-
-	if (!size_parse(val, out) && *out >= min && *out <= max)
-		return 0;
-	size_format(max, hi, sizeof(hi));
-	if (min > 1)
-		snprintf(range, sizeof(range), "from %s to %s",
-			 size_format(min, lo, sizeof(lo)), hi);
-	else
-		snprintf(range, sizeof(range), "up to %s", hi);
-	return arg_bad(opt, key, val, "a size %s (examples: 512M, 2G, 1024; "
-		       "a bare number is MiB)", range);
-}
-
-/* val, a path that fits a buffer of size bytes (not quoted back: it
- * may be as long as the message). */
-static int arg_path(const char *opt, const char *val, size_t size)
-{
-	if (val[0] && strlen(val) < size)
-		return 0;
-	pr_err("%s: the path must be 1 to %zu bytes long, not %zu", opt,
-	       size - 1, strlen(val));
-	return -ENAMETOOLONG;
-}
-
-static int arg_excludes(const char *a, const char *b)
-{
-	pr_err("%s and %s exclude each other", a, b);
-	return -EINVAL;
-}
-
-/* Hands each KEY=VALUE of list, comma-separated, to parse_key with the
- * key's index in keys (NULL-terminated); a word without '=' or an
- * unknown key is an error. The first error ends it. */
-static int parse_key_list(const char *opt, const char *list,
-			  const char *const *keys,
-			  int (*parse_key)(void *ctx, const char *opt, int key,
-					   const char *val),
-			  void *ctx)
-{
-	char buf[128], names[128], *p = buf, *word, *val;
-	int key, err;
-
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf)) {
-		pr_err("%s: its KEY=VALUE list is longer than %zu bytes", opt,
-		       sizeof(buf) - 1);
-		return -EINVAL;
-	}
-	while ((word = strsep(&p, ","))) {
-		val = strchr(word, '=');
-		if (!val) {
-			pr_err("%s: expected KEY=VALUE, not '%s'", opt, word);
-			return -EINVAL;
-		}
-		*val++ = '\0';
-		key = name_index(word, keys);
-		if (key < 0) {
-			pr_err("%s: unknown key \"%s\" (expected %s)", opt, word,
-			       names_list(keys, names, sizeof(names)));
-			return -EINVAL;
-		}
-		err = parse_key(ctx, opt, key, val);
-		if (err)
-			return err;
-	}
-	return 0;
-}
 
 /* The options' parsers: each gets the option as messages spell it, its
  * value (NULL: an optional one not given) and its row's field of opts,
@@ -267,7 +92,6 @@ static int parse_disk(struct run_options *opts, const char *opt,
 	struct disk_config *d;
 	unsigned long n;
 	char *comma;
-	int i;
 
 	if (cfg->nr_disks == MACHINE_MAX_DISKS) {
 		pr_err("%s %s: at most %d disks", opt, arg, MACHINE_MAX_DISKS);
@@ -293,9 +117,7 @@ static int parse_disk(struct run_options *opts, const char *opt,
 				     BLK_MAX_QUEUES, "a number", &n))
 				return -EINVAL;
 			d->opts.queues = n;
-		} else if ((i = name_index(word, transports)) >= 0) {
-			d->transport = transport_of[i];
-		} else {
+		} else if (!arg_is_transport(word, &d->transport)) {
 			if (access(d->path, F_OK) == 0)
 				break;	/* a comma in the file's name */
 			pr_err("%s %s: unknown disk option \"%s\" (expected ro, "
@@ -420,7 +242,7 @@ static int parse_net(struct run_options *opts, const char *opt,
 	struct net_config *nc = &k.nc;
 	int err;
 
-	err = parse_key_list(opt, arg, net_keys, parse_net_key, &k);
+	err = arg_key_list(opt, arg, net_keys, parse_net_key, &k);
 	if (err)
 		return err;
 	if (!k.have_mode) {
@@ -509,8 +331,8 @@ static int parse_balloon(struct run_options *opts, const char *opt,
 		.cont_pages = true,
 		.policy = BALLOON_EAGER,
 	};
-	return arg ? parse_key_list(opt, arg, balloon_keys, parse_balloon_key,
-				    cfg) : 0;
+	return arg ? arg_key_list(opt, arg, balloon_keys, parse_balloon_key,
+				  cfg) : 0;
 }
 
 /* --rng's keys: the rate and the transport. */
@@ -550,7 +372,7 @@ static int parse_rng(struct run_options *opts, const char *opt,
 
 	cfg->rng = true;
 	cfg->rng_bytes_per_sec = RNG_DEFAULT_BYTES_PER_SEC;
-	return arg ? parse_key_list(opt, arg, rng_keys, parse_rng_key, cfg)
+	return arg ? arg_key_list(opt, arg, rng_keys, parse_rng_key, cfg)
 		   : 0;
 }
 
@@ -590,7 +412,7 @@ static int parse_mem_hotplug(struct run_options *opts, const char *opt,
 		 (int)(keys ? keys - arg : (long)strlen(arg)), arg);
 	err = arg_size(opt, "SIZE", size_s, 1, MAX_RAM, &size);
 	if (!err && keys)
-		err = parse_key_list(opt, keys + 1, mem_keys, parse_mem_key,
+		err = arg_key_list(opt, keys + 1, mem_keys, parse_mem_key,
 				     cfg);
 	if (err)
 		return err;
