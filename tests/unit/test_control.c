@@ -120,6 +120,18 @@ static int handle_misuse(void *opaque, const struct json_value *request,
 	return 0;
 }
 
+/* Figures and strings as replies have always written them. */
+static int handle_figures(void *opaque, const struct json_value *request,
+			  struct json_writer *reply)
+{
+	json_field_uint(reply, "big", UINT64_MAX);
+	json_field_double(reply, "pct", 99.6);
+	json_field_double(reply, "whole", 100);
+	json_field_double(reply, "age", 51.926010853);
+	json_field_string(reply, "text", "\x1b[1m\xff\"");
+	return 0;
+}
+
 static int handle_stop(void *opaque, const struct json_value *request,
 		       struct json_writer *reply)
 {
@@ -150,6 +162,8 @@ static struct control_server *server_start(const char *name)
 					    (void *)(uintptr_t)(2 << 20)), 0);
 	CHECK_EQ(control_server_add_command(srv, "misuse", NULL, handle_misuse,
 					    NULL), 0);
+	CHECK_EQ(control_server_add_command(srv, "figures", NULL,
+					    handle_figures, NULL), 0);
 	CHECK_EQ(control_server_add_command(srv, "stop", NULL, handle_stop,
 					    NULL), 0);
 	CHECK_EQ(control_server_start(srv), 0);
@@ -187,13 +201,12 @@ static void raw_send(int fd, const void *buf, size_t len)
 	}
 }
 
-/* One reply line, parsed; NULL on timeout or EOF. */
-static struct json_value *raw_reply(int fd)
+/* One reply line without its newline, NUL-terminated in a static
+ * buffer; NULL on timeout or EOF. */
+static const char *raw_line(int fd)
 {
 	static char line[CONTROL_REPLY_MAX];
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct json_value *v = NULL;
-	struct json_error err;
 	size_t len = 0;
 
 	while (len < sizeof(line)) {
@@ -204,12 +217,24 @@ static struct json_value *raw_reply(int fd)
 		n = recv(fd, line + len, 1, 0);
 		if (n <= 0)
 			return NULL;
-		if (line[len] == '\n')
-			break;
+		if (line[len] == '\n') {
+			line[len] = '\0';
+			return line;
+		}
 		len++;
 	}
-	if (json_parse(line, len, &v, &err)) {
-		printf("# reply is not JSON: %.*s\n", (int)len, line);
+	return NULL;
+}
+
+/* One reply line, parsed; NULL on timeout or EOF. */
+static struct json_value *raw_reply(int fd)
+{
+	const char *line = raw_line(fd);
+	struct json_value *v = NULL;
+	struct json_error err;
+
+	if (line && json_parse(line, strlen(line), &v, &err)) {
+		printf("# reply is not JSON: %s\n", line);
 		return NULL;
 	}
 	return v;
@@ -635,6 +660,48 @@ out:
 	control_server_close(srv);
 }
 
+/* Replies byte for byte: clients and scripts read these lines. */
+static void test_reply_bytes(void)
+{
+	static const struct {
+		const char *request;
+		const char *reply;
+	} cases[] = {
+		{ "{\"cmd\":\"figures\"}",
+		  "{\"ok\":true,\"big\":1.8446744073709552e+19,\"pct\":99.6,"
+		  "\"whole\":100,\"age\":51.926010853,"
+		  "\"text\":\"\\u001b[1m\\ufffd\\\"\"}" },
+		{ "{\"cmd\":\"echo\",\"arg\":\"\\u00e9\\t\"}",
+		  "{\"ok\":true,\"arg\":\"\xc3\xa9\\t\","
+		  "\"opaque\":\"opaque!\"}" },
+		{ "{\"cmd\":\"nope\\u001F\"}",
+		  "{\"ok\":false,\"error\":\"unknown command "
+		  "\\\"nope\\u001f\\\"\"}" },
+		{ "{\"cmd\":\"echo\",\"x\":1}",
+		  "{\"ok\":false,\"error\":\"\\\"echo\\\" takes no member "
+		  "\\\"x\\\"\"}" },
+		{ "{\"cmd\":\"fail\"}",
+		  "{\"ok\":false,\"error\":\"busy now (7)\"}" },
+		{ "[1]",
+		  "{\"ok\":false,\"error\":"
+		  "\"a request must be a JSON object\"}" },
+	};
+	struct control_server *srv = server_start("bytes");
+	unsigned i;
+	int fd;
+
+	if (!srv)
+		return;
+	fd = raw_connect("bytes");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		raw_send(fd, cases[i].request, strlen(cases[i].request));
+		raw_send(fd, "\n", 1);
+		CHECK_STR(raw_line(fd), cases[i].reply);
+	}
+	close(fd);
+	control_server_close(srv);
+}
+
 static void test_clients(void)
 {
 	struct control_server *srv = server_start("busy");
@@ -823,6 +890,7 @@ int main(void)
 		UNIT_TEST(test_requests),
 		UNIT_TEST(test_registration),
 		UNIT_TEST(test_garbage),
+		UNIT_TEST(test_reply_bytes),
 		UNIT_TEST(test_clients),
 		UNIT_TEST(test_vanishing_clients),
 		UNIT_TEST(test_wait_close),
