@@ -24,33 +24,32 @@
 static struct control_server *srv;
 static char reply[CONTROL_REPLY_MAX * 2];
 
-static int handle_echo(void *opaque, const struct json_value *request,
-		       struct json_writer *w)
+static int handle_echo(void *opaque, json_t *request, json_t *reply)
 {
-	const struct json_value *v = json_get(request, "value");
+	json_t *force = json_object_get(request, "force");
+	json_t *v = json_object_get(request, "value");
 	uint64_t bytes;
-	bool force;
+	int err = 0;
 
 	if (json_get_u64(request, "bytes", &bytes))
-		json_field_uint(w, "bytes", bytes);
-	if (json_get_bool(request, "force", &force))
-		json_field_bool(w, "force", force);
-	if (v) {
-		json_write_key(w, "value");
-		json_write_value(w, v);
-	}
-	return 0;
+		err = control_reply_add(reply, json_pack("{s:o}", "bytes",
+						 json_from_u64(bytes)));
+	if (!err && json_is_boolean(force))
+		err = control_reply_add(reply, json_pack("{s:O}", "force",
+							 force));
+	if (!err && v)
+		err = control_reply_add(reply, json_pack("{s:O}", "value", v));
+	return err;
 }
 
-static int handle_fail(void *opaque, const struct json_value *request,
-		       struct json_writer *w)
+static int handle_fail(void *opaque, json_t *request, json_t *reply)
 {
-	return control_reply_error(w, -EBUSY, "busy with %s",
-				   json_get_string(request, "cmd"));
+	return control_reply_error(reply, -EBUSY, "busy with %s",
+				   json_string_value(json_object_get(request,
+								     "cmd")));
 }
 
-static int handle_errno(void *opaque, const struct json_value *request,
-			struct json_writer *w)
+static int handle_errno(void *opaque, json_t *request, json_t *reply)
 {
 	return -ENOSPC;
 }
@@ -128,15 +127,14 @@ static void replies_check(const char *buf, size_t len, unsigned requests)
 
 	for (; len; n++) {
 		const char *nl = memchr(buf, '\n', len);
-		struct json_value *v;
 		struct json_error err;
-		bool ok;
+		json_t *v;
 
 		if (!nl || json_parse(buf, nl - buf, &v, &err))
 			abort();
-		if (!json_get_bool(v, "ok", &ok))
+		if (!json_is_boolean(json_object_get(v, "ok")))
 			abort();
-		json_free(v);
+		json_decref(v);
 		len -= nl + 1 - buf;
 		buf = nl + 1;
 	}

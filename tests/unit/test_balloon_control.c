@@ -2,6 +2,7 @@
  * which target each request asks for, and the errors a malformed or
  * impossible one gets. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "control/balloon_control.h"
@@ -15,23 +16,23 @@
 static int request(const char *text, uint64_t target, uint64_t *out,
 		   char *reply_text, size_t len)
 {
-	struct json_value *req;
+	json_t *req, *reply = json_object();
 	struct json_error jerr;
-	struct json_writer w;
+	char *reply_json;
 	int err;
 
 	*out = UINT64_MAX;
 	if (json_parse(text, strlen(text), &req, &jerr)) {
 		CHECK(!"json_parse");
+		json_decref(reply);
 		return -EINVAL;
 	}
-	json_writer_init(&w);
-	json_write_object_begin(&w);
-	err = balloon_control_target(req, RAM, target, out, &w);
-	json_write_object_end(&w);
-	snprintf(reply_text, len, "%s", json_writer_str(&w));
-	json_writer_free(&w);
-	json_free(req);
+	err = balloon_control_target(req, RAM, target, out, reply);
+	reply_json = json_encode(reply);
+	snprintf(reply_text, len, "%s", reply_json ? reply_json : "");
+	free(reply_json);
+	json_decref(reply);
+	json_decref(req);
 	return err;
 }
 

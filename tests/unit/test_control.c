@@ -75,65 +75,61 @@ static void make_stale_socket(const char *name)
 
 static atomic_int stop_requested;
 
-static int handle_echo(void *opaque, const struct json_value *request,
-		       struct json_writer *reply)
+static int handle_echo(void *opaque, json_t *request, json_t *reply)
 {
-	const char *arg = json_get_string(request, "arg");
+	const char *arg = json_string_value(json_object_get(request, "arg"));
 
-	json_field_string(reply, "arg", arg ? arg : "");
-	json_field_string(reply, "opaque", opaque);
-	return 0;
+	return control_reply_add(reply, json_pack("{s:s, s:s}",
+						  "arg", arg ? arg : "",
+						  "opaque", opaque));
 }
 
-static int handle_fail(void *opaque, const struct json_value *request,
-		       struct json_writer *reply)
+static int handle_fail(void *opaque, json_t *request, json_t *reply)
 {
-	json_field_string(reply, "dropped", "this field");
+	control_reply_add(reply, json_pack("{s:s}", "dropped", "this field"));
 	return control_reply_error(reply, -EBUSY, "busy now (%d)", 7);
 }
 
-static int handle_errno(void *opaque, const struct json_value *request,
-			struct json_writer *reply)
+static int handle_errno(void *opaque, json_t *request, json_t *reply)
 {
 	return -ENOSPC;
 }
 
-static int handle_big(void *opaque, const struct json_value *request,
-		      struct json_writer *reply)
+static int handle_big(void *opaque, json_t *request, json_t *reply)
 {
 	size_t len = (size_t)(uintptr_t)opaque;
 	char *s = malloc(len + 1);
+	int err;
 
 	if (!s)
 		return -ENOMEM;
 	memset(s, 'x', len);
 	s[len] = '\0';
-	json_field_string(reply, "data", s);
+	err = control_reply_add(reply, json_pack("{s:s}", "data", s));
 	free(s);
-	return 0;
+	return err;
 }
 
-static int handle_misuse(void *opaque, const struct json_value *request,
-			 struct json_writer *reply)
+/* A reply jansson cannot write: a string that is not UTF-8, which only
+ * its *_nocheck calls let in. */
+static int handle_misuse(void *opaque, json_t *request, json_t *reply)
 {
-	json_write_int(reply, 1);	/* a value without a key */
-	return 0;
+	return control_reply_add(reply, json_pack("{s:o}", "x",
+				 json_stringn_nocheck("\xff", 1)));
 }
 
 /* Figures and strings as replies have always written them. */
-static int handle_figures(void *opaque, const struct json_value *request,
-			  struct json_writer *reply)
+static int handle_figures(void *opaque, json_t *request, json_t *reply)
 {
-	json_field_uint(reply, "big", UINT64_MAX);
-	json_field_double(reply, "pct", 99.6);
-	json_field_double(reply, "whole", 100);
-	json_field_double(reply, "age", 51.926010853);
-	json_field_string(reply, "text", "\x1b[1m\xff\"");
-	return 0;
+	return control_reply_add(reply, json_pack("{s:o, s:o, s:o, s:o, s:o}",
+		"big", json_from_u64(UINT64_MAX),
+		"pct", json_from_double(99.6),
+		"whole", json_from_double(100),
+		"age", json_from_double(51.926010853),
+		"text", json_string_lossy("\x1b[1m\xff\"")));
 }
 
-static int handle_stop(void *opaque, const struct json_value *request,
-		       struct json_writer *reply)
+static int handle_stop(void *opaque, json_t *request, json_t *reply)
 {
 	atomic_store(&stop_requested, 1);
 	return 0;
@@ -227,11 +223,11 @@ static const char *raw_line(int fd)
 }
 
 /* One reply line, parsed; NULL on timeout or EOF. */
-static struct json_value *raw_reply(int fd)
+static json_t *raw_reply(int fd)
 {
 	const char *line = raw_line(fd);
-	struct json_value *v = NULL;
 	struct json_error err;
+	json_t *v = NULL;
 
 	if (line && json_parse(line, strlen(line), &v, &err)) {
 		printf("# reply is not JSON: %s\n", line);
@@ -243,27 +239,25 @@ static struct json_value *raw_reply(int fd)
 /* Checks that the next reply is ok:false with an error containing want. */
 static void expect_error(int fd, const char *want)
 {
-	struct json_value *v = raw_reply(fd);
-	const char *error = json_get_string(v, "error");
-	bool ok = true;
+	json_t *v = raw_reply(fd);
+	const char *error = json_string_value(json_object_get(v, "error"));
 
 	CHECK(v != NULL);
-	CHECK(json_get_bool(v, "ok", &ok) && !ok);
+	CHECK(json_is_false(json_object_get(v, "ok")));
 	CHECK(error && strstr(error, want));
 	if (error && !strstr(error, want))
 		printf("# error \"%s\" lacks \"%s\"\n", error, want);
-	json_free(v);
+	json_decref(v);
 }
 
 static void expect_echo(int fd, const char *arg)
 {
-	struct json_value *v = raw_reply(fd);
-	bool ok = false;
+	json_t *v = raw_reply(fd);
 
 	CHECK(v != NULL);
-	CHECK(json_get_bool(v, "ok", &ok) && ok);
-	CHECK_STR(json_get_string(v, "arg"), arg);
-	json_free(v);
+	CHECK(json_is_true(json_object_get(v, "ok")));
+	CHECK_STR(json_string_value(json_object_get(v, "arg")), arg);
+	json_decref(v);
 }
 
 static void expect_served(const char *name)
@@ -272,7 +266,7 @@ static void expect_served(const char *name)
 
 	CHECK_EQ(control_client_request(name, "{\"cmd\":\"echo\",\"arg\":\"hi\"}",
 					0, &res), 0);
-	CHECK_STR(json_get_string(res.reply, "arg"), "hi");
+	CHECK_STR(json_string_value(json_object_get(res.reply, "arg")), "hi");
 	control_result_free(&res);
 }
 
@@ -503,8 +497,10 @@ static void test_requests(void)
 
 	CHECK_EQ(control_client_request("req",
 		"{\"cmd\":\"echo\",\"arg\":\"\\u00e9\\n\\\"\"}", 0, &res), 0);
-	CHECK_STR(json_get_string(res.reply, "arg"), "\xc3\xa9\n\"");
-	CHECK_STR(json_get_string(res.reply, "opaque"), "opaque!");
+	CHECK_STR(json_string_value(json_object_get(res.reply, "arg")),
+		  "\xc3\xa9\n\"");
+	CHECK_STR(json_string_value(json_object_get(res.reply, "opaque")),
+		  "opaque!");
 	control_result_free(&res);
 
 	CHECK_EQ(control_client_command("req", "fail", 0, &res), -EREMOTEIO);
@@ -667,10 +663,11 @@ static void test_reply_bytes(void)
 		const char *request;
 		const char *reply;
 	} cases[] = {
+		/* A byte that is not UTF-8 comes out as U+FFFD itself. */
 		{ "{\"cmd\":\"figures\"}",
 		  "{\"ok\":true,\"big\":1.8446744073709552e+19,\"pct\":99.6,"
 		  "\"whole\":100,\"age\":51.926010853,"
-		  "\"text\":\"\\u001b[1m\\ufffd\\\"\"}" },
+		  "\"text\":\"\\u001b[1m\xef\xbf\xbd\\\"\"}" },
 		{ "{\"cmd\":\"echo\",\"arg\":\"\\u00e9\\t\"}",
 		  "{\"ok\":true,\"arg\":\"\xc3\xa9\\t\","
 		  "\"opaque\":\"opaque!\"}" },

@@ -1,6 +1,7 @@
-/* Tests for lib/json_parse.c and lib/json_writer.c: the parser (jansson
- * and the copy into struct json_value) on valid and hostile input, and
- * the writer, checked by parsing what it wrote. */
+/* Tests for lib/json.c: the parse (jansson with the protocol's rules) on
+ * valid and hostile input, and what replies are written with: strings
+ * from bytes that are not UTF-8, figures, and the text itself, which must
+ * be what thpvm has always written and parse back. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -10,9 +11,9 @@
 #include "lib/json.h"
 #include "unit.h"
 
-static struct json_value *parse_ok(const char *text)
+static json_t *parse_ok(const char *text)
 {
-	struct json_value *v = NULL;
+	json_t *v = NULL;
 	struct json_error err;
 
 	if (json_parse(text, strlen(text), &v, &err)) {
@@ -30,11 +31,11 @@ static struct json_error last_err;
  * if text parsed. */
 static long parse_err(const char *text, size_t len)
 {
-	struct json_value *v = NULL;
+	json_t *v = NULL;
 	int ret = json_parse(text, len, &v, &last_err);
 
 	if (!ret) {
-		json_free(v);
+		json_decref(v);
 		return -1;
 	}
 	if (ret != -EINVAL || !last_err.msg[0])
@@ -48,22 +49,20 @@ static long parse_err(const char *text, size_t len)
 
 static void test_scalars(void)
 {
-	struct json_value *v;
+	json_t *v;
 
 	v = parse_ok(" true ");
-	CHECK(v && v->type == JSON_TYPE_BOOL && v->boolean);
-	json_free(v);
+	CHECK(json_is_true(v));
+	json_decref(v);
 	v = parse_ok("false");
-	CHECK(v && v->type == JSON_TYPE_BOOL && !v->boolean);
-	json_free(v);
+	CHECK(json_is_false(v));
+	json_decref(v);
 	v = parse_ok("\n\t\r null");
-	CHECK(v && v->type == JSON_TYPE_NULL);
-	json_free(v);
+	CHECK(json_is_null(v));
+	json_decref(v);
 	v = parse_ok("\"hi\"");
-	CHECK(v && v->type == JSON_TYPE_STRING);
-	if (v)
-		CHECK_STR(v->string.s, "hi");
-	json_free(v);
+	CHECK_STR(json_string_value(v), "hi");
+	json_decref(v);
 	BAD("");
 	BAD("   ");
 	BAD("tru");
@@ -98,16 +97,16 @@ static void test_numbers(void)
 	unsigned i;
 
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		struct json_value *v = parse_ok(good[i].text);
+		json_t *v = parse_ok(good[i].text);
 
-		CHECK(v && v->type == JSON_TYPE_NUMBER);
-		if (!v || v->type != JSON_TYPE_NUMBER)
+		CHECK(json_is_number(v));
+		if (!json_is_number(v))
 			continue;
-		CHECK_EQ(v->number.is_int, good[i].is_int);
+		CHECK_EQ(json_is_integer(v), good[i].is_int);
 		if (good[i].is_int)
-			CHECK_EQ(v->number.i, good[i].i);
-		CHECK(v->number.d == good[i].d);
-		json_free(v);
+			CHECK_EQ(json_integer_value(v), good[i].i);
+		CHECK(json_number_value(v) == good[i].d);
+		json_decref(v);
 	}
 	BAD("01");
 	BAD("-");
@@ -146,14 +145,11 @@ static void test_strings(void)
 	unsigned i;
 
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		struct json_value *v = parse_ok(good[i].text);
+		json_t *v = parse_ok(good[i].text);
 
-		CHECK(v && v->type == JSON_TYPE_STRING);
-		if (!v || v->type != JSON_TYPE_STRING)
-			continue;
-		CHECK_STR(v->string.s, good[i].value);
-		CHECK_EQ(v->string.len, strlen(good[i].value));
-		json_free(v);
+		CHECK_STR(json_string_value(v), good[i].value);
+		CHECK_EQ(json_string_length(v), strlen(good[i].value));
+		json_decref(v);
 	}
 	BAD("\"abc");
 	BAD("\"abc\\");
@@ -181,42 +177,35 @@ static void test_strings(void)
 
 static void test_containers(void)
 {
-	const struct json_value *m;
-	struct json_value *v;
+	const char *key;
+	json_t *v, *m;
 	uint64_t u;
-	double d;
-	bool b;
 
 	v = parse_ok("{\"cmd\" : \"stat\", \"n\":[1, 2 ,{}], \"ok\":true,"
-		     "\"x\":-1, \"f\":0.5}");
-	CHECK(v && v->type == JSON_TYPE_OBJECT);
+		     "\"x\":-1, \"f\":0.5, \"u\":9223372036854775807}");
+	CHECK(json_is_object(v));
 	if (!v)
 		return;
-	CHECK_EQ(v->object.len, 5);
+	CHECK_EQ(json_object_size(v), 6);
 	/* In document order. */
-	CHECK_STR(v->object.members[0].key, "cmd");
-	CHECK_STR(v->object.members[4].key, "f");
-	CHECK_STR(json_get_string(v, "cmd"), "stat");
-	m = json_get(v, "n");
-	CHECK(m && m->type == JSON_TYPE_ARRAY && m->array.len == 3);
-	if (m && m->type == JSON_TYPE_ARRAY && m->array.len == 3) {
-		CHECK(m->array.items[1].number.i == 2);
-		CHECK(m->array.items[2].type == JSON_TYPE_OBJECT);
-		CHECK_EQ(m->array.items[2].object.len, 0);
-	}
-	CHECK(json_get_bool(v, "ok", &b) && b);
+	key = json_object_iter_key(json_object_iter(v));
+	CHECK_STR(key, "cmd");
+	m = json_object_get(v, "n");
+	CHECK_EQ(json_array_size(m), 3);
+	CHECK_EQ(json_integer_value(json_array_get(m, 1)), 2);
+	CHECK(json_is_object(json_array_get(m, 2)));
+	CHECK(json_get_u64(v, "u", &u) && u == INT64_MAX);
 	CHECK(!json_get_u64(v, "x", &u));	/* negative */
 	CHECK(!json_get_u64(v, "f", &u));	/* not an integer */
-	CHECK(json_get_double(v, "f", &d) && d == 0.5);
-	CHECK(!json_get_string(v, "n"));
-	CHECK(!json_get_string(v, "missing"));
-	CHECK(!json_get_bool(v, "cmd", &b));
-	CHECK(!json_get(m, "x"));	/* not an object */
-	json_free(v);
+	CHECK(!json_get_u64(v, "cmd", &u));
+	CHECK(!json_get_u64(v, "missing", &u));
+	CHECK(!json_get_u64(m, "x", &u));	/* not an object */
+	CHECK(!json_get_u64(NULL, "x", &u));
+	json_decref(v);
 
 	v = parse_ok("[]");
-	CHECK(v && v->type == JSON_TYPE_ARRAY && v->array.len == 0);
-	json_free(v);
+	CHECK(json_is_array(v) && json_array_size(v) == 0);
+	json_decref(v);
 
 	BAD("[");
 	BAD("[1");
@@ -259,7 +248,7 @@ static void test_error_offsets(void)
 static void test_depth_limit(void)
 {
 	char buf[2 * (JSON_MAX_DEPTH + 1) + 1];
-	struct json_value *v;
+	json_t *v;
 	unsigned i;
 
 	for (i = 0; i < JSON_MAX_DEPTH; i++) {
@@ -269,7 +258,7 @@ static void test_depth_limit(void)
 	buf[2 * JSON_MAX_DEPTH] = '\0';
 	v = parse_ok(buf);
 	CHECK(v != NULL);
-	json_free(v);
+	json_decref(v);
 
 	for (i = 0; i <= JSON_MAX_DEPTH; i++) {
 		buf[i] = '[';
@@ -308,8 +297,8 @@ static void test_garbage(void)
 
 	for (i = 0; i < 20000; i++) {
 		size_t len = sizeof(base) - 1;
-		struct json_value *v;
 		struct json_error err;
+		json_t *v;
 		int ret;
 
 		memcpy(buf, base, len);
@@ -326,165 +315,121 @@ static void test_garbage(void)
 			CHECK(ret == -EINVAL && (err.offset <= len ||
 						 err.offset == JSON_OFFSET_NONE));
 		else
-			json_free(v);
+			json_decref(v);
 	}
 }
 
-static char *write_and_read(struct json_writer *w, const char *s, size_t len)
+/* json_encode() of v (whose reference it takes), compared with want. */
+static void check_encode(json_t *v, const char *want)
 {
-	struct json_value *v = NULL;
-	struct json_error err;
-	char *out = NULL;
+	char *text = v ? json_encode(v) : NULL;
 
-	json_writer_reset(w);
-	json_write_string_len(w, s, len);
-	CHECK_EQ(w->err, 0);
-	if (json_parse(w->buf, w->len, &v, &err)) {
-		printf("# writer produced invalid JSON: %s\n", w->buf);
+	CHECK_STR(text, want);
+	free(text);
+	json_decref(v);
+}
+
+/* s through json_string_lossy() and back: what a reader gets. */
+static char *lossy_round_trip(const char *s)
+{
+	json_t *j = json_string_lossy(s), *back = NULL;
+	char *text = j ? json_encode(j) : NULL, *out = NULL;
+	struct json_error err;
+
+	json_decref(j);
+	if (!text || json_parse(text, strlen(text), &back, &err)) {
+		printf("# not written as valid JSON: %s\n", text);
 		CHECK(0);
-		return NULL;
+	} else {
+		out = strdup(json_string_value(back));
 	}
-	if (v->type == JSON_TYPE_STRING)
-		out = strdup(v->string.s);
-	json_free(v);
+	json_decref(back);
+	free(text);
 	return out;
 }
 
-static void test_writer_escaping(void)
+static void test_strings_lossy(void)
 {
-	struct json_writer w;
 	char all[128], *back;
 	unsigned i;
-
-	json_writer_init(&w);
-	CHECK_STR(json_writer_str(&w), "");
 
 	/* Every ASCII character but NUL round-trips. */
 	for (i = 1; i < 128; i++)
 		all[i - 1] = (char)i;
 	all[127] = '\0';
-	back = write_and_read(&w, all, 127);
+	back = lossy_round_trip(all);
 	CHECK_STR(back, all);
 	free(back);
 
-	json_writer_reset(&w);
-	json_write_string(&w, "q\"b\\n\n\x01\x1f/");
-	CHECK_STR(json_writer_str(&w), "\"q\\\"b\\\\n\\n\\u0001\\u001f/\"");
+	/* Escapes as thpvm always wrote them: \u in lower case. */
+	check_encode(json_string_lossy("q\"b\\n\n\x01\x1f\x1b/"),
+		     "\"q\\\"b\\\\n\\n\\u0001\\u001f\\u001b/\"");
 
 	/* Valid UTF-8 passes as is; invalid bytes become U+FFFD. */
-	back = write_and_read(&w, "\xc3\xa9\xf0\x9f\x98\x80", 6);
+	back = lossy_round_trip("\xc3\xa9\xf0\x9f\x98\x80");
 	CHECK_STR(back, "\xc3\xa9\xf0\x9f\x98\x80");
 	free(back);
-	back = write_and_read(&w, "a\xff" "b\xc3", 4);
+	back = lossy_round_trip("a\xff" "b\xc3");
 	CHECK_STR(back, "a\xef\xbf\xbd" "b\xef\xbf\xbd");
 	free(back);
-	back = write_and_read(&w, "\xed\xa0\x80", 3);
+	back = lossy_round_trip("\xed\xa0\x80");	/* a surrogate */
 	CHECK_STR(back, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 	free(back);
-	json_writer_free(&w);
+	back = lossy_round_trip("\xc0\xaf" "\xf4\x90\x80\x80");
+	CHECK_STR(back, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+			"\xef\xbf\xbd\xef\xbf\xbd");
+	free(back);
+	/* A message cut in the middle of a character. */
+	back = lossy_round_trip("caf\xc3");
+	CHECK_STR(back, "caf\xef\xbf\xbd");
+	free(back);
 }
 
-static void test_writer_structure(void)
+static void test_encode(void)
 {
-	struct json_writer w;
-	struct json_value *v;
+	json_t *v;
 
-	json_writer_init(&w);
-	json_write_object_begin(&w);
-	json_field_bool(&w, "ok", true);
-	json_field_string(&w, "name", "vm\"1");
-	json_field_int(&w, "neg", -5);
-	json_field_uint(&w, "big", UINT64_MAX);
-	json_field_double(&w, "pct", 99.6);
-	json_field_double(&w, "nan", NAN);
-	json_write_key(&w, "list");
-	json_write_array_begin(&w);
-	json_write_int(&w, 1);
-	json_write_null(&w);
-	json_write_array_begin(&w);
-	json_write_array_end(&w);
-	json_write_object_begin(&w);
-	json_write_object_end(&w);
-	json_write_array_end(&w);
-	json_write_object_end(&w);
-	CHECK_EQ(w.err, 0);
-	CHECK_STR(json_writer_str(&w),
-		  "{\"ok\":true,\"name\":\"vm\\\"1\",\"neg\":-5,"
-		  "\"big\":1.8446744073709552e+19,\"pct\":99.6,\"nan\":null,"
-		  "\"list\":[1,null,[],{}]}");
+	/* A reply: compact, in insertion order, figures as they always
+	 * were written. */
+	v = json_pack("{s:b, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+		      "ok", true, "name", json_string_lossy("vm\"1"),
+		      "neg", -5, "big", json_from_u64(UINT64_MAX),
+		      "max", json_from_u64(INT64_MAX),
+		      "pct", json_from_double(99.6),
+		      "whole", json_from_double(100),
+		      "nan", json_from_double(NAN),
+		      "inf", json_from_double(-INFINITY),
+		      "list", json_pack("[i, n, [], {}]", 1));
+	check_encode(v, "{\"ok\":true,\"name\":\"vm\\\"1\",\"neg\":-5,"
+		     "\"big\":1.8446744073709552e+19,"
+		     "\"max\":9223372036854775807,\"pct\":99.6,\"whole\":100,"
+		     "\"nan\":null,\"inf\":null,\"list\":[1,null,[],{}]}");
 
-	/* What the parser reads, the writer writes back the same. */
-	v = parse_ok(json_writer_str(&w));
+	/* Each real in its own shortest form, though jansson writes all of
+	 * a document's with one precision. */
+	check_encode(json_pack("[o, o, o, o, o, o]",
+			       json_from_double(0.1 + 0.2),
+			       json_from_double(1.25),
+			       json_from_double(100.0 / 3),
+			       json_from_double(-0.0),
+			       json_from_double(1e-5),
+			       json_from_double(1e15)),
+		     "[0.30000000000000004,1.25,33.333333333333336,-0,1e-05,"
+		     "1e+15]");
+	/* A parsed document is written back the same. */
+	v = parse_ok("{\"a\":[1.5,-2,\"\\u001f\\\\u001F\"],\"b\":1e3,"
+		     "\"c\":-0}");
+	check_encode(v, "{\"a\":[1.5,-2,\"\\u001f\\\\u001F\"],\"b\":1000,"
+		     "\"c\":0}");
+	check_encode(json_string_lossy(""), "\"\"");
+	check_encode(json_true(), "true");
+
+	/* What jansson cannot write (a string that is not UTF-8, which only
+	 * its *_nocheck calls let in) gives NULL, not bad text. */
+	v = json_pack("{s:o}", "x", json_stringn_nocheck("\xff", 1));
 	CHECK(v != NULL);
-	if (v) {
-		struct json_writer w2;
-
-		json_writer_init(&w2);
-		json_write_value(&w2, v);
-		CHECK_STR(json_writer_str(&w2),
-			  "{\"ok\":true,\"name\":\"vm\\\"1\",\"neg\":-5,"
-			  "\"big\":1.8446744073709552e+19,\"pct\":99.6,"
-			  "\"nan\":null,\"list\":[1,null,[],{}]}");
-		json_writer_free(&w2);
-		json_free(v);
-	}
-
-	/* Doubles read back exactly. */
-	json_writer_reset(&w);
-	json_write_double(&w, 0.1 + 0.2);
-	CHECK(strtod(json_writer_str(&w), NULL) == 0.1 + 0.2);
-	json_writer_free(&w);
-}
-
-static void test_writer_misuse(void)
-{
-	struct json_writer w;
-	unsigned i;
-
-	json_writer_init(&w);
-	json_write_object_begin(&w);
-	json_write_int(&w, 1);			/* value without a key */
-	CHECK_EQ(w.err, -EINVAL);
-
-	json_writer_reset(&w);
-	json_write_array_begin(&w);
-	json_write_key(&w, "a");		/* key in an array */
-	CHECK_EQ(w.err, -EINVAL);
-
-	json_writer_reset(&w);
-	json_write_key(&w, "a");		/* key at top level */
-	CHECK_EQ(w.err, -EINVAL);
-
-	json_writer_reset(&w);
-	json_write_array_begin(&w);
-	json_write_object_end(&w);		/* mismatched end */
-	CHECK_EQ(w.err, -EINVAL);
-
-	json_writer_reset(&w);
-	json_write_array_end(&w);		/* nothing open */
-	CHECK_EQ(w.err, -EINVAL);
-
-	json_writer_reset(&w);
-	json_write_object_begin(&w);
-	json_write_key(&w, "a");
-	json_write_object_end(&w);		/* key without a value */
-	CHECK_EQ(w.err, -EINVAL);
-
-	json_writer_reset(&w);
-	json_write_int(&w, 1);
-	json_write_int(&w, 2);			/* two documents */
-	CHECK_EQ(w.err, -EINVAL);
-
-	json_writer_reset(&w);
-	for (i = 0; i <= JSON_MAX_DEPTH; i++)
-		json_write_array_begin(&w);
-	CHECK_EQ(w.err, -EINVAL);
-
-	json_writer_reset(&w);
-	CHECK_EQ(w.err, 0);
-	json_write_bool(&w, false);
-	CHECK_STR(json_writer_str(&w), "false");
-	json_writer_free(&w);
+	CHECK(v && !json_encode(v));
+	json_decref(v);
 }
 
 int main(void)
@@ -497,9 +442,8 @@ int main(void)
 		UNIT_TEST(test_error_offsets),
 		UNIT_TEST(test_depth_limit),
 		UNIT_TEST(test_garbage),
-		UNIT_TEST(test_writer_escaping),
-		UNIT_TEST(test_writer_structure),
-		UNIT_TEST(test_writer_misuse),
+		UNIT_TEST(test_strings_lossy),
+		UNIT_TEST(test_encode),
 	};
 
 	return UNIT_RUN(tests);

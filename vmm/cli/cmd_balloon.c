@@ -17,19 +17,18 @@ static const char *fmt_size(uint64_t bytes, char *buf)
 	return size_format(bytes, buf, 32);
 }
 
-static int balloon_print(const char *name, const struct json_value *reply)
+static int balloon_print(const char *name, json_t *reply)
 {
-	const struct json_value *stats = json_get(reply, "stats");
+	json_t *stats = json_object_get(reply, "stats"), *v;
 	char a[32], b[32];
-	const char *policy = json_get_string(reply, "policy");
+	const char *policy, *key;
 	uint64_t ram;
-	bool driver_ok = false;
-	double age = 0, percent = 0;
-	size_t i;
+	int driver_ok;
+	double age, percent;
 
-	if (!policy || !json_get_u64(reply, "ram", &ram) ||
-	    !json_get_bool(reply, "driver_ok", &driver_ok) ||
-	    !json_get_double(reply, "huge_percent", &percent)) {
+	if (json_unpack(reply, "{s:s, s:b, s:F}", "policy", &policy,
+			"driver_ok", &driver_ok, "huge_percent", &percent) ||
+	    !json_get_u64(reply, "ram", &ram)) {
 		pr_err("VM \"%s\" sent an incomplete balloon reply", name);
 		return 1;
 	}
@@ -52,21 +51,20 @@ static int balloon_print(const char *name, const struct json_value *reply)
 	       fmt_size(cmd_reply_u64(reply, "resident"), a));
 	printf("Huge pages: %s (%.1f%% of RAM)\n",
 	       fmt_size(cmd_reply_u64(reply, "huge"), a), percent);
-	if (!stats || stats->type != JSON_TYPE_OBJECT ||
-	    !json_get_double(reply, "stats_age", &age)) {
+	if (!json_is_object(stats) ||
+	    json_unpack(reply, "{s:F}", "stats_age", &age)) {
 		printf("Guest stats: none yet\n");
 		return 0;
 	}
 	printf("Guest stats (%.1f s old):\n", age);
-	for (i = 0; i < stats->object.len; i++) {
-		const struct json_member *m = &stats->object.members[i];
-		uint64_t v = cmd_reply_u64(stats, m->key);
+	json_object_foreach(stats, key, v) {
+		uint64_t n = cmd_reply_u64(stats, key);
 
 		/* Counters are counts; the rest are sizes in bytes. */
-		if (strstr(m->key, "faults") || strstr(m->key, "hugetlb"))
-			printf("  %s: %llu\n", m->key, (unsigned long long)v);
+		if (strstr(key, "faults") || strstr(key, "hugetlb"))
+			printf("  %s: %llu\n", key, (unsigned long long)n);
 		else
-			printf("  %s: %s\n", m->key, fmt_size(v, a));
+			printf("  %s: %s\n", key, fmt_size(n, a));
 	}
 	return 0;
 }

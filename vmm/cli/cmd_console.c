@@ -111,8 +111,7 @@ static enum attach_end relay(int sock, bool raw)
 	}
 }
 
-static int console_one(void *ctx, const char *name,
-		       const struct json_value *info)
+static int console_one(void *ctx, const char *name, json_t *info)
 {
 	struct control_result res;
 	const char *path;
@@ -127,7 +126,7 @@ static int console_one(void *ctx, const char *name,
 		control_result_free(&res);
 		return 1;
 	}
-	path = json_get_string(res.reply, "console_socket");
+	path = json_string_value(json_object_get(res.reply, "console_socket"));
 	if (!path) {
 		pr_err("VM \"%s\" has its console on the terminal it was "
 		       "started on (start it with --detach or --console-socket "

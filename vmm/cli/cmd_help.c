@@ -4,22 +4,18 @@
 #include "cli/cmd_util.h"
 #include "lib/log.h"
 
-static void write_command(struct json_writer *w, const struct command *cmd,
-			  bool usage)
+static json_t *command_json(const struct command *cmd, bool usage)
 {
-	json_write_object_begin(w);
-	json_field_string(w, "name", cmd->name);
-	json_field_string(w, "summary", cmd->summary);
-	if (usage)
-		json_field_string(w, "usage", command_usage(cmd));
-	json_write_object_end(w);
+	return json_pack("{s:s, s:s, s:s*}", "name", cmd->name,
+			 "summary", cmd->summary,
+			 "usage", usage ? command_usage(cmd) : NULL);
 }
 
 static int help_main(int argc, char **argv)
 {
 	const struct command *cmd = NULL;
 	struct cmd_args args;
-	struct json_writer w;
+	json_t *list;
 	size_t i;
 	int rc;
 
@@ -41,21 +37,13 @@ static int help_main(int argc, char **argv)
 			command_print_summary(stdout);
 		return 0;
 	}
-	json_writer_init(&w);
-	if (cmd) {
-		write_command(&w, cmd, true);
-	} else {
-		json_write_object_begin(&w);
-		json_write_key(&w, "commands");
-		json_write_array_begin(&w);
-		for (i = 0; i < command_table_len; i++)
-			write_command(&w, command_table[i], false);
-		json_write_array_end(&w);
-		json_write_object_end(&w);
-	}
-	rc = cmd_print_json(&w);
-	json_writer_free(&w);
-	return rc;
+	if (cmd)
+		return cmd_print_json(command_json(cmd, true));
+	list = json_array();
+	for (i = 0; i < command_table_len; i++)
+		cmd_json_append(&list, command_json(command_table[i], false));
+	/* A list that failed is NULL, which fails the pack. */
+	return cmd_print_json(json_pack("{s:o}", "commands", list));
 }
 
 const struct command cmd_help = {

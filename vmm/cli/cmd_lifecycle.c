@@ -23,10 +23,9 @@ static int lifecycle_take(void *ctx, int opt, const char *arg)
 
 /* Whether -a leaves this VM as it is: pause skips a paused VM and resume
  * a VM that is not, as lkvm's --all does. */
-static bool lifecycle_done(const struct lifecycle *l,
-			   const struct json_value *info)
+static bool lifecycle_done(const struct lifecycle *l, json_t *info)
 {
-	const char *state = info ? json_get_string(info, "state") : NULL;
+	const char *state = json_string_value(json_object_get(info, "state"));
 
 	if (!l->sel.all || !state)
 		return false;
@@ -37,8 +36,7 @@ static bool lifecycle_done(const struct lifecycle *l,
 	return false;
 }
 
-static int lifecycle_one(void *ctx, const char *name,
-			 const struct json_value *info)
+static int lifecycle_one(void *ctx, const char *name, json_t *info)
 {
 	const struct lifecycle *l = ctx;
 	struct control_result res;

@@ -19,8 +19,8 @@ struct list_row {
 	const char *console;	/* "socket": thpvm console attaches */
 };
 
-static void u64_field(const struct json_value *reply, const char *key,
-		      char *buf, size_t len)
+static void u64_field(const json_t *reply, const char *key, char *buf,
+		      size_t len)
 {
 	uint64_t v;
 
@@ -30,9 +30,10 @@ static void u64_field(const struct json_value *reply, const char *key,
 		snprintf(buf, len, "?");
 }
 
-static void row_fill(struct list_row *row, const struct json_value *reply)
+static void row_fill(struct list_row *row, const json_t *reply)
 {
-	const char *state = json_get_string(reply, "state");
+	const char *state = json_string_value(json_object_get(reply, "state"));
+	const char *console;
 	uint64_t ram;
 
 	u64_field(reply, "pid", row->pid, sizeof(row->pid));
@@ -42,8 +43,8 @@ static void row_fill(struct list_row *row, const struct json_value *reply)
 		size_format(ram, row->ram, sizeof(row->ram));
 	else
 		snprintf(row->ram, sizeof(row->ram), "?");
-	row->console = json_get_string(reply, "console_socket") ? "socket" :
-								   "-";
+	console = json_string_value(json_object_get(reply, "console_socket"));
+	row->console = console ? "socket" : "-";
 }
 
 static void row_unresponsive(struct list_row *row)
@@ -60,7 +61,7 @@ struct list_ctx {
 	struct list_row *rows;
 	size_t nrows, cap;
 	bool json;
-	struct json_writer w;
+	json_t *vms;
 	bool oom;
 };
 
@@ -73,16 +74,15 @@ static void list_one(void *ctx, const char *name, int err,
 
 	if (err)
 		pr_warn("%s", res->error);
+	if (l->json && err) {
+		cmd_json_append(&l->vms, json_pack("{s:o, s:s, s:o}",
+				"name", json_string_lossy(name),
+				"state", "unresponsive",
+				"error", json_string_lossy(res->error)));
+		return;
+	}
 	if (l->json) {
-		if (!err) {
-			cmd_write_reply(&l->w, res->reply);
-			return;
-		}
-		json_write_object_begin(&l->w);
-		json_field_string(&l->w, "name", name);
-		json_field_string(&l->w, "state", "unresponsive");
-		json_field_string(&l->w, "error", res->error);
-		json_write_object_end(&l->w);
+		cmd_json_append(&l->vms, cmd_reply_json(res->reply));
 		return;
 	}
 	if (l->nrows == l->cap) {
@@ -156,19 +156,17 @@ static int list_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	l.json = args.json;
-	json_writer_init(&l.w);
-	json_write_array_begin(&l.w);
+	l.vms = json_array();
 	rc = vm_select_list(list_one, &l);
-	json_write_array_end(&l.w);
 	if (!rc && l.oom) {
 		pr_err("%s", strerror(ENOMEM));
 		rc = 1;
 	} else if (!rc && args.json) {
-		rc = cmd_print_json(&l.w);
+		rc = cmd_print_json(json_incref(l.vms));
 	} else if (!rc) {
 		table_print(l.rows, l.nrows);
 	}
-	json_writer_free(&l.w);
+	json_decref(l.vms);
 	for (i = 0; i < l.nrows; i++)
 		free(l.rows[i].name);
 	free(l.rows);

@@ -12,17 +12,17 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-static int mem_print(const char *name, const struct json_value *reply)
+static int mem_print(const char *name, json_t *reply)
 {
 	char a[32], b[32];
 	uint64_t region, addr;
-	bool driver_ok = false;
-	double percent = 0;
+	int driver_ok;
+	double percent;
 
-	if (!json_get_u64(reply, "region_size", &region) ||
-	    !json_get_u64(reply, "addr", &addr) ||
-	    !json_get_bool(reply, "driver_ok", &driver_ok) ||
-	    !json_get_double(reply, "huge_percent", &percent)) {
+	if (json_unpack(reply, "{s:b, s:F}", "driver_ok", &driver_ok,
+			"huge_percent", &percent) ||
+	    !json_get_u64(reply, "region_size", &region) ||
+	    !json_get_u64(reply, "addr", &addr)) {
 		pr_err("VM \"%s\" sent an incomplete mem reply", name);
 		return 1;
 	}

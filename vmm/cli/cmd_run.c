@@ -290,16 +290,18 @@ static int block_stop_signals(void)
 static void report_exit_json(const char *name, int status,
 			     enum vm_exit_reason reason)
 {
-	struct json_writer w;
+	json_t *doc = json_pack("{s:o, s:i, s:s}",
+				"name", json_string_lossy(name),
+				"exit_status", status,
+				"reason", vm_exit_reason_name(reason));
+	char *text = doc ? json_encode(doc) : NULL;
 
-	json_writer_init(&w);
-	json_write_object_begin(&w);
-	json_field_string(&w, "name", name);
-	json_field_int(&w, "exit_status", status);
-	json_field_string(&w, "reason", vm_exit_reason_name(reason));
-	json_write_object_end(&w);
-	fprintf(stderr, "%s\n", json_writer_str(&w));
-	json_writer_free(&w);
+	if (text)
+		fprintf(stderr, "%s\n", text);
+	else
+		pr_err("cannot write the exit report: %s", strerror(ENOMEM));
+	free(text);
+	json_decref(doc);
 }
 
 /* The console socket's path: --console-socket, or beside the control

@@ -9,7 +9,7 @@
 #include "lib/util.h"
 
 /* Only a VM with --mem-hotplug has these. */
-static void hotplug_print(const struct json_value *reply)
+static void hotplug_print(const json_t *reply)
 {
 	uint64_t region, requested, plugged, resident, huge;
 	char a[32], b[32], c[32];
@@ -31,25 +31,22 @@ static void hotplug_print(const struct json_value *reply)
 }
 
 /* "Disk virtio-blk0: PATH (io_uring, direct, read-only)" for each. */
-static void print_disks(const struct json_value *disks)
+static void print_disks(const json_t *disks)
 {
+	json_t *d;
 	size_t i;
 
-	if (!disks || disks->type != JSON_TYPE_ARRAY)
-		return;
-	for (i = 0; i < disks->array.len; i++) {
-		const struct json_value *d = &disks->array.items[i];
-		const char *name = json_get_string(d, "name");
-		const char *path = json_get_string(d, "path");
-		const char *engine = json_get_string(d, "engine");
-		bool direct = false, read_only = false;
+	json_array_foreach(disks, i, d) {
+		const char *name, *path, *engine;
+		bool direct, read_only;
 		uint64_t queues = 1;
 		char multi[32] = "";
 
-		if (!name || !path || !engine)
+		if (json_unpack(d, "{s:s, s:s, s:s}", "name", &name,
+				"path", &path, "engine", &engine))
 			continue;
-		json_get_bool(d, "direct", &direct);
-		json_get_bool(d, "read_only", &read_only);
+		direct = json_is_true(json_object_get(d, "direct"));
+		read_only = json_is_true(json_object_get(d, "read_only"));
 		if (json_get_u64(d, "queues", &queues) && queues > 1)
 			snprintf(multi, sizeof(multi), ", %llu queues",
 				 (unsigned long long)queues);
@@ -58,7 +55,7 @@ static void print_disks(const struct json_value *disks)
 	}
 }
 
-static int stat_print(const char *name, const struct json_value *reply)
+static int stat_print(const char *name, json_t *reply)
 {
 	uint64_t pid, vcpus, ram, resident, huge, pending, dropped, filtered;
 	uint64_t rng_bytes, rng_requests, rng_rate;
@@ -66,19 +63,18 @@ static int stat_print(const char *name, const struct json_value *reply)
 	char ram_s[32], resident_s[32], huge_s[32], rng_s[32];
 	double percent;
 
-	state = json_get_string(reply, "state");
-	backing = json_get_string(reply, "backing");
-	if (!state || !backing || !json_get_u64(reply, "pid", &pid) ||
+	if (json_unpack(reply, "{s:s, s:s, s:F}", "state", &state,
+			"backing", &backing, "huge_percent", &percent) ||
+	    !json_get_u64(reply, "pid", &pid) ||
 	    !json_get_u64(reply, "vcpus", &vcpus) ||
 	    !json_get_u64(reply, "ram", &ram) ||
 	    !json_get_u64(reply, "resident", &resident) ||
-	    !json_get_u64(reply, "huge", &huge) ||
-	    !json_get_double(reply, "huge_percent", &percent)) {
+	    !json_get_u64(reply, "huge", &huge)) {
 		pr_err("VM \"%s\" sent an incomplete stat reply", name);
 		return 1;
 	}
 	/* The VM's own name, also when it was reached by its path. */
-	vm_name = json_get_string(reply, "name");
+	vm_name = json_string_value(json_object_get(reply, "name"));
 	printf("Name: %s\n", vm_name ? vm_name : name);
 	printf("PID: %llu\n", (unsigned long long)pid);
 	printf("State: %s\n", state);
@@ -110,14 +106,14 @@ static int stat_print(const char *name, const struct json_value *reply)
 		       "second)\n", (unsigned long long)rng_bytes,
 		       (unsigned long long)rng_requests,
 		       size_format(rng_rate, rng_s, sizeof(rng_s)));
-	print_disks(json_get(reply, "disks"));
+	print_disks(json_object_get(reply, "disks"));
 	return 0;
 }
 
 struct stat_ctx {
 	struct vm_select sel;
 	bool json;
-	struct json_writer w;	/* with -a and --json: the array */
+	json_t *all;		/* with -a and --json: the array */
 	unsigned shown;
 };
 
@@ -131,8 +127,7 @@ static int stat_take(void *ctx, int opt, const char *arg)
 	return vm_select_take(&st->sel, &cmd_stat, opt, arg);
 }
 
-static int stat_one(void *ctx, const char *name,
-		    const struct json_value *info)
+static int stat_one(void *ctx, const char *name, json_t *info)
 {
 	struct stat_ctx *st = ctx;
 	struct control_result res;
@@ -144,9 +139,9 @@ static int stat_one(void *ctx, const char *name,
 		return 1;
 	}
 	if (st->json && st->sel.all) {
-		cmd_write_reply(&st->w, res.reply);
+		cmd_json_append(&st->all, cmd_reply_json(res.reply));
 	} else if (st->json) {
-		rc = cmd_print_reply(res.reply);
+		rc = cmd_print_json(cmd_reply_json(res.reply));
 	} else {
 		if (st->shown)
 			putchar('\n');
@@ -176,16 +171,15 @@ static int stat_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	st.json = args.json;
-	json_writer_init(&st.w);
-	json_write_array_begin(&st.w);
+	st.all = json_array();
 	rc = vm_select_each(&st.sel, stat_one, &st);
-	json_write_array_end(&st.w);
 	if (st.json && st.sel.all) {
-		int out = cmd_print_json(&st.w);
+		int out = cmd_print_json(st.all);
 
 		rc = MAX(rc, out);
+	} else {
+		json_decref(st.all);
 	}
-	json_writer_free(&st.w);
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /* Helpers shared by the subcommands (see cmd_util.h). */
 #include "cli/cmd_util.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,45 +181,35 @@ bool cmd_name_check(const char *name)
 	return false;
 }
 
-void cmd_write_reply(struct json_writer *w, const struct json_value *reply)
+json_t *cmd_reply_json(json_t *reply)
 {
-	size_t i;
-
-	json_write_object_begin(w);
-	for (i = 0; i < reply->object.len; i++) {
-		const struct json_member *m = &reply->object.members[i];
-
-		if (strcmp(m->key, "ok")) {
-			json_write_key(w, m->key);
-			json_write_value(w, &m->value);
-		}
-	}
-	json_write_object_end(w);
+	json_object_del(reply, "ok");
+	return json_incref(reply);
 }
 
-int cmd_print_json(const struct json_writer *w)
+void cmd_json_append(json_t **array, json_t *item)
 {
-	if (w->err) {
-		pr_err("cannot build the JSON output: %s", strerror(-w->err));
+	if (json_array_append_new(*array, item)) {
+		json_decref(*array);
+		*array = NULL;
+	}
+}
+
+int cmd_print_json(json_t *doc)
+{
+	char *text = doc ? json_encode(doc) : NULL;
+
+	json_decref(doc);
+	if (!text) {
+		pr_err("cannot build the JSON output: %s", strerror(ENOMEM));
 		return 1;
 	}
-	puts(json_writer_str(w));
+	puts(text);
+	free(text);
 	return 0;
 }
 
-int cmd_print_reply(const struct json_value *reply)
-{
-	struct json_writer w;
-	int rc;
-
-	json_writer_init(&w);
-	cmd_write_reply(&w, reply);
-	rc = cmd_print_json(&w);
-	json_writer_free(&w);
-	return rc;
-}
-
-uint64_t cmd_reply_u64(const struct json_value *reply, const char *key)
+uint64_t cmd_reply_u64(const json_t *reply, const char *key)
 {
 	uint64_t v = 0;
 

@@ -12,7 +12,7 @@
 #include "lib/json.h"
 
 /* A reply's unsigned figure, or 0 where it has none: for printing. */
-uint64_t cmd_reply_u64(const struct json_value *reply, const char *key);
+uint64_t cmd_reply_u64(const json_t *reply, const char *key);
 
 extern const struct command *const command_table[];
 extern const size_t command_table_len;
@@ -62,12 +62,14 @@ void cmd_usage_error(const struct command *cmd, const char *what,
  * a VM by its control socket (thpvm run --control-socket). */
 bool cmd_name_check(const char *name);
 
-/* Writes a reply object without its "ok" member. */
-void cmd_write_reply(struct json_writer *w, const struct json_value *reply);
-/* Prints the document and a newline to stdout. Returns the exit status. */
-int cmd_print_json(const struct json_writer *w);
-/* Prints a reply without its "ok" member, for --json. Returns the exit
- * status. */
-int cmd_print_reply(const struct json_value *reply);
+/* reply without its "ok" member, for --json: a new reference to reply,
+ * which loses the member. */
+json_t *cmd_reply_json(json_t *reply);
+/* Appends item to *array, taking item's reference; when that fails, drops
+ * the array (*array = NULL), for cmd_print_json() to report. */
+void cmd_json_append(json_t **array, json_t *item);
+/* Prints doc and a newline to stdout, taking doc's reference (NULL:
+ * building it failed). Returns the exit status. */
+int cmd_print_json(json_t *doc);
 
 #endif

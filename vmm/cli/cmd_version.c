@@ -8,7 +8,6 @@
 static int version_main(int argc, char **argv)
 {
 	struct cmd_args args;
-	struct json_writer w;
 	int rc;
 
 	rc = cmd_args_parse(&cmd_version, argc, argv, 0, 0, &args);
@@ -18,13 +17,7 @@ static int version_main(int argc, char **argv)
 		printf("thpvm %s\n", THPVM_VERSION);
 		return 0;
 	}
-	json_writer_init(&w);
-	json_write_object_begin(&w);
-	json_field_string(&w, "version", THPVM_VERSION);
-	json_write_object_end(&w);
-	rc = cmd_print_json(&w);
-	json_writer_free(&w);
-	return rc;
+	return cmd_print_json(json_pack("{s:s}", "version", THPVM_VERSION));
 }
 
 const struct command cmd_version = {

@@ -21,11 +21,13 @@ static const char *wait_blocker(const char *name, const struct cmd_wait *w,
 {
 	struct control_result info;
 	const char *state;
-	bool driver_ok = true, paused = false;
+	bool paused = false;
+	/* A reply without it says nothing about the driver. */
+	bool driver_ok = !json_is_false(json_object_get(last->reply,
+							"driver_ok"));
 
-	json_get_bool(last->reply, "driver_ok", &driver_ok);
 	if (!control_client_command(name, "info", 0, &info)) {
-		state = json_get_string(info.reply, "state");
+		state = json_string_value(json_object_get(info.reply, "state"));
 		paused = state && !strcmp(state, "paused");
 	}
 	control_result_free(&info);
@@ -100,23 +102,16 @@ static int cmd_change_one(const char *name, const struct cmd_wait *w,
 			  const struct cmd_change *c)
 {
 	struct control_result res;
-	struct json_writer jw;
+	json_t *req = json_pack("{s:s}", "cmd", w->cmd);
 	int rc;
 
-	json_writer_init(&jw);
-	json_write_object_begin(&jw);
-	json_field_string(&jw, "cmd", w->cmd);
-	if (c->key)
-		json_field_uint(&jw, c->key, c->value);
-	json_write_object_end(&jw);
-	if (jw.err) {
-		pr_err("%s: cannot build the request: %s", w->cmd,
-		       strerror(-jw.err));
-		json_writer_free(&jw);
-		return 1;
+	if (req && c->key &&
+	    json_object_set_new(req, c->key, json_from_u64(c->value))) {
+		json_decref(req);
+		req = NULL;
 	}
-	rc = control_client_request(name, json_writer_str(&jw), 0, &res);
-	json_writer_free(&jw);
+	rc = control_client_send(name, req, 0, &res);
+	json_decref(req);
 	if (rc) {
 		pr_err("%s", res.error);
 		control_result_free(&res);
@@ -126,7 +121,8 @@ static int cmd_change_one(const char *name, const struct cmd_wait *w,
 		control_result_free(&res);
 		return 1;
 	}
-	rc = c->json ? cmd_print_reply(res.reply) : w->print(name, res.reply);
+	rc = c->json ? cmd_print_json(cmd_reply_json(res.reply)) :
+		       w->print(name, res.reply);
 	control_result_free(&res);
 	return rc;
 }
@@ -136,8 +132,7 @@ struct change_each {
 	const struct cmd_change *change;
 };
 
-static int change_each_vm(void *ctx, const char *name,
-			  const struct json_value *info)
+static int change_each_vm(void *ctx, const char *name, json_t *info)
 {
 	const struct change_each *e = ctx;
 

@@ -20,7 +20,7 @@ struct cmd_wait {
 	const char *actual_word;	/* "actual" */
 	const char *no_driver;		/* "no balloon driver has started" */
 	/* The reply without --json. Returns the exit status. */
-	int (*print)(const char *name, const struct json_value *reply);
+	int (*print)(const char *name, json_t *reply);
 };
 
 /* What the options asked of each VM. */

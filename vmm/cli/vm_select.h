@@ -42,8 +42,7 @@ int vm_select_parse(struct vm_select *sel, const struct command *cmd,
  * status after saying why it is not 0; so does vm_select_each, the
  * highest of them, or 1 when no VM has the pid or the VMs cannot be
  * listed. */
-typedef int (*vm_select_fn)(void *ctx, const char *name,
-			    const struct json_value *info);
+typedef int (*vm_select_fn)(void *ctx, const char *name, json_t *info);
 int vm_select_each(const struct vm_select *sel, vm_select_fn fn, void *ctx);
 
 /* control_vms_each(), reporting a directory that cannot be read.

@@ -15,9 +15,8 @@ const char *const balloon_control_args[] = {
 	"inflate", "deflate", "set", NULL
 };
 
-int balloon_control_target(const struct json_value *request, uint64_t ram,
-			   uint64_t target, uint64_t *out,
-			   struct json_writer *reply)
+int balloon_control_target(json_t *request, uint64_t ram, uint64_t target,
+			   uint64_t *out, json_t *reply)
 {
 	const char *const *keys = balloon_control_args;
 	const char *key = NULL;
@@ -27,7 +26,7 @@ int balloon_control_target(const struct json_value *request, uint64_t ram,
 
 	/* Which one first: its value is checked only when it is alone. */
 	for (i = 0; keys[i]; i++) {
-		if (!json_get(request, keys[i]))
+		if (!json_object_get(request, keys[i]))
 			continue;
 		if (key)
 			return control_reply_error(reply, -EINVAL,
@@ -79,44 +78,52 @@ int balloon_control_target(const struct json_value *request, uint64_t ram,
 	return 0;
 }
 
-static void write_balloon(struct json_writer *reply,
-			  const struct virtio_balloon_info *bi,
-			  const struct guest_ram_usage *u)
+static int write_balloon(json_t *reply,
+			 const struct virtio_balloon_info *bi,
+			 const struct guest_ram_usage *u)
 {
 	static const char *const names[] = VIRTIO_BALLOON_S_NAMES;
+	json_t *stats;
 	unsigned i;
+	int err;
 
-	json_field_uint(reply, "ram", bi->ram);
-	json_field_uint(reply, "target", bi->target);
-	json_field_uint(reply, "guest_target", bi->ram - bi->target);
-	json_field_uint(reply, "actual", bi->actual);
-	json_field_uint(reply, "ballooned", bi->ballooned);
-	json_field_uint(reply, "held", bi->held);
-	json_field_uint(reply, "partial_blocks", bi->partial_blocks);
-	json_field_uint(reply, "released", bi->released);
-	json_field_uint(reply, "release_calls", bi->release_calls);
-	json_field_uint(reply, "release_errors", bi->release_errors);
-	json_field_uint(reply, "ignored", bi->ignored);
-	json_field_string(reply, "policy", balloon_policy_name(bi->policy));
-	json_field_bool(reply, "driver_ok", bi->driver_ok);
-	json_field_uint(reply, "resident", u->resident);
-	json_field_uint(reply, "huge", u->huge);
-	json_field_double(reply, "huge_percent",
-			  u->size ? 100.0 * (double)u->huge / (double)u->size :
-				    0);
-	if (bi->stats_age < 0)
-		return;
-	json_field_double(reply, "stats_age", bi->stats_age);
-	json_write_key(reply, "stats");
-	json_write_object_begin(reply);
+	err = control_reply_add(reply, json_pack(
+		"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
+		" s:s, s:b, s:o, s:o, s:o}",
+		"ram", json_from_u64(bi->ram),
+		"target", json_from_u64(bi->target),
+		"guest_target", json_from_u64(bi->ram - bi->target),
+		"actual", json_from_u64(bi->actual),
+		"ballooned", json_from_u64(bi->ballooned),
+		"held", json_from_u64(bi->held),
+		"partial_blocks", json_from_u64(bi->partial_blocks),
+		"released", json_from_u64(bi->released),
+		"release_calls", json_from_u64(bi->release_calls),
+		"release_errors", json_from_u64(bi->release_errors),
+		"ignored", json_from_u64(bi->ignored),
+		"policy", balloon_policy_name(bi->policy),
+		"driver_ok", bi->driver_ok,
+		"resident", json_from_u64(u->resident),
+		"huge", json_from_u64(u->huge),
+		"huge_percent", json_from_double(u->size ?
+			100.0 * (double)u->huge / (double)u->size : 0)));
+	if (err || bi->stats_age < 0)
+		return err;
+	stats = json_object();
 	for (i = 0; i < ARRAY_SIZE(names); i++)
 		if (bi->stats_mask & 1U << i)
-			json_field_uint(reply, names[i], bi->stats[i]);
-	json_write_object_end(reply);
+			err |= json_object_set_new(stats, names[i],
+						   json_from_u64(bi->stats[i]));
+	if (err) {
+		json_decref(stats);
+		return -ENOMEM;
+	}
+	return control_reply_add(reply, json_pack("{s:o, s:o}",
+		"stats_age", json_from_double(bi->stats_age),
+		"stats", stats));
 }
 
-int balloon_control_handle(void *opaque, const struct json_value *request,
-			   struct json_writer *reply)
+int balloon_control_handle(void *opaque, json_t *request, json_t *reply)
 {
 	struct virtio_balloon *b = machine_balloon(opaque);
 	struct virtio_balloon_info bi;
@@ -147,6 +154,5 @@ int balloon_control_handle(void *opaque, const struct json_value *request,
 		return control_reply_error(reply, err,
 					   "cannot read RAM usage: %s",
 					   strerror(-err));
-	write_balloon(reply, &bi, &u);
-	return 0;
+	return write_balloon(reply, &bi, &u);
 }

@@ -153,11 +153,10 @@ static ssize_t recv_until(int fd, char *buf, size_t cap, bool line,
 static int reply_parse(const char *name, const char *line, size_t len,
 		       struct control_result *res)
 {
-	struct json_value *reply;
 	struct json_error jerr;
 	const char *msg;
-	bool ok;
-	int err;
+	json_t *reply;
+	int err, ok;
 
 	err = json_parse(line, len, &reply, &jerr);
 	if (err == -EINVAL)
@@ -166,16 +165,16 @@ static int reply_parse(const char *name, const char *line, size_t len,
 	if (err)
 		return result_fail(res, err, "reading the reply: %s",
 				   strerror(-err));
-	if (!json_get_bool(reply, "ok", &ok)) {
-		json_free(reply);
+	if (json_unpack(reply, "{s:b}", "ok", &ok)) {
+		json_decref(reply);
 		return result_fail(res, -EPROTO, "VM \"%s\" sent a reply "
 				   "without \"ok\"", name);
 	}
 	if (!ok) {
-		msg = json_get_string(reply, "error");
+		msg = json_string_value(json_object_get(reply, "error"));
 		err = result_fail(res, -EREMOTEIO, "%s",
 				  msg ? msg : "the request failed");
-		json_free(reply);
+		json_decref(reply);
 		return err;
 	}
 	res->reply = reply;
@@ -234,30 +233,35 @@ out:
 	return err;
 }
 
+int control_client_send(const char *name, json_t *request, unsigned flags,
+			struct control_result *res)
+{
+	char *text = request ? json_encode(request) : NULL;
+	int err;
+
+	if (!text) {
+		res->reply = NULL;
+		return result_fail(res, -ENOMEM, "cannot build the request: %s",
+				   strerror(ENOMEM));
+	}
+	err = control_client_request(name, text, flags, res);
+	free(text);
+	return err;
+}
+
 int control_client_command(const char *name, const char *cmd, unsigned flags,
 			   struct control_result *res)
 {
-	struct json_writer w;
-	int err;
+	json_t *req = json_pack("{s:s}", "cmd", cmd);
+	int err = control_client_send(name, req, flags, res);
 
-	json_writer_init(&w);
-	json_write_object_begin(&w);
-	json_field_string(&w, "cmd", cmd);
-	json_write_object_end(&w);
-	if (w.err) {
-		res->reply = NULL;
-		err = result_fail(res, w.err, "%s", strerror(-w.err));
-	} else {
-		err = control_client_request(name, json_writer_str(&w), flags,
-					     res);
-	}
-	json_writer_free(&w);
+	json_decref(req);
 	return err;
 }
 
 void control_result_free(struct control_result *res)
 {
-	json_free(res->reply);
+	json_decref(res->reply);
 	res->reply = NULL;
 }
 

@@ -13,7 +13,7 @@
 #define CONTROL_WAIT_CLOSE 1u
 
 struct control_result {
-	struct json_value *reply;	/* the reply object when ok:true */
+	json_t *reply;		/* the reply object when ok:true */
 	char error[256];		/* on failure: one line for the user */
 };
 
@@ -27,6 +27,10 @@ struct control_result {
  * case. */
 int control_client_request(const char *name, const char *request,
 			   unsigned flags, struct control_result *res);
+/* The same for a request built as JSON (NULL: building it failed); the
+ * caller keeps its reference. */
+int control_client_send(const char *name, json_t *request, unsigned flags,
+			struct control_result *res);
 /* The same for the request {"cmd":cmd}. */
 int control_client_command(const char *name, const char *cmd, unsigned flags,
 			   struct control_result *res);

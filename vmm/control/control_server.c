@@ -39,7 +39,8 @@ struct control_client {
 	size_t in_len;
 	bool discarding;	/* skipping the rest of a too-long line */
 	bool eof;		/* the client sends no more */
-	struct json_writer out;	/* the reply being sent */
+	char *out;		/* the reply line being sent */
+	size_t out_len;
 	size_t out_pos;
 	int64_t last_active_ms;
 };
@@ -56,8 +57,12 @@ struct control_server {
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 };
 
-int control_reply_error(struct json_writer *reply, int err, const char *fmt,
-			...)
+int control_reply_add(json_t *reply, json_t *fields)
+{
+	return json_object_update_new(reply, fields) ? -ENOMEM : 0;
+}
+
+int control_reply_error(json_t *reply, int err, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -65,18 +70,17 @@ int control_reply_error(struct json_writer *reply, int err, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	json_writer_reset(reply);
-	json_write_object_begin(reply);
-	json_field_bool(reply, "ok", false);
-	json_field_string(reply, "error", msg);
+	json_object_clear(reply);
+	/* The message may hold what the client sent, or be cut short in
+	 * the middle of a character. */
+	json_object_set_new(reply, "ok", json_false());
+	json_object_set_new(reply, "error", json_string_lossy(msg));
 	return err;
 }
 
-static bool reply_failed(const struct json_writer *reply)
+static bool reply_failed(json_t *reply)
 {
-	static const char prefix[] = "{\"ok\":false";
-
-	return !strncmp(json_writer_str(reply), prefix, sizeof(prefix) - 1);
+	return json_is_false(json_object_get(reply, "ok"));
 }
 
 int control_server_open(const char *path, struct control_server **out)
@@ -172,75 +176,106 @@ static bool member_taken(const struct control_command *cmd, const char *key)
  * parser refuses one given twice): a misspelt argument is refused, not
  * silently ignored. */
 static int request_check_members(const struct control_command *cmd,
-				 const struct json_value *req,
-				 struct json_writer *w)
+				 json_t *req, json_t *reply)
 {
-	unsigned i;
+	const char *key;
+	json_t *value;
 
-	for (i = 0; i < req->object.len; i++) {
-		const char *key = req->object.members[i].key;
-
+	json_object_foreach(req, key, value)
 		if (!member_taken(cmd, key))
-			return control_reply_error(w, -EINVAL,
+			return control_reply_error(reply, -EINVAL,
 						   "\"%s\" takes no member "
 						   "\"%.64s\"", cmd->name, key);
-	}
 	return 0;
 }
 
-/* Builds the reply to one request line into c->out. Returns -ENOMEM when
- * not even an error reply could be built. */
+/* reply as the line to send, with its newline; NULL when it cannot be
+ * written (out of memory, or a reply jansson cannot write). */
+static char *reply_line(json_t *reply, size_t *len)
+{
+	char *text = json_encode(reply), *line;
+
+	if (!text)
+		return NULL;
+	*len = strlen(text);
+	line = realloc(text, *len + 2);
+	if (!line) {
+		free(text);
+		return NULL;
+	}
+	line[(*len)++] = '\n';
+	line[*len] = '\0';
+	return line;
+}
+
+/* Makes reply the line c sends next. Returns -ENOMEM when not even an
+ * error reply could be written. */
+static int client_reply(struct control_client *c, json_t *reply)
+{
+	size_t len = 0;
+	char *line = reply_line(reply, &len);
+
+	if (!line || len > CONTROL_REPLY_MAX) {
+		control_reply_error(reply, -EIO, "cannot send the reply: %s",
+				    line ? "too large" :
+					   "it cannot be written as JSON");
+		free(line);
+		line = reply_line(reply, &len);
+		if (!line)
+			return -ENOMEM;
+	}
+	free(c->out);
+	c->out = line;
+	c->out_len = len;
+	c->out_pos = 0;
+	return 0;
+}
+
+/* Answers one request line. Returns -ENOMEM when not even an error reply
+ * could be built. */
 static int server_handle(struct control_server *srv, struct control_client *c,
 			 const char *line, size_t len)
 {
-	struct json_writer *w = &c->out;
 	const struct control_command *cmd;
-	struct json_value *req = NULL;
+	json_t *req = NULL, *reply;
 	struct json_error jerr;
 	const char *name;
 	int err;
 
-	c->out_pos = 0;
-	json_writer_reset(w);
-	json_write_object_begin(w);
-	json_field_bool(w, "ok", true);
+	reply = json_pack("{s:b}", "ok", true);
+	if (!reply)
+		return -ENOMEM;
 	err = json_parse(line, len, &req, &jerr);
 	if (err == -EINVAL && jerr.offset == JSON_OFFSET_NONE) {
-		control_reply_error(w, err, "invalid JSON: %s", jerr.msg);
+		control_reply_error(reply, err, "invalid JSON: %s", jerr.msg);
 	} else if (err == -EINVAL) {
-		control_reply_error(w, err, "invalid JSON at byte %zu: %s",
+		control_reply_error(reply, err, "invalid JSON at byte %zu: %s",
 				    jerr.offset, jerr.msg);
 	} else if (err) {
-		control_reply_error(w, err, "%s", strerror(-err));
-	} else if (req->type != JSON_TYPE_OBJECT) {
-		control_reply_error(w, -EINVAL,
+		control_reply_error(reply, err, "%s", strerror(-err));
+	} else if (!json_is_object(req)) {
+		control_reply_error(reply, -EINVAL,
 				    "a request must be a JSON object");
-	} else if (!(name = json_get_string(req, "cmd"))) {
-		control_reply_error(w, -EINVAL,
+	} else if (!(name = json_string_value(json_object_get(req, "cmd")))) {
+		control_reply_error(reply, -EINVAL,
 				    "a request needs \"cmd\" (a string)");
 	} else if (!(cmd = server_find(srv, name))) {
-		control_reply_error(w, -EINVAL, "unknown command \"%.64s\"",
-				    name);
-	} else if (!request_check_members(cmd, req, w)) {
-		err = cmd->fn(cmd->opaque, req, w);
-		if (err < 0 && !reply_failed(w))
-			control_reply_error(w, err, "%s", strerror(-err));
+		control_reply_error(reply, -EINVAL,
+				    "unknown command \"%.64s\"", name);
+	} else if (!request_check_members(cmd, req, reply)) {
+		err = cmd->fn(cmd->opaque, req, reply);
+		if (err < 0 && !reply_failed(reply))
+			control_reply_error(reply, err, "%s", strerror(-err));
 	}
-	json_free(req);
-	json_write_object_end(w);
-	if (w->err || w->len >= CONTROL_REPLY_MAX) {
-		err = w->err;
-		control_reply_error(w, -EIO, "cannot send the reply: %s",
-				    err ? strerror(-err) : "too large");
-		json_write_object_end(w);
-	}
-	json_write_raw(w, "\n", 1);
-	return w->err;
+	json_decref(req);
+	err = client_reply(c, reply);
+	json_decref(reply);
+	return err;
 }
 
 static bool client_pending(const struct control_client *c)
 {
-	return c->out_pos < c->out.len;
+	return c->out_pos < c->out_len;
 }
 
 static void client_close(struct control_client *c)
@@ -249,15 +284,17 @@ static void client_close(struct control_client *c)
 	c->fd = -1;
 	free(c->in);
 	c->in = NULL;
-	json_writer_free(&c->out);
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_pos = 0;
 }
 
 /* Sends what the socket takes now; POLLOUT brings the rest. */
 static void client_flush(struct control_client *c)
 {
 	while (client_pending(c)) {
-		ssize_t n = send(c->fd, c->out.buf + c->out_pos,
-				 c->out.len - c->out_pos,
+		ssize_t n = send(c->fd, c->out + c->out_pos,
+				 c->out_len - c->out_pos,
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0 && errno == EINTR)
@@ -277,6 +314,20 @@ static void client_consume(struct control_client *c, size_t n)
 {
 	memmove(c->in, c->in + n, c->in_len - n);
 	c->in_len -= n;
+}
+
+static int client_refuse_long_line(struct control_client *c)
+{
+	json_t *reply = json_object();
+	int err;
+
+	if (!reply)
+		return -ENOMEM;
+	control_reply_error(reply, -E2BIG, "request line longer than %d bytes",
+			    CONTROL_LINE_MAX);
+	err = client_reply(c, reply);
+	json_decref(reply);
+	return err;
 }
 
 /* Answers the complete lines buffered, one at a time: the next line waits
@@ -302,13 +353,7 @@ static void client_process(struct control_server *srv,
 			err = server_handle(srv, c, c->in, (size_t)(nl - c->in));
 			client_consume(c, (size_t)(nl + 1 - c->in));
 		} else if (c->in_len > CONTROL_LINE_MAX) {
-			c->out_pos = 0;
-			control_reply_error(&c->out, -E2BIG,
-					    "request line longer than %d bytes",
-					    CONTROL_LINE_MAX);
-			json_write_object_end(&c->out);
-			json_write_raw(&c->out, "\n", 1);
-			err = c->out.err;
+			err = client_refuse_long_line(c);
 			c->discarding = true;
 			c->in_len = 0;
 		} else if (c->eof && c->in_len) {
@@ -400,8 +445,8 @@ static void server_accept(struct control_server *srv)
 		c->in_len = 0;
 		c->discarding = false;
 		c->eof = false;
-		json_writer_init(&c->out);
-		c->out_pos = 0;
+		c->out = NULL;
+		c->out_len = c->out_pos = 0;
 		c->last_active_ms = monotonic_ms();
 	}
 }

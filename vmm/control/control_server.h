@@ -17,14 +17,13 @@
 
 struct control_server;
 
-/* Handles one request. The reply is an open object that already holds
- * "ok":true: add fields with json_field_*() and return 0. To fail, return
- * control_reply_error(reply, -errno, "why"); returning -errno without it
- * answers with strerror(). Runs on the server thread, one request at a
- * time, so it should not block for long. */
-typedef int (*control_handler_fn)(void *opaque,
-				  const struct json_value *request,
-				  struct json_writer *reply);
+/* Handles one request. The reply is an object that already holds
+ * "ok":true: add members (control_reply_add()) and return 0. To fail,
+ * return control_reply_error(reply, -errno, "why"); returning -errno
+ * without it answers with strerror(). Runs on the server thread, one
+ * request at a time, so it should not block for long. */
+typedef int (*control_handler_fn)(void *opaque, json_t *request,
+				  json_t *reply);
 
 /* Listens on the socket at path (mode 0600), whose directory must exist
  * (control_path_dir_create() makes the usual one). A socket left by a VM
@@ -50,8 +49,11 @@ void control_server_close(struct control_server *srv);
 void control_server_unlink_path(const struct control_server *srv);
 const char *control_server_path(const struct control_server *srv);
 
+/* Adds the members of fields, an object from json_pack() (NULL: that
+ * failed), to reply in their order. Returns 0 or -ENOMEM. */
+int control_reply_add(json_t *reply, json_t *fields);
 /* Turns reply into {"ok":false,"error":"<fmt...>"} and returns err. */
-int control_reply_error(struct json_writer *reply, int err, const char *fmt,
-			...) __attribute__((format(printf, 3, 4)));
+int control_reply_error(json_t *reply, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif

@@ -13,14 +13,13 @@
 
 const char *const mem_control_args[] = { "set", NULL };
 
-static int set_requested(struct virtio_mem *m, const struct json_value *req,
-			 struct json_writer *reply)
+static int set_requested(struct virtio_mem *m, json_t *req, json_t *reply)
 {
 	struct virtio_mem_info mi;
 	char a[32], b[32];
 	uint64_t n;
 
-	if (!json_get(req, "set"))
+	if (!json_object_get(req, "set"))
 		return 0;
 	if (!json_get_u64(req, "set", &n))
 		return control_reply_error(reply, -EINVAL,
@@ -42,33 +41,33 @@ static int set_requested(struct virtio_mem *m, const struct json_value *req,
 	return virtio_mem_set_requested(m, n);
 }
 
-static void write_mem_info(struct json_writer *reply,
-			   const struct virtio_mem_info *mi,
-			   const struct guest_ram_usage *u)
+static int write_mem_info(json_t *reply, const struct virtio_mem_info *mi,
+			  const struct guest_ram_usage *u)
 {
-	json_field_uint(reply, "block_size", mi->block_size);
-	json_field_uint(reply, "addr", mi->addr);
-	json_field_uint(reply, "region_size", mi->region_size);
-	json_field_uint(reply, "usable_region_size", mi->usable_region_size);
-	json_field_uint(reply, "requested_size", mi->requested_size);
-	json_field_uint(reply, "plugged_size", mi->plugged_size);
-	json_field_uint(reply, "plugs", mi->plugs);
-	json_field_uint(reply, "unplugs", mi->unplugs);
-	json_field_uint(reply, "refused", mi->refused);
-	json_field_uint(reply, "released", mi->released);
-	json_field_uint(reply, "release_calls", mi->release_calls);
-	json_field_uint(reply, "release_errors", mi->release_errors);
-	json_field_bool(reply, "driver_ok", mi->driver_ok);
-	json_field_uint(reply, "resident", u->resident);
-	json_field_uint(reply, "huge", u->huge);
-	json_field_double(reply, "huge_percent",
-			  mi->plugged_size ? 100.0 * (double)u->huge /
-						     (double)mi->plugged_size :
-					     0);
+	return control_reply_add(reply, json_pack(
+		"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
+		" s:b, s:o, s:o, s:o}",
+		"block_size", json_from_u64(mi->block_size),
+		"addr", json_from_u64(mi->addr),
+		"region_size", json_from_u64(mi->region_size),
+		"usable_region_size", json_from_u64(mi->usable_region_size),
+		"requested_size", json_from_u64(mi->requested_size),
+		"plugged_size", json_from_u64(mi->plugged_size),
+		"plugs", json_from_u64(mi->plugs),
+		"unplugs", json_from_u64(mi->unplugs),
+		"refused", json_from_u64(mi->refused),
+		"released", json_from_u64(mi->released),
+		"release_calls", json_from_u64(mi->release_calls),
+		"release_errors", json_from_u64(mi->release_errors),
+		"driver_ok", mi->driver_ok,
+		"resident", json_from_u64(u->resident),
+		"huge", json_from_u64(u->huge),
+		"huge_percent", json_from_double(mi->plugged_size ?
+			100.0 * (double)u->huge / (double)mi->plugged_size :
+			0)));
 }
 
-int mem_control_handle(void *opaque, const struct json_value *request,
-		       struct json_writer *reply)
+int mem_control_handle(void *opaque, json_t *request, json_t *reply)
 {
 	struct virtio_mem *m = machine_mem(opaque);
 	struct virtio_mem_info mi;
@@ -89,6 +88,5 @@ int mem_control_handle(void *opaque, const struct json_value *request,
 					   "cannot read the region's host "
 					   "memory: %s", strerror(-err));
 	virtio_mem_info(m, &mi);
-	write_mem_info(reply, &mi, &u);
-	return 0;
+	return write_mem_info(reply, &mi, &u);
 }

@@ -4,15 +4,13 @@
 #ifndef THPVM_MEM_CONTROL_H
 #define THPVM_MEM_CONTROL_H
 
-struct json_value;
-struct json_writer;
+#include "lib/json.h"
 
 /* The members a mem request may have besides "cmd": NULL-terminated. */
 extern const char *const mem_control_args[];
 
 /* The control handler (control_handler_fn); opaque is the struct
  * machine. */
-int mem_control_handle(void *opaque, const struct json_value *request,
-		       struct json_writer *reply);
+int mem_control_handle(void *opaque, json_t *request, json_t *reply);
 
 #endif

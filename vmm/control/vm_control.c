@@ -30,46 +30,50 @@ static const char *backing_name(enum ram_backing backing)
 	return "unknown";
 }
 
-static void write_info(struct machine *m, struct json_writer *reply)
+static int write_info(struct machine *m, json_t *reply)
 {
 	struct vm *vm = &m->vm;
+	int err;
 
-	json_field_string(reply, "name", vm->cfg->name);
-	json_field_int(reply, "pid", getpid());
-	json_field_string(reply, "state", vm_state_name(vm_get_state(vm)));
-	json_field_uint(reply, "vcpus", vm->nr_vcpus);
-	json_field_uint(reply, "ram", vm->ram.total);
-	json_field_string(reply, "backing", backing_name(vm->ram.backing));
-	if (m->cfg->console_socket)
-		json_field_string(reply, "console_socket",
-				  m->cfg->console_socket);
+	err = control_reply_add(reply, json_pack(
+		"{s:o, s:i, s:s, s:o, s:o, s:s}",
+		"name", json_string_lossy(vm->cfg->name),
+		"pid", (int)getpid(),
+		"state", vm_state_name(vm_get_state(vm)),
+		"vcpus", json_from_u64(vm->nr_vcpus),
+		"ram", json_from_u64(vm->ram.total),
+		"backing", backing_name(vm->ram.backing)));
+	if (!err && m->cfg->console_socket)
+		err = control_reply_add(reply, json_pack("{s:o}",
+			"console_socket",
+			json_string_lossy(m->cfg->console_socket)));
+	return err;
 }
 
-static int handle_info(void *opaque, const struct json_value *request,
-		       struct json_writer *reply)
+static int handle_info(void *opaque, json_t *request, json_t *reply)
 {
-	write_info(opaque, reply);
-	return 0;
+	return write_info(opaque, reply);
 }
 
 /* The rng's figures, where the VM has one. */
-static void write_rng(struct machine *m, struct json_writer *reply)
+static int write_rng(struct machine *m, json_t *reply)
 {
 	struct virtio_rng *rng = machine_rng(m);
 	struct virtio_rng_info ri;
 
 	if (!rng)
-		return;
+		return 0;
 	virtio_rng_info(rng, &ri);
-	json_field_uint(reply, "rng_bytes", ri.served);
-	json_field_uint(reply, "rng_requests", ri.requests);
-	json_field_uint(reply, "rng_bytes_per_sec", ri.bytes_per_sec);
+	return control_reply_add(reply, json_pack("{s:o, s:o, s:o}",
+		"rng_bytes", json_from_u64(ri.served),
+		"rng_requests", json_from_u64(ri.requests),
+		"rng_bytes_per_sec", json_from_u64(ri.bytes_per_sec)));
 }
 
 /* stat's summary of the hotplug region (hotplug_*), where the VM has
  * virtio-mem; `thpvm mem` answers with all of its figures
  * (mem_control.c). */
-static int write_hotplug(struct machine *m, struct json_writer *reply)
+static int write_hotplug(struct machine *m, json_t *reply)
 {
 	struct virtio_mem *mem = machine_mem(m);
 	struct virtio_mem_info mi;
@@ -80,42 +84,61 @@ static int write_hotplug(struct machine *m, struct json_writer *reply)
 		return 0;
 	err = guest_ram_hotplug_usage(&m->vm.ram, &u);
 	if (err)
-		return err;
+		return control_reply_error(reply, err,
+					   "cannot read the hotplug region's "
+					   "usage: %s", strerror(-err));
 	virtio_mem_info(mem, &mi);
-	json_field_uint(reply, "hotplug_region", mi.region_size);
-	json_field_uint(reply, "hotplug_requested", mi.requested_size);
-	json_field_uint(reply, "hotplug_plugged", mi.plugged_size);
-	json_field_uint(reply, "hotplug_resident", u.resident);
-	json_field_uint(reply, "hotplug_huge", u.huge);
-	return 0;
+	return control_reply_add(reply, json_pack("{s:o, s:o, s:o, s:o, s:o}",
+		"hotplug_region", json_from_u64(mi.region_size),
+		"hotplug_requested", json_from_u64(mi.requested_size),
+		"hotplug_plugged", json_from_u64(mi.plugged_size),
+		"hotplug_resident", json_from_u64(u.resident),
+		"hotplug_huge", json_from_u64(u.huge)));
+}
+
+/* How much of the console's output waits or was lost. */
+static int write_console(struct vm *vm, json_t *reply)
+{
+	struct console_out_stats con;
+	int err;
+
+	console_out_stats(&vm->console_out, &con);
+	err = control_reply_add(reply, json_pack("{s:o, s:o}",
+		"console_pending", json_from_u64(con.pending),
+		"console_dropped", json_from_u64(con.dropped)));
+	if (!err && vm->cfg->console_filter)
+		err = control_reply_add(reply, json_pack("{s:o}",
+			"console_filtered", json_from_u64(con.filtered)));
+	return err;
 }
 
 /* Each disk with how its requests run, and on how many queues. */
-static void write_disks(struct machine *m, struct json_writer *reply)
+static int write_disks(struct machine *m, json_t *reply)
 {
+	json_t *disks = json_array();
 	struct virtio_blk *blk;
 	unsigned i;
+	int err = 0;
 
-	json_write_key(reply, "disks");
-	json_write_array_begin(reply);
-	for (i = 0; (blk = machine_disk(m, i)); i++) {
-		json_write_object_begin(reply);
-		json_field_string(reply, "name", blk->name);
-		json_field_string(reply, "path", blk->disk.path);
-		json_field_string(reply, "engine", blk_engine_name(blk->engine));
-		json_field_uint(reply, "queues", blk->nr_queues);
-		json_field_bool(reply, "direct", blk->disk.direct);
-		json_field_bool(reply, "read_only", blk->disk.read_only);
-		json_write_object_end(reply);
+	for (i = 0; (blk = machine_disk(m, i)); i++)
+		err |= json_array_append_new(disks, json_pack(
+			"{s:s, s:o, s:s, s:o, s:b, s:b}",
+			"name", blk->name,
+			"path", json_string_lossy(blk->disk.path),
+			"engine", blk_engine_name(blk->engine),
+			"queues", json_from_u64(blk->nr_queues),
+			"direct", blk->disk.direct,
+			"read_only", blk->disk.read_only));
+	if (err) {
+		json_decref(disks);
+		return -ENOMEM;
 	}
-	json_write_array_end(reply);
+	return control_reply_add(reply, json_pack("{s:o}", "disks", disks));
 }
 
-static int handle_stat(void *opaque, const struct json_value *request,
-		       struct json_writer *reply)
+static int handle_stat(void *opaque, json_t *request, json_t *reply)
 {
 	struct vm *vm = vm_of(opaque);
-	struct console_out_stats con;
 	struct guest_ram_usage u;
 	int err;
 
@@ -124,28 +147,25 @@ static int handle_stat(void *opaque, const struct json_value *request,
 		return control_reply_error(reply, err,
 					   "cannot read RAM usage: %s",
 					   strerror(-err));
-	write_info(opaque, reply);
-	json_field_uint(reply, "resident", u.resident);
-	json_field_uint(reply, "huge", u.huge);
-	json_field_double(reply, "huge_percent",
-			  u.size ? 100.0 * (double)u.huge / (double)u.size : 0);
-	err = write_hotplug(opaque, reply);
-	if (err)
-		return control_reply_error(reply, err,
-					   "cannot read the hotplug region's "
-					   "usage: %s", strerror(-err));
-	console_out_stats(&vm->console_out, &con);
-	json_field_uint(reply, "console_pending", con.pending);
-	json_field_uint(reply, "console_dropped", con.dropped);
-	if (vm->cfg->console_filter)
-		json_field_uint(reply, "console_filtered", con.filtered);
-	write_rng(opaque, reply);
-	write_disks(opaque, reply);
-	return 0;
+	err = write_info(opaque, reply);
+	if (!err)
+		err = control_reply_add(reply, json_pack("{s:o, s:o, s:o}",
+			"resident", json_from_u64(u.resident),
+			"huge", json_from_u64(u.huge),
+			"huge_percent", json_from_double(u.size ?
+				100.0 * (double)u.huge / (double)u.size : 0)));
+	if (!err)
+		err = write_hotplug(opaque, reply);
+	if (!err)
+		err = write_console(vm, reply);
+	if (!err)
+		err = write_rng(opaque, reply);
+	if (!err)
+		err = write_disks(opaque, reply);
+	return err;
 }
 
-static int handle_pause(void *opaque, const struct json_value *request,
-			struct json_writer *reply)
+static int handle_pause(void *opaque, json_t *request, json_t *reply)
 {
 	struct vm *vm = vm_of(opaque);
 	int err = vm_pause(vm);
@@ -159,8 +179,7 @@ static int handle_pause(void *opaque, const struct json_value *request,
 	return err;
 }
 
-static int handle_resume(void *opaque, const struct json_value *request,
-			 struct json_writer *reply)
+static int handle_resume(void *opaque, json_t *request, json_t *reply)
 {
 	struct vm *vm = vm_of(opaque);
 	int err = vm_resume(vm);
@@ -176,8 +195,7 @@ static int handle_resume(void *opaque, const struct json_value *request,
 
 /* Only asks the main loop to end the VM: the reply goes out from this
  * thread before the main loop closes the server. */
-static int handle_stop(void *opaque, const struct json_value *request,
-		       struct json_writer *reply)
+static int handle_stop(void *opaque, json_t *request, json_t *reply)
 {
 	vm_request_exit(vm_of(opaque), 0, VM_EXIT_STOP);
 	return 0;
