@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "control/control_server.h"
+#include "control/ram_reply.h"
 #include "lib/util.h"
 #include "virtio/balloon.h"
 #include "machine/machine.h"
@@ -89,7 +90,7 @@ static int write_balloon(json_t *reply,
 
 	err = control_reply_add(reply, json_pack(
 		"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-		" s:s, s:b, s:o, s:o, s:o}",
+		" s:s, s:b}",
 		"ram", json_from_u64(bi->ram),
 		"target", json_from_u64(bi->target),
 		"guest_target", json_from_u64(bi->ram - bi->target),
@@ -102,11 +103,9 @@ static int write_balloon(json_t *reply,
 		"release_errors", json_from_u64(bi->release_errors),
 		"ignored", json_from_u64(bi->ignored),
 		"policy", balloon_policy_name(bi->policy),
-		"driver_ok", bi->driver_ok,
-		"resident", json_from_u64(u->resident),
-		"huge", json_from_u64(u->huge),
-		"huge_percent", json_from_double(u->size ?
-			100.0 * (double)u->huge / (double)u->size : 0)));
+		"driver_ok", bi->driver_ok));
+	if (!err)
+		err = ram_reply_add(reply, u, u->size);
 	if (err || bi->stats_age < 0)
 		return err;
 	stats = json_object();

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "control/control_server.h"
+#include "control/ram_reply.h"
 #include "lib/util.h"
 #include "virtio/mem.h"
 #include "machine/machine.h"
@@ -44,9 +45,11 @@ static int set_requested(struct virtio_mem *m, json_t *req, json_t *reply)
 static int write_mem_info(json_t *reply, const struct virtio_mem_info *mi,
 			  const struct guest_ram_usage *u)
 {
-	return control_reply_add(reply, json_pack(
+	int err;
+
+	err = control_reply_add(reply, json_pack(
 		"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-		" s:b, s:o, s:o, s:o}",
+		" s:b}",
 		"block_size", json_from_u64(mi->block_size),
 		"addr", json_from_u64(mi->addr),
 		"region_size", json_from_u64(mi->region_size),
@@ -59,12 +62,11 @@ static int write_mem_info(json_t *reply, const struct virtio_mem_info *mi,
 		"released", json_from_u64(mi->released),
 		"release_calls", json_from_u64(mi->release_calls),
 		"release_errors", json_from_u64(mi->release_errors),
-		"driver_ok", mi->driver_ok,
-		"resident", json_from_u64(u->resident),
-		"huge", json_from_u64(u->huge),
-		"huge_percent", json_from_double(mi->plugged_size ?
-			100.0 * (double)u->huge / (double)mi->plugged_size :
-			0)));
+		"driver_ok", mi->driver_ok));
+	if (err)
+		return err;
+	/* The region's backing, against what the guest plugged. */
+	return ram_reply_add(reply, u, mi->plugged_size);
 }
 
 int mem_control_handle(void *opaque, json_t *request, json_t *reply)

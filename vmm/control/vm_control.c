@@ -10,6 +10,7 @@
 #include "control/balloon_control.h"
 #include "control/control_server.h"
 #include "control/mem_control.h"
+#include "control/ram_reply.h"
 #include "core/vm.h"
 #include "lib/util.h"
 #include "machine/machine.h"
@@ -149,11 +150,7 @@ static int handle_stat(void *opaque, json_t *request, json_t *reply)
 					   strerror(-err));
 	err = write_info(opaque, reply);
 	if (!err)
-		err = control_reply_add(reply, json_pack("{s:o, s:o, s:o}",
-			"resident", json_from_u64(u.resident),
-			"huge", json_from_u64(u.huge),
-			"huge_percent", json_from_double(u.size ?
-				100.0 * (double)u.huge / (double)u.size : 0)));
+		err = ram_reply_add(reply, &u, u.size);
 	if (!err)
 		err = write_hotplug(opaque, reply);
 	if (!err)
