@@ -665,15 +665,15 @@ static void test_reply_bytes(void)
 	} cases[] = {
 		/* A byte that is not UTF-8 comes out as U+FFFD itself. */
 		{ "{\"cmd\":\"figures\"}",
-		  "{\"ok\":true,\"big\":1.8446744073709552e+19,\"pct\":99.6,"
-		  "\"whole\":100,\"age\":51.926010853,"
-		  "\"text\":\"\\u001b[1m\xef\xbf\xbd\\\"\"}" },
+		  "{\"ok\":true,\"big\":1.84467440737096e19,\"pct\":99.6,"
+		  "\"whole\":100.0,\"age\":51.926010853,"
+		  "\"text\":\"\\u001B[1m\xef\xbf\xbd\\\"\"}" },
 		{ "{\"cmd\":\"echo\",\"arg\":\"\\u00e9\\t\"}",
 		  "{\"ok\":true,\"arg\":\"\xc3\xa9\\t\","
 		  "\"opaque\":\"opaque!\"}" },
 		{ "{\"cmd\":\"nope\\u001F\"}",
 		  "{\"ok\":false,\"error\":\"unknown command "
-		  "\\\"nope\\u001f\\\"\"}" },
+		  "\\\"nope\\u001F\\\"\"}" },
 		{ "{\"cmd\":\"echo\",\"x\":1}",
 		  "{\"ok\":false,\"error\":\"\\\"echo\\\" takes no member "
 		  "\\\"x\\\"\"}" },

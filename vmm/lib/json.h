@@ -42,12 +42,9 @@ json_t *json_from_u64(uint64_t v);
 /* v; NaN and the infinities (not JSON) as null. */
 json_t *json_from_double(double v);
 
-/* doc as text on one line, as thpvm has always written it: compact,
- * members in insertion order, each real in the shortest of "%.15g" to
- * "%.17g" that reads back the same ("100", "99.6", "1e+19"), where
- * jansson would write all with one precision, and \u escapes in lower
- * case. NULL when out of memory or doc holds what jansson cannot write;
- * free() it. */
+/* doc as text on one line: compact, members in insertion order, reals
+ * to 15 significant digits. NULL when out of memory or doc holds what
+ * jansson cannot write; free() it. */
 char *json_encode(json_t *doc);
 
 #endif
