@@ -129,9 +129,9 @@ MUTATIONS = {
         "\t\tpthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);",
         "unit-console-out", []),
     "console-overrun-not-dropped": (
-        "vmm/core/console_out.c",
-        "\ttake = co->broken ? 0 : MIN(len, co->size - co->len);",
-        "\ttake = co->broken ? 0 : MIN(len, co->size);",
+        "vmm/lib/byte_ring.c",
+        "\tsize_t take = MIN(len, byte_ring_room(r));",
+        "\tsize_t take = MIN(len, r->size);",
         "unit-console-out", []),
     "console-filter-not-applied": (
         "vmm/core/console_out.c",

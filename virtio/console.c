@@ -76,13 +76,18 @@ out:
 static uint32_t rx_fill(struct virtio_console *c,
 			const struct virtq_chain *chain)
 {
-	uint64_t want = MIN(c->in_len, chain->in_bytes);
-	uint64_t first = MIN(want, VCONS_IN_SIZE - c->in_head);
+	uint64_t want = MIN(byte_ring_used(&c->in), chain->in_bytes);
+	uint64_t done = 0;
+	const uint8_t *p;
+	size_t n;
 
-	virtq_chain_write(chain, 0, c->in + c->in_head, first);
-	virtq_chain_write(chain, first, c->in, want - first);
-	c->in_head = (c->in_head + want) % VCONS_IN_SIZE;
-	c->in_len -= want;
+	while (done < want) {
+		p = byte_ring_peek(&c->in, &n);
+		n = MIN(n, want - done);
+		virtq_chain_write(chain, done, p, n);
+		byte_ring_consume(&c->in, n);
+		done += n;
+	}
 	c->rx_bytes += want;
 	return want;
 }
@@ -99,7 +104,8 @@ static void process_rx(struct virtio_console *c)
 
 	for (;;) {
 		virtq_disable_notify(vq);
-		while (c->in_len && virtio_queue_ready(vdev, RX_QUEUE) &&
+		while (byte_ring_used(&c->in) &&
+		       virtio_queue_ready(vdev, RX_QUEUE) &&
 		       virtq_has_avail(vq)) {
 			got = virtq_pop(vq, &chain);
 			if (got < 0)
@@ -119,7 +125,8 @@ static void process_rx(struct virtio_console *c)
 		}
 		/* No input: the next keystroke comes through deferred, and
 		 * needs no kick. */
-		if (!c->in_len || !virtio_queue_ready(vdev, RX_QUEUE) ||
+		if (!byte_ring_used(&c->in) ||
+		    !virtio_queue_ready(vdev, RX_QUEUE) ||
 		    !virtq_enable_notify(vq))
 			break;
 	}
@@ -165,6 +172,7 @@ int virtio_console_create(struct virtio_console *c, struct console_out *out,
 
 	memset(c, 0, sizeof(*c));
 	c->out = out;
+	byte_ring_init(&c->in, c->in_buf, sizeof(c->in_buf));
 	/* No feature is offered, so the driver reads none of it; it is
 	 * there, zero, for one that looks. */
 	err = virtio_device_init(&c->vdev, VCONS_NAME, VIRTIO_ID_CONSOLE, 0,
@@ -186,15 +194,10 @@ void virtio_console_destroy(struct virtio_console *c)
 static size_t vcons_receive(void *dev, const uint8_t *buf, size_t len)
 {
 	struct virtio_console *c = dev;
-	size_t n, tail, first;
+	size_t n;
 
 	pthread_mutex_lock(&c->vdev.lock);
-	n = MIN(len, VCONS_IN_SIZE - c->in_len);
-	tail = (c->in_head + c->in_len) % VCONS_IN_SIZE;
-	first = MIN(n, VCONS_IN_SIZE - tail);
-	memcpy(c->in + tail, buf, first);
-	memcpy(c->in, buf + first, n - first);
-	c->in_len += n;
+	n = byte_ring_put(&c->in, buf, len);
 	pthread_mutex_unlock(&c->vdev.lock);
 	if (n)
 		virtio_device_defer(&c->vdev);
@@ -207,7 +210,7 @@ static size_t vcons_rx_room(void *dev)
 	size_t room;
 
 	pthread_mutex_lock(&c->vdev.lock);
-	room = VCONS_IN_SIZE - c->in_len;
+	room = byte_ring_room(&c->in);
 	pthread_mutex_unlock(&c->vdev.lock);
 	return room;
 }

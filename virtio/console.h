@@ -12,6 +12,7 @@
 
 #include "core/console.h"
 #include "core/console_out.h"
+#include "lib/byte_ring.h"
 #include "virtio/virtio.h"
 
 #define VCONS_QUEUE_SIZE 64
@@ -25,8 +26,8 @@ struct virtio_console {
 	struct virtio_console_config config;
 
 	/* Under vdev.lock. */
-	uint8_t in[VCONS_IN_SIZE];
-	size_t in_head, in_len;
+	struct byte_ring in;
+	uint8_t in_buf[VCONS_IN_SIZE];
 	uint64_t tx_bytes, rx_bytes;	/* to the host, to the guest */
 };
 

@@ -1,12 +1,10 @@
 /* The sPAPR virtual terminal's byte queues. */
 #include "arch/powerpc/vty.h"
 
-#include "lib/util.h"
-
 void spapr_vty_init(struct spapr_vty *vty, struct console_out *out)
 {
 	vty->out = out;
-	vty->head = vty->len = 0;
+	byte_ring_init(&vty->in, vty->in_buf, sizeof(vty->in_buf));
 	pthread_mutex_init(&vty->lock, NULL);
 }
 
@@ -25,11 +23,7 @@ size_t spapr_vty_get(struct spapr_vty *vty, uint8_t *buf, size_t max)
 	size_t n;
 
 	pthread_mutex_lock(&vty->lock);
-	for (n = 0; n < max && vty->len; n++) {
-		buf[n] = vty->in[vty->head];
-		vty->head = (vty->head + 1) % VTY_INPUT_SIZE;
-		vty->len--;
-	}
+	n = byte_ring_get(&vty->in, buf, max);
 	pthread_mutex_unlock(&vty->lock);
 	return n;
 }
@@ -40,10 +34,7 @@ static size_t vty_receive(void *dev, const uint8_t *buf, size_t len)
 	size_t n;
 
 	pthread_mutex_lock(&vty->lock);
-	for (n = 0; n < len && vty->len < VTY_INPUT_SIZE; n++) {
-		vty->in[(vty->head + vty->len) % VTY_INPUT_SIZE] = buf[n];
-		vty->len++;
-	}
+	n = byte_ring_put(&vty->in, buf, len);
 	pthread_mutex_unlock(&vty->lock);
 	return n;
 }
@@ -54,7 +45,7 @@ static size_t vty_rx_room(void *dev)
 	size_t room;
 
 	pthread_mutex_lock(&vty->lock);
-	room = VTY_INPUT_SIZE - vty->len;
+	room = byte_ring_room(&vty->in);
 	pthread_mutex_unlock(&vty->lock);
 	return room;
 }

@@ -11,6 +11,7 @@
 
 #include "core/console.h"
 #include "core/console_out.h"
+#include "lib/byte_ring.h"
 
 #define VTY_CHARS_MAX	16	/* per hypercall: two registers' worth */
 #define VTY_INPUT_SIZE	4096
@@ -18,8 +19,8 @@
 struct spapr_vty {
 	struct console_out *out;
 	pthread_mutex_t lock;
-	uint8_t in[VTY_INPUT_SIZE];	/* a ring of typed bytes */
-	size_t head, len;
+	struct byte_ring in;		/* typed bytes, under lock */
+	uint8_t in_buf[VTY_INPUT_SIZE];
 };
 
 extern const struct vm_console_ops spapr_vty_console_ops;

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* Typed input outlives a device reset, as a UART's would: drop
 	 * what the last input left. */
-	con.in_head = con.in_len = 0;
+	byte_ring_clear(&con.in);
 	fuzz_virtio_run(&con.vdev, data, size, console_host);
 	return 0;
 }

@@ -38,6 +38,8 @@ void run_console_init(struct run_console *rc)
 	unsigned i;
 
 	memset(rc, 0, sizeof(*rc));
+	byte_ring_init(&rc->scrollback, rc->scrollback_buf,
+		       sizeof(rc->scrollback_buf));
 	rc->out_rd = rc->out_wr = rc->stop_fd = -1;
 	listener_init(&rc->listener, -1, "console socket");
 	for (i = 0; i < RUN_CONSOLE_MAX_CLIENTS; i++)
@@ -100,8 +102,7 @@ static void client_accept(struct run_console *rc)
 		if (rc->clients[i].fd < 0) {
 			/* The scrollback first: what the guest said last. */
 			rc->clients[i].fd = fd;
-			rc->clients[i].sent = rc->total -
-				MIN(rc->total, RUN_CONSOLE_SCROLLBACK);
+			rc->clients[i].sent = rc->scrollback.head;
 			return;
 		}
 	}
@@ -111,16 +112,17 @@ static void client_accept(struct run_console *rc)
 	close(fd);
 }
 
-/* New output into the ring; false once the VM's side is closed. */
+/* New output into the scrollback, over its oldest bytes; false once the
+ * VM's side is closed. */
 static bool output_take(struct run_console *rc)
 {
-	size_t at = rc->total % RUN_CONSOLE_SCROLLBACK;
-	ssize_t n = read(rc->out_rd, rc->ring + at,
-			 RUN_CONSOLE_SCROLLBACK - at);
+	size_t room;
+	uint8_t *p = byte_ring_overwrite_span(&rc->scrollback, &room);
+	ssize_t n = read(rc->out_rd, p, room);
 
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN;
-	rc->total += n;
+	byte_ring_produce(&rc->scrollback, n);
 	return n > 0;
 }
 
@@ -128,15 +130,14 @@ static bool output_take(struct run_console *rc)
 static void client_send(struct run_console_client *c,
 			const struct run_console *rc)
 {
-	uint64_t oldest = rc->total - MIN(rc->total, RUN_CONSOLE_SCROLLBACK);
-	size_t at, n;
+	const uint8_t *p;
+	size_t n;
 	ssize_t got;
 
-	/* Too slow: what the ring no longer holds is lost to it. */
-	c->sent = MAX(c->sent, oldest);
-	at = c->sent % RUN_CONSOLE_SCROLLBACK;
-	n = MIN(rc->total - c->sent, RUN_CONSOLE_SCROLLBACK - at);
-	got = send(c->fd, rc->ring + at, n, MSG_NOSIGNAL);
+	/* Too slow: what the scrollback no longer holds is lost to it. */
+	c->sent = MAX(c->sent, rc->scrollback.head);
+	p = byte_ring_span_at(&rc->scrollback, c->sent, &n);
+	got = send(c->fd, p, n, MSG_NOSIGNAL);
 	if (got > 0)
 		c->sent += got;
 	else if (got < 0 && errno != EAGAIN && errno != EINTR)
@@ -202,7 +203,8 @@ static void *console_thread(void *arg)
 			fds[3 + i] = (struct pollfd){
 				c->fd,
 				(room ? POLLIN : 0) |
-				(c->sent < rc->total ? POLLOUT : 0), 0 };
+				(c->sent < rc->scrollback.tail ? POLLOUT : 0),
+				0 };
 		}
 		if (poll(fds, ARRAY_SIZE(fds), listener_timeout(&rc->listener,
 				room ? -1 : INPUT_RETRY_MS)) < 0 &&

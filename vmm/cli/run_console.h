@@ -15,6 +15,7 @@
 
 #include "control/control_path.h"
 #include "core/console.h"
+#include "lib/byte_ring.h"
 #include "lib/listener.h"
 
 #define RUN_CONSOLE_SCROLLBACK (64 * 1024)
@@ -35,9 +36,10 @@ struct run_console {
 	pthread_mutex_t lock;		/* guards guest */
 	const struct vm_console *guest;	/* NULL: input is not taken */
 	struct run_console_client clients[RUN_CONSOLE_MAX_CLIENTS];
-	uint8_t ring[RUN_CONSOLE_SCROLLBACK];
-	uint64_t total;		/* bytes of output so far; the ring holds the
-				 * last RUN_CONSOLE_SCROLLBACK of them */
+	/* The output so far, its last RUN_CONSOLE_SCROLLBACK bytes held;
+	 * clients' positions are in this stream. */
+	struct byte_ring scrollback;
+	uint8_t scrollback_buf[RUN_CONSOLE_SCROLLBACK];
 	pthread_t thread;
 	bool started;
 };

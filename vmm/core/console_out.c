@@ -45,14 +45,13 @@ static void *writer_thread(void *arg)
 		ssize_t got;
 		int err;
 
-		while (!co->len && !co->stop)
+		while (!byte_ring_used(&co->ring) && !co->stop)
 			pthread_cond_wait(&co->changed, &co->lock);
-		if (!co->len)
+		if (!byte_ring_used(&co->ring))
 			break;
-		/* The bytes from head on stay put while the lock is let go:
+		/* The oldest bytes stay put while the lock is let go:
 		 * producers only add after them, and drop when full. */
-		p = co->buf + co->head;
-		n = MIN(co->len, co->size - co->head);
+		p = byte_ring_peek(&co->ring, &n);
 		pthread_mutex_unlock(&co->lock);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		got = write(co->fd, p, n);
@@ -64,11 +63,10 @@ static void *writer_thread(void *arg)
 		if (got < 0) {
 			/* EPIPE, EIO...: the reader is gone for good. */
 			co->broken = true;
-			co->dropped += co->len;
-			co->head = co->len = 0;
+			co->dropped += byte_ring_used(&co->ring);
+			byte_ring_clear(&co->ring);
 		} else {
-			co->head = (co->head + got) % co->size;
-			co->len -= got;
+			byte_ring_consume(&co->ring, got);
 			co->written += got;
 		}
 		pthread_cond_broadcast(&co->changed);
@@ -81,18 +79,19 @@ int console_out_init(struct console_out *co, int fd, size_t size,
 		     bool filter)
 {
 	pthread_condattr_t attr;
+	void *buf;
 	int err;
 
 	memset(co, 0, sizeof(*co));
 	co->fd = fd;
-	co->size = size;
 	co->filtering = filter;
 	console_filter_init(&co->filter);
-	co->buf = malloc(size);
-	if (!co->buf) {
+	buf = malloc(size);
+	if (!buf) {
 		pr_err("cannot allocate the console's %zu-byte buffer", size);
 		return -ENOMEM;
 	}
+	byte_ring_init(&co->ring, buf, size);
 	pthread_mutex_init(&co->lock, NULL);
 	/* The drain at close times its waits on the monotonic clock. */
 	pthread_condattr_init(&attr);
@@ -106,8 +105,8 @@ int console_out_init(struct console_out *co, int fd, size_t size,
 		       strerror(-err));
 		pthread_cond_destroy(&co->changed);
 		pthread_mutex_destroy(&co->lock);
-		free(co->buf);
-		co->buf = NULL;
+		free(buf);
+		co->ring.buf = NULL;
 		return err;
 	}
 	co->started = true;
@@ -118,16 +117,11 @@ int console_out_init(struct console_out *co, int fd, size_t size,
 static void put_locked(struct console_out *co, const uint8_t *data,
 		       size_t len)
 {
-	size_t take, tail, first;
-	bool was_empty;
+	bool was_empty = !byte_ring_used(&co->ring);
+	size_t take;
 
-	was_empty = !co->len;
-	take = co->broken ? 0 : MIN(len, co->size - co->len);
-	tail = (co->head + co->len) % co->size;
-	first = MIN(take, co->size - tail);
-	memcpy(co->buf + tail, data, first);
-	memcpy(co->buf, data + first, take - first);
-	co->len += take;
+	/* Full: the newest bytes are dropped, as a UART overruns. */
+	take = co->broken ? 0 : byte_ring_put(&co->ring, data, len);
 	co->dropped += len - take;
 	/* The writer waits only while the buffer is empty. */
 	if (was_empty && take)
@@ -157,7 +151,7 @@ void console_out_stats(struct console_out *co, struct console_out_stats *s)
 {
 	pthread_mutex_lock(&co->lock);
 	s->written = co->written;
-	s->pending = co->len;
+	s->pending = byte_ring_used(&co->ring);
 	s->dropped = co->dropped;
 	s->filtered = co->filter.removed;
 	pthread_mutex_unlock(&co->lock);
@@ -182,7 +176,7 @@ static void drain_locked(struct console_out *co, unsigned drain_ms)
 
 	deadline_in(&last, DRAIN_MAX_MS);
 	deadline_in(&idle, drain_ms);
-	while (co->len) {
+	while (byte_ring_used(&co->ring)) {
 		struct timespec *until =
 			idle.tv_sec < last.tv_sec ||
 			(idle.tv_sec == last.tv_sec &&
@@ -210,7 +204,7 @@ void console_out_close(struct console_out *co, unsigned drain_ms)
 	pthread_cond_broadcast(&co->changed);
 	drain_locked(co, drain_ms);
 	/* What the writer still holds is lost with it. */
-	lost = co->dropped + co->len;
+	lost = co->dropped + byte_ring_used(&co->ring);
 	broken = co->broken;
 	pthread_mutex_unlock(&co->lock);
 	/* Only a writer stuck in write() gets here with bytes left; one
@@ -226,6 +220,6 @@ void console_out_close(struct console_out *co, unsigned drain_ms)
 				 "stdout was not read fast enough");
 	pthread_cond_destroy(&co->changed);
 	pthread_mutex_destroy(&co->lock);
-	free(co->buf);
-	co->buf = NULL;
+	free(co->ring.buf);
+	co->ring.buf = NULL;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/console_filter.h"
+#include "lib/byte_ring.h"
 
 /* Enough for a Linux boot log's burst while the reader is slow. */
 #define CONSOLE_OUT_SIZE (64 * 1024)
@@ -21,8 +22,7 @@ struct console_out {
 	int fd;
 	pthread_mutex_t lock;
 	pthread_cond_t changed;		/* bytes came in, went out, or stop */
-	uint8_t *buf;			/* a ring of size bytes */
-	size_t size, head, len;
+	struct byte_ring ring;		/* over size bytes, malloc'd */
 	uint64_t written, dropped;	/* bytes, since init */
 	bool broken;			/* the fd failed: drop everything */
 	bool filtering;			/* --console-filter */

@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-#include "lib/util.h"
 
 #define REG_RBR_THR 0	/* DLL when DLAB */
 #define REG_IER 1	/* DLM when DLAB */
@@ -55,6 +54,7 @@ void serial8250_init(struct serial8250 *uart, struct console_out *out,
 	uart->out = out;
 	uart->set_irq = set_irq;
 	uart->irq_opaque = irq_opaque;
+	byte_ring_init(&uart->rx, uart->rx_buf, sizeof(uart->rx_buf));
 	/* A terminal is connected and ready. */
 	uart->msr = MSR_DCD | MSR_DSR | MSR_CTS;
 	uart->mcr = MCR_OUT2;
@@ -71,7 +71,7 @@ static uint8_t iir_locked(const struct serial8250 *uart)
 
 	if ((uart->ier & IER_RLSI) && uart->overrun)
 		return IIR_RLSI | fifo;
-	if ((uart->ier & IER_RDI) && uart->rx_len)
+	if ((uart->ier & IER_RDI) && byte_ring_used(&uart->rx))
 		return IIR_RDI | fifo;
 	if ((uart->ier & IER_THRI) && uart->thr_empty_pending)
 		return IIR_THRI | fifo;
@@ -88,25 +88,20 @@ static void update_irq_locked(struct serial8250 *uart)
 	}
 }
 
+/* A full FIFO drops the new byte and says so in LSR, as a 16550's
+ * does. */
 static void rx_push_locked(struct serial8250 *uart, uint8_t byte)
 {
-	if (uart->rx_len == SERIAL8250_RX_SIZE) {
+	if (!byte_ring_put(&uart->rx, &byte, 1))
 		uart->overrun = true;
-		return;
-	}
-	uart->rx[(uart->rx_head + uart->rx_len) % SERIAL8250_RX_SIZE] = byte;
-	uart->rx_len++;
 }
 
+/* 0 from an empty FIFO. */
 static uint8_t rx_pop_locked(struct serial8250 *uart)
 {
-	uint8_t byte;
+	uint8_t byte = 0;
 
-	if (!uart->rx_len)
-		return 0;
-	byte = uart->rx[uart->rx_head];
-	uart->rx_head = (uart->rx_head + 1) % SERIAL8250_RX_SIZE;
-	uart->rx_len--;
+	byte_ring_get(&uart->rx, &byte, 1);
 	return byte;
 }
 
@@ -158,7 +153,7 @@ static void write_reg_locked(struct serial8250 *uart, unsigned reg,
 	case REG_IIR_FCR:
 		uart->fcr = v & (FCR_ENABLE | 0xc0);
 		if (v & FCR_CLEAR_RX)
-			uart->rx_len = 0;
+			byte_ring_clear(&uart->rx);
 		break;
 	case REG_LCR:
 		uart->lcr = v;
@@ -197,7 +192,7 @@ static uint8_t read_reg_locked(struct serial8250 *uart, unsigned reg)
 		v = uart->mcr;
 		break;
 	case REG_LSR:
-		v = LSR_THRE | LSR_TEMT | (uart->rx_len ? LSR_DR : 0) |
+		v = LSR_THRE | LSR_TEMT | (byte_ring_used(&uart->rx) ? LSR_DR : 0) |
 		    (uart->overrun ? LSR_OE : 0);
 		uart->overrun = false;
 		break;
@@ -234,9 +229,7 @@ size_t serial8250_receive(struct serial8250 *uart, const uint8_t *buf,
 	size_t n;
 
 	pthread_mutex_lock(&uart->lock);
-	n = MIN(len, SERIAL8250_RX_SIZE - uart->rx_len);
-	for (size_t i = 0; i < n; i++)
-		rx_push_locked(uart, buf[i]);
+	n = byte_ring_put(&uart->rx, buf, len);
 	update_irq_locked(uart);
 	pthread_mutex_unlock(&uart->lock);
 	return n;
@@ -247,7 +240,7 @@ size_t serial8250_rx_room(struct serial8250 *uart)
 	size_t room;
 
 	pthread_mutex_lock(&uart->lock);
-	room = SERIAL8250_RX_SIZE - uart->rx_len;
+	room = byte_ring_room(&uart->rx);
 	pthread_mutex_unlock(&uart->lock);
 	return room;
 }

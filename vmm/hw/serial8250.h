@@ -12,6 +12,7 @@
 
 #include "core/console.h"
 #include "core/console_out.h"
+#include "lib/byte_ring.h"
 
 #define SERIAL8250_REGS 8
 #define SERIAL8250_RX_SIZE 1024
@@ -29,8 +30,8 @@ struct serial8250 {
 	uint8_t ier, lcr, mcr, scr, dll, dlm, fcr, msr;
 	bool thr_empty_pending;	/* THRE interrupt not yet acknowledged */
 	bool overrun;
-	uint8_t rx[SERIAL8250_RX_SIZE];
-	size_t rx_head, rx_len;
+	struct byte_ring rx;
+	uint8_t rx_buf[SERIAL8250_RX_SIZE];
 };
 
 void serial8250_init(struct serial8250 *uart, struct console_out *out,
