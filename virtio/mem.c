@@ -212,7 +212,7 @@ static uint16_t do_state(struct virtio_mem *m, uint64_t addr, uint16_t nb,
 /* One request chain: the request readable, then room for the response.
  * Returns the bytes written, or -EIO for a chain no driver sends (the
  * device then needs a reset). */
-static int64_t serve(struct virtio_device *vdev,
+static int64_t serve(struct virtio_device *vdev, unsigned q,
 		     const struct virtq_chain *c)
 {
 	struct virtio_mem *m = to_mem(vdev);
@@ -257,10 +257,14 @@ static int64_t serve(struct virtio_device *vdev,
 	return virtq_chain_write(c, 0, &resp, sizeof(resp));
 }
 
+static const struct virtio_queue_server server = {
+	.serve = serve,
+};
+
 static void mem_queue_notify(struct virtio_device *vdev, unsigned q)
 {
 	pthread_mutex_lock(&vdev->lock);
-	virtio_queue_serve(vdev, REQ_QUEUE, NULL, serve);
+	virtio_queue_serve(vdev, REQ_QUEUE, &server);
 	pthread_mutex_unlock(&vdev->lock);
 }
 

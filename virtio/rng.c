@@ -90,7 +90,8 @@ static size_t fill(uint8_t *buf, size_t len)
 /* One request: random bytes into its writable buffers, as many as they
  * hold and the period has left. Returns the bytes written, or -EIO for
  * a chain no driver sends (the device then needs a reset). */
-static int64_t serve(struct virtio_device *vdev, const struct virtq_chain *c)
+static int64_t serve(struct virtio_device *vdev, unsigned q,
+		     const struct virtq_chain *c)
 {
 	struct virtio_rng *r = to_rng(vdev);
 	const struct iovec *iov = c->iov + c->nr_out;
@@ -123,7 +124,7 @@ static int64_t serve(struct virtio_device *vdev, const struct virtq_chain *c)
 
 /* Periods start with a request, not before. Over budget: notifications
  * stay off, and the timer comes for what waits. */
-static bool may_take(struct virtio_device *vdev)
+static bool may_take(struct virtio_device *vdev, unsigned q)
 {
 	struct virtio_rng *r = to_rng(vdev);
 
@@ -134,9 +135,14 @@ static bool may_take(struct virtio_device *vdev)
 	return false;
 }
 
+static const struct virtio_queue_server server = {
+	.may_take = may_take,
+	.serve = serve,
+};
+
 static void process(struct virtio_rng *r)
 {
-	virtio_queue_serve(&r->vdev, REQ_QUEUE, may_take, serve);
+	virtio_queue_serve(&r->vdev, REQ_QUEUE, &server);
 }
 
 static void rng_queue_notify(struct virtio_device *vdev, unsigned q)

@@ -672,39 +672,71 @@ void virtio_device_error(struct virtio_device *vdev, const char *fmt, ...)
 	virtio_config_changed(vdev);
 }
 
-void virtio_queue_serve(struct virtio_device *vdev, unsigned q,
-			bool (*may_take)(struct virtio_device *vdev),
-			int64_t (*serve)(struct virtio_device *vdev,
-					 const struct virtq_chain *c))
+int virtio_queue_pop(struct virtio_device *vdev, unsigned q,
+		     struct virtq_chain *c)
 {
 	struct virtq *vq = &vdev->queues[q].vq;
-	uint16_t used = vq->used_idx;
-	struct virtq_chain chain;
+	int got = virtq_pop(vq, c);
+
+	if (got < 0)
+		virtio_device_error(vdev, "queue %u: %s", q, vq->error);
+	return got;
+}
+
+enum virtio_drain virtio_queue_drain(struct virtio_device *vdev, unsigned q,
+				     const struct virtio_queue_server *s,
+				     unsigned *taken)
+{
+	struct virtq *vq = &vdev->queues[q].vq;
+	struct virtq_chain own, *c;
 	int64_t written;
 	int got;
 
+	for (;;) {
+		if (!virtio_queue_ready(vdev, q))
+			return VIRTIO_DRAIN_BROKEN;
+		if (s->wants && !s->wants(vdev, q))
+			return VIRTIO_DRAIN_STOPPED;
+		if (!virtq_has_avail(vq))
+			return VIRTIO_DRAIN_EMPTY;
+		if (s->budget && *taken == s->budget) {
+			virtio_queue_kick(vdev, q);
+			return VIRTIO_DRAIN_STOPPED;
+		}
+		if (s->may_take && !s->may_take(vdev, q))
+			return VIRTIO_DRAIN_STOPPED;
+		c = s->chain ? s->chain(vdev, q) : &own;
+		if (!c)
+			return VIRTIO_DRAIN_STOPPED;
+		got = virtio_queue_pop(vdev, q, c);
+		if (got <= 0)
+			return got ? VIRTIO_DRAIN_BROKEN : VIRTIO_DRAIN_EMPTY;
+		written = s->serve(vdev, q, c);
+		if (written == -EAGAIN) {
+			virtq_unpop(vq);
+			return VIRTIO_DRAIN_STOPPED;
+		}
+		if (written < 0 && written != -EINPROGRESS)
+			return VIRTIO_DRAIN_BROKEN;
+		if (written >= 0)
+			virtq_push(vq, c->head, written);
+		(*taken)++;
+	}
+}
+
+void virtio_queue_serve(struct virtio_device *vdev, unsigned q,
+			const struct virtio_queue_server *s)
+{
+	struct virtq *vq = &vdev->queues[q].vq;
+	uint16_t used = vq->used_idx;
+	unsigned taken = 0;
+
 	if (!virtio_queue_ready(vdev, q))
 		return;
-	for (;;) {
+	do {
 		virtq_disable_notify(vq);
-		while (virtio_queue_ready(vdev, q) && virtq_has_avail(vq)) {
-			if (may_take && !may_take(vdev))
-				goto out;
-			got = virtq_pop(vq, &chain);
-			if (got < 0)
-				virtio_device_error(vdev, "queue %u: %s", q,
-						    vq->error);
-			if (got <= 0)
-				break;
-			written = serve(vdev, &chain);
-			if (written < 0)
-				break;
-			virtq_push(vq, chain.head, written);
-		}
-		if (!virtio_queue_ready(vdev, q) || !virtq_enable_notify(vq))
-			break;
-	}
-out:
+	} while (virtio_queue_drain(vdev, q, s, &taken) == VIRTIO_DRAIN_EMPTY &&
+		 virtq_enable_notify(vq));
 	if (vq->used_idx != used)
 		virtio_queue_interrupt(vdev, q);
 }

@@ -210,17 +210,69 @@ void virtio_device_error(struct virtio_device *vdev, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Whether the device may process queue q now (DRIVER_OK, not broken). */
 bool virtio_queue_ready(const struct virtio_device *vdev, unsigned q);
-/* A request queue's processing loop, for devices that answer each chain
- * on its own (rng, mem), with vdev->lock held (nothing when the queue is
- * not ready): while queue q is ready
- * and may_take (NULL: always) allows, pops a chain and pushes it with
- * the bytes serve wrote (serve returns them, or a negative errno after
- * virtio_device_error, which ends the loop); re-enables notifications
- * and drains again what the driver added meanwhile, or leaves them off
- * when may_take stopped it; then one interrupt if any chain was used. */
+/* The one way chains are taken off queue q: 1 with one in c, 0 when
+ * none waits, -EIO when the guest broke a rule (virtio_device_error has
+ * said which, and the device needs a reset). */
+int virtio_queue_pop(struct virtio_device *vdev, unsigned q,
+		     struct virtq_chain *c);
+
+/* How a device serves a queue with virtio_queue_serve or _drain. Every
+ * hook runs with vdev->lock held; only under virtio_queue_drain may one
+ * let it go for a while. */
+struct virtio_queue_server {
+	/* Chains taken per call at most (0: no limit). With one more
+	 * waiting, the queue kicks itself and the call ends with
+	 * notifications off: the rest comes after the thread's other
+	 * events, so a busy queue starves neither the others nor whoever
+	 * waits for the lock. */
+	unsigned budget;
+	/* Optional, asked before each look at the ring: false ends the call
+	 * with notifications left off, for a device that comes back by
+	 * itself (with typed input to deliver, with a kick of its own). */
+	bool (*wants)(struct virtio_device *vdev, unsigned q);
+	/* Optional, asked with a chain waiting, before it is taken: false
+	 * leaves it there and ends the call with notifications off (a
+	 * limit whose end a timer brings, or a guest error reported). */
+	bool (*may_take)(struct virtio_device *vdev, unsigned q);
+	/* Optional: where to read the next chain (a request's own), asked
+	 * after may_take; NULL (out of memory) ends the call as may_take
+	 * does. Without it, a chain of the call's own. */
+	struct virtq_chain *(*chain)(struct virtio_device *vdev, unsigned q);
+	/* One chain taken. Returns the bytes the device wrote into it, and
+	 * it is used now; -EINPROGRESS: the device keeps it and pushes it
+	 * itself later; -EAGAIN: the device cannot take it now: it goes
+	 * back to the head of the ring, not used, for a later call, and
+	 * this one ends with notifications off (the device comes back:
+	 * a kick of its own, a watched fd); another -errno: the guest broke
+	 * the protocol, and virtio_device_error said so. */
+	int64_t (*serve)(struct virtio_device *vdev, unsigned q,
+			 const struct virtq_chain *c);
+};
+
+/* Where virtio_queue_drain stopped. */
+enum virtio_drain {
+	VIRTIO_DRAIN_EMPTY,	/* no chain waits: notifications may go on */
+	VIRTIO_DRAIN_STOPPED,	/* the device takes no more now: they stay
+				 * off */
+	/* The queue is not ready: the guest broke the protocol, or a reset
+	 * came while a hook let the lock go. */
+	VIRTIO_DRAIN_BROKEN,
+};
+
+/* With vdev->lock held: takes queue q's chains while it is ready and s
+ * allows, notifications as the caller left them; *taken counts the
+ * chains taken against s->budget, across calls. For a device that
+ * wraps a loop of its own around it (blk submits and reaps between
+ * drains, and keeps its own count of what is to be signalled). */
+enum virtio_drain virtio_queue_drain(struct virtio_device *vdev, unsigned q,
+				     const struct virtio_queue_server *s,
+				     unsigned *taken);
+/* With vdev->lock held, a queue's processing loop (nothing when queue q
+ * is not ready): with notifications off, drains; then turns them back
+ * on and drains again what the driver added meanwhile, or leaves them
+ * off when the device stopped taking; then one interrupt if any chain
+ * was used. */
 void virtio_queue_serve(struct virtio_device *vdev, unsigned q,
-			bool (*may_take)(struct virtio_device *vdev),
-			int64_t (*serve)(struct virtio_device *vdev,
-					 const struct virtq_chain *c));
+			const struct virtio_queue_server *s);
 
 #endif

@@ -198,6 +198,11 @@ int virtq_pop(struct virtq *vq, struct virtq_chain *chain)
 	return 1;
 }
 
+void virtq_unpop(struct virtq *vq)
+{
+	vq->last_avail--;
+}
+
 bool virtq_has_avail(const struct virtq *vq)
 {
 	return vq->size && load_idx(vq->avail + 2) != vq->last_avail;

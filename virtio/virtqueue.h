@@ -60,6 +60,10 @@ void virtq_unmap(struct virtq *vq);
  * empty, -EIO if the guest broke a rule (vq->error says which; the queue
  * stays broken until it is mapped again). */
 int virtq_pop(struct virtq *vq, struct virtq_chain *chain);
+/* Puts the chain virtq_pop just took back: the next virtq_pop takes it
+ * again, read anew from the ring (and checked anew), for a device that
+ * cannot use it yet. Only with nothing taken since. */
+void virtq_unpop(struct virtq *vq);
 /* Whether the guest made a chain available that is not taken yet. */
 bool virtq_has_avail(const struct virtq *vq);
 /* Returns a chain to the guest; written is the number of bytes the device

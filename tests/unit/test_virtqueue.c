@@ -105,6 +105,30 @@ static void test_good_chain(void)
 	CHECK_EQ(virtq_pop(&vq, &chain), 0);
 }
 
+/* A chain put back is taken again, read anew from the ring, and the
+ * ones behind it stay behind it. */
+static void test_unpop(void)
+{
+	setup(ALL_FEATURES);
+	set_desc(DESC_GPA, 2, BUF_GPA, 16, 0, 0);
+	set_desc(DESC_GPA, 4, BUF_GPA + 0x1000, 8, VRING_DESC_F_WRITE, 0);
+	publish(2);
+	publish(4);
+	CHECK_EQ(virtq_pop(&vq, &chain), 1);
+	CHECK_EQ(chain.head, 2);
+	virtq_unpop(&vq);
+	CHECK(virtq_has_avail(&vq));
+	set_desc(DESC_GPA, 2, BUF_GPA, 32, 0, 0);
+	CHECK_EQ(virtq_pop(&vq, &chain), 1);
+	CHECK_EQ(chain.head, 2);
+	CHECK_EQ(chain.out_bytes, 32);
+	CHECK_EQ(virtq_pop(&vq, &chain), 1);
+	CHECK_EQ(chain.head, 4);
+	CHECK_EQ(chain.in_bytes, 8);
+	CHECK(!virtq_has_avail(&vq));
+	CHECK_EQ(virtq_pop(&vq, &chain), 0);
+}
+
 static void test_chain_copy(void)
 {
 	uint8_t buf[8] = "abcdefg", out[8] = { 0 };
@@ -461,6 +485,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		UNIT_TEST(test_map_checks),
 		UNIT_TEST(test_good_chain),
+		UNIT_TEST(test_unpop),
 		UNIT_TEST(test_chain_copy),
 		UNIT_TEST(test_hostile_direct),
 		UNIT_TEST(test_hostile_indirect),
