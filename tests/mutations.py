@@ -226,8 +226,8 @@ MUTATIONS = {
         "unit-x86-insn-name", []),
     "vcons-tx-takes-writable-buffer": (
         "virtio/console.c",
-        "\t\t\tif (chain.nr_in) {",
-        "\t\t\tif (0) {",
+        "\tif (chain->nr_in) {",
+        "\tif (0) {",
         "unit-virtio-console", []),
     "vcons-input-not-delivered": (
         "virtio/console.c",

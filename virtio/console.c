@@ -22,65 +22,59 @@ static struct virtio_console *to_console(struct virtio_device *vdev)
 	return vdev->opaque;
 }
 
-/* Guest output: each chain's readable bytes to the console output
- * buffer, which takes what fits and never waits. */
-static void process_tx(struct virtio_console *c)
-{
-	struct virtio_device *vdev = &c->vdev;
-	struct virtq *vq = &vdev->queues[TX_QUEUE].vq;
-	uint16_t used = vq->used_idx;
-	struct virtq_chain chain;
-	unsigned i, done = 0;
-	int got;
-
-	for (;;) {
-		virtq_disable_notify(vq);
-		while (virtio_queue_ready(vdev, TX_QUEUE) &&
-		       virtq_has_avail(vq)) {
-			/* A queue's worth per pass: a guest that keeps it fed
-			 * must not hold the device lock, which typed input
-			 * waits on, for ever. The rest comes after the
-			 * device thread's other events. */
-			if (done++ == VCONS_QUEUE_SIZE) {
-				virtio_queue_kick(vdev, TX_QUEUE);
-				goto out;
-			}
-			got = virtq_pop(vq, &chain);
-			if (got < 0)
-				virtio_device_error(vdev, "queue %u: %s",
-						    TX_QUEUE, vq->error);
-			if (got <= 0)
-				break;
-			if (chain.nr_in) {
-				virtio_device_error(vdev, "transmit chain with "
-						    "a device-writable buffer");
-				break;
-			}
-			for (i = 0; c->out && i < chain.nr_out; i++)
-				console_out_put(c->out, chain.iov[i].iov_base,
-						chain.iov[i].iov_len);
-			c->tx_bytes += chain.out_bytes;
-			virtq_push(vq, chain.head, 0);
-		}
-		if (!virtio_queue_ready(vdev, TX_QUEUE) ||
-		    !virtq_enable_notify(vq))
-			break;
-	}
-out:
-	if (vq->used_idx != used)
-		virtio_queue_interrupt(vdev, TX_QUEUE);
-}
-
-/* Copies up to len bytes of typed input into the chain's writable
- * buffers, oldest first, and takes them off the input buffer. */
-static uint32_t rx_fill(struct virtio_console *c,
+/* Guest output: a chain's readable bytes to the console output buffer,
+ * which takes what fits and never waits. */
+static int64_t tx_serve(struct virtio_device *vdev, unsigned q,
 			const struct virtq_chain *chain)
 {
+	struct virtio_console *c = to_console(vdev);
+	unsigned i;
+
+	if (chain->nr_in) {
+		virtio_device_error(vdev, "transmit chain with a "
+				    "device-writable buffer");
+		return -EIO;
+	}
+	for (i = 0; c->out && i < chain->nr_out; i++)
+		console_out_put(c->out, chain->iov[i].iov_base,
+				chain->iov[i].iov_len);
+	c->tx_bytes += chain->out_bytes;
+	return 0;
+}
+
+/* A queue's worth per pass: a guest that keeps it fed must not hold the
+ * device lock, which typed input waits on, for ever. The rest comes
+ * after the device thread's other events. */
+static const struct virtio_queue_server tx_server = {
+	.budget = VCONS_QUEUE_SIZE,
+	.serve = tx_serve,
+};
+
+/* Receive buffers are taken only while there is typed input; without,
+ * notifications stay off: the next keystroke comes through deferred,
+ * and needs no kick. */
+static bool rx_wants(struct virtio_device *vdev, unsigned q)
+{
+	return byte_ring_used(&to_console(vdev)->in);
+}
+
+/* Typed input into a receive chain's writable buffers, oldest first, as
+ * much as they take; the rest waits for more buffers. */
+static int64_t rx_serve(struct virtio_device *vdev, unsigned q,
+			const struct virtq_chain *chain)
+{
+	struct virtio_console *c = to_console(vdev);
 	uint64_t want = MIN(byte_ring_used(&c->in), chain->in_bytes);
 	uint64_t done = 0;
 	const uint8_t *p;
 	size_t n;
 
+	if (chain->nr_out || !chain->in_bytes) {
+		virtio_device_error(vdev, "receive chain %s", chain->nr_out ?
+				    "with a device-readable buffer" :
+				    "without a writable byte");
+		return -EIO;
+	}
 	while (done < want) {
 		p = byte_ring_peek(&c->in, &n);
 		n = MIN(n, want - done);
@@ -92,57 +86,15 @@ static uint32_t rx_fill(struct virtio_console *c,
 	return want;
 }
 
-/* Typed input into the receive buffers the guest has given, while there
- * is input; the rest waits for more buffers. */
-static void process_rx(struct virtio_console *c)
-{
-	struct virtio_device *vdev = &c->vdev;
-	struct virtq *vq = &vdev->queues[RX_QUEUE].vq;
-	uint16_t used = vq->used_idx;
-	struct virtq_chain chain;
-	int got;
-
-	for (;;) {
-		virtq_disable_notify(vq);
-		while (byte_ring_used(&c->in) &&
-		       virtio_queue_ready(vdev, RX_QUEUE) &&
-		       virtq_has_avail(vq)) {
-			got = virtq_pop(vq, &chain);
-			if (got < 0)
-				virtio_device_error(vdev, "queue %u: %s",
-						    RX_QUEUE, vq->error);
-			if (got <= 0)
-				break;
-			if (chain.nr_out || !chain.in_bytes) {
-				virtio_device_error(vdev, "receive chain %s",
-						    chain.nr_out ?
-						    "with a device-readable "
-						    "buffer" :
-						    "without a writable byte");
-				break;
-			}
-			virtq_push(vq, chain.head, rx_fill(c, &chain));
-		}
-		/* No input: the next keystroke comes through deferred, and
-		 * needs no kick. */
-		if (!byte_ring_used(&c->in) ||
-		    !virtio_queue_ready(vdev, RX_QUEUE) ||
-		    !virtq_enable_notify(vq))
-			break;
-	}
-	if (vq->used_idx != used)
-		virtio_queue_interrupt(vdev, RX_QUEUE);
-}
+static const struct virtio_queue_server rx_server = {
+	.wants = rx_wants,
+	.serve = rx_serve,
+};
 
 static void vcons_queue_notify(struct virtio_device *vdev, unsigned q)
 {
-	struct virtio_console *c = to_console(vdev);
-
 	pthread_mutex_lock(&vdev->lock);
-	if (q == TX_QUEUE)
-		process_tx(c);
-	else if (virtio_queue_ready(vdev, RX_QUEUE))
-		process_rx(c);
+	virtio_queue_serve(vdev, q, q == TX_QUEUE ? &tx_server : &rx_server);
 	pthread_mutex_unlock(&vdev->lock);
 }
 
@@ -151,11 +103,8 @@ static void vcons_queue_notify(struct virtio_device *vdev, unsigned q)
  * DRIVER_OK kicks the receive queue. */
 static void vcons_deferred(struct virtio_device *vdev)
 {
-	struct virtio_console *c = to_console(vdev);
-
 	pthread_mutex_lock(&vdev->lock);
-	if (virtio_queue_ready(vdev, RX_QUEUE))
-		process_rx(c);
+	virtio_queue_serve(vdev, RX_QUEUE, &rx_server);
 	pthread_mutex_unlock(&vdev->lock);
 }
 
