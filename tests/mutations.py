@@ -145,8 +145,8 @@ MUTATIONS = {
         "unit-virtio-blk", []),
     "balloon-pass-unbounded": (
         "virtio/balloon.c",
-        "\tuint64_t budget = BALLOON_PASS_BUDGET;",
-        "\tuint64_t budget = UINT64_MAX;",
+        "\tb->budget = BALLOON_PASS_BUDGET;",
+        "\tb->budget = UINT64_MAX;",
         "unit-virtio-balloon", []),
     "rng-budget-never-spent": (
         "virtio/rng.c",

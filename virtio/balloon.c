@@ -123,9 +123,9 @@ static void update(struct virtio_balloon *b, unsigned n, bool inflate)
  * the chain's readable part, from where the last pass stopped, until the
  * pass budget (*budget) runs out. Returns whether the chain is done. */
 static bool handle_pages(struct virtio_balloon *b, struct balloon_work *w,
-			 bool inflate, bool cont, uint64_t *budget)
+			 const struct virtq_chain *c, bool inflate, bool cont,
+			 uint64_t *budget)
 {
-	const struct virtq_chain *c = &w->chain;
 	const struct guest_ram *ram = b->vdev.ram;
 	unsigned esize = cont ? CONT_SIZE : PFN_SIZE;
 	uint64_t end = MIN(c->out_bytes, MAX_ARRAY_BYTES), got, over = 0;
@@ -268,35 +268,6 @@ static int stats_queue(const struct virtio_balloon *b)
 	return -1;
 }
 
-/* One chain, as far as the pass budget goes: false when it is left for
- * the queue's next pass. One done with goes back to the driver, but for
- * the stats buffer, which is kept. */
-static bool handle_chain(struct virtio_balloon *b, unsigned q,
-			 struct balloon_work *w, uint64_t *budget)
-{
-	enum balloon_vq_role role = b->roles[q];
-	const struct virtq_chain *c = &w->chain;
-
-	if (role == BVQ_STATS) {
-		/* A second buffer while one is held: the older goes back
-		 * (a request, which the driver may answer again). */
-		stats_request(b, q);
-		record_stats(b, c);
-		b->stats_head = c->head;
-		b->stats_held = true;
-		return true;
-	}
-	if (role == BVQ_REPORTING)
-		handle_report(b, c, budget);
-	else if (!handle_pages(b, w, role == BVQ_INFLATE ||
-				      role == BVQ_INFLATE_CONT,
-			       role == BVQ_INFLATE_CONT ||
-				       role == BVQ_DEFLATE_CONT, budget))
-		return false;
-	virtq_push(&b->vdev.queues[q].vq, c->head, 0);
-	return true;
-}
-
 /* With vdev->lock held, or before the device thread runs: what the host
  * side sees from now on. */
 static void publish_info(struct virtio_balloon *b)
@@ -334,47 +305,70 @@ static void work_start(struct balloon_work *w, const struct guest_ram *ram)
 	w->rest.nr_pages = 0;
 }
 
-/* A pass over queue q: chains until it is empty or the budget is spent;
- * then the rest waits for the next pass, which the queue's own
- * notification brings after the device thread's other events (a
- * target from the host, the other queues), as virtio-net does. */
+/* Before each look at the ring: a pass does no more than its budget.
+ * The rest waits for the queue's next pass, which its own notification
+ * brings after the device thread's other events (a target from the
+ * host, the other queues), as virtio-net does. */
+static bool wants(struct virtio_device *vdev, unsigned q)
+{
+	struct virtio_balloon *b = to_balloon(vdev);
+
+	if (b->budget)
+		return true;
+	virtio_queue_kick(vdev, q);
+	return false;
+}
+
+/* One chain, as far as the pass budget goes. One done with goes back to
+ * the driver, but for the stats buffer, which is kept (until the next
+ * stats request); one the budget cut short goes back to the ring for
+ * the queue's next pass, which goes on where this one stopped. */
+static int64_t serve(struct virtio_device *vdev, unsigned q,
+		     const struct virtq_chain *c)
+{
+	struct virtio_balloon *b = to_balloon(vdev);
+	struct balloon_work *w = &b->work[q];
+	enum balloon_vq_role role = b->roles[q];
+
+	if (!w->held) {
+		work_start(w, vdev->ram);
+		b->budget--;
+	}
+	if (role == BVQ_STATS) {
+		/* A second buffer while one is held: the older goes back
+		 * (a request, which the driver may answer again). */
+		stats_request(b, q);
+		record_stats(b, c);
+		b->stats_head = c->head;
+		b->stats_held = true;
+		w->held = false;
+		return -EINPROGRESS;
+	}
+	if (role == BVQ_REPORTING) {
+		handle_report(b, c, &b->budget);
+	} else if (!handle_pages(b, w, c, role == BVQ_INFLATE ||
+					  role == BVQ_INFLATE_CONT,
+				 role == BVQ_INFLATE_CONT ||
+					 role == BVQ_DEFLATE_CONT,
+				 &b->budget)) {
+		virtio_queue_kick(vdev, q);
+		return -EAGAIN;
+	}
+	w->held = false;
+	return 0;
+}
+
+static const struct virtio_queue_server server = {
+	.wants = wants,
+	.serve = serve,
+};
+
+/* A pass over queue q: chains until it is empty or the budget is
+ * spent. */
 static void process(struct virtio_balloon *b, unsigned q)
 {
-	struct virtio_device *vdev = &b->vdev;
-	struct virtq *vq = &vdev->queues[q].vq;
-	struct balloon_work *w = &b->work[q];
-	uint64_t budget = BALLOON_PASS_BUDGET;
-	uint16_t used = vq->used_idx;
-	int got;
-
-	do {
-		virtq_disable_notify(vq);
-		while (virtio_queue_ready(vdev, q)) {
-			if (!budget) {
-				virtio_queue_kick(vdev, q);
-				goto out;
-			}
-			if (!w->held) {
-				got = virtq_pop(vq, &w->chain);
-				if (got < 0)
-					virtio_device_error(vdev, "queue %u: "
-							    "%s", q,
-							    vq->error);
-				if (got <= 0)
-					break;
-				work_start(w, vdev->ram);
-				budget--;
-			}
-			if (!handle_chain(b, q, w, &budget)) {
-				virtio_queue_kick(vdev, q);
-				goto out;
-			}
-			w->held = false;
-		}
-	} while (virtio_queue_ready(vdev, q) && virtq_enable_notify(vq));
-out:
-	if (vq->used_idx != used)
-		virtio_queue_interrupt(vdev, q);
+	b->budget = BALLOON_PASS_BUDGET;
+	virtio_queue_serve(&b->vdev, q, &server);
 	publish_info(b);
 }
 

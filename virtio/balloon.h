@@ -56,10 +56,11 @@ enum balloon_vq_role {
 #define BALLOON_PASS_BUDGET (1u << 16)
 
 /* An inflate or deflate chain being worked through: a pass that runs
- * out of budget keeps it here, and the queue's next pass goes on. */
+ * out of budget puts the chain back at the head of its ring and keeps
+ * how far it got here, and the queue's next pass takes it again and
+ * goes on. */
 struct balloon_work {
-	bool held;
-	struct virtq_chain chain;
+	bool held;			/* the chain at the head is begun */
 	uint64_t off;			/* array bytes looked at */
 	uint64_t pages_left;		/* what the chain may still cover */
 	struct balloon_range rest;	/* of an element cut at the budget */
@@ -94,6 +95,7 @@ struct virtio_balloon {
 	int timer_fd;			/* stats requests; -1 without */
 	struct balloon_range *scratch;	/* one batch of ranges */
 	struct balloon_work work[BALLOON_NR_QUEUES];
+	uint64_t budget;		/* what the running pass has left */
 
 	/* The stats buffer the driver posted, held until the next request,
 	 * and the last statistics it carried. */
