@@ -74,12 +74,11 @@ static bool tx_chain_ok(struct virtio_net *net, const struct virtq_chain *c)
 	return false;
 }
 
-/* Sends tx_chain, with our header in place of the guest's. 0 when done
+/* Sends the chain, with our header in place of the guest's. 0 when done
  * with it (sent or dropped), -EAGAIN when the tap cannot take it now. */
-static int tx_send(struct virtio_net *net)
+static int tx_send(struct virtio_net *net, const struct virtq_chain *c)
 {
 	static const uint8_t hdr[HDR_SIZE];
-	const struct virtq_chain *c = &net->tx_chain;
 	struct iovec iov[VIRTQ_MAX_SIZE + 1];
 	unsigned n;
 
@@ -109,46 +108,33 @@ static int tx_send(struct virtio_net *net)
 	return 0;
 }
 
+/* One transmit chain. One the tap cannot take now goes back to the head
+ * of the ring, and kicks stay off until the tap is writable again. */
+static int64_t tx_serve(struct virtio_device *vdev, unsigned q,
+			const struct virtq_chain *c)
+{
+	struct virtio_net *net = to_net(vdev);
+
+	if (!tx_chain_ok(net, c))
+		return -EIO;
+	if (tx_send(net, c) == -EAGAIN) {
+		net->tx_pending = true;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* Past the budget the queue kicks itself: back after the other events. */
+static const struct virtio_queue_server tx_server = {
+	.budget = BUDGET,
+	.serve = tx_serve,
+};
+
 static void tx_process(struct virtio_net *net)
 {
-	struct virtio_device *vdev = &net->vdev;
-	struct virtq *vq = &vdev->queues[NET_TXQ].vq;
-	unsigned done = 0;
-	int got;
-
-	/* A reset may have come since the device thread looked. */
-	if (!virtio_queue_ready(vdev, NET_TXQ))
-		return;
-	do {
-		virtq_disable_notify(vq);
-		while (virtio_queue_ready(vdev, NET_TXQ)) {
-			if (done == BUDGET) {
-				/* Come back after the other events. */
-				virtio_queue_kick(vdev, NET_TXQ);
-				goto out;
-			}
-			if (!net->tx_pending) {
-				got = virtq_pop(vq, &net->tx_chain);
-				if (got < 0)
-					virtio_device_error(vdev, "transmit "
-							    "queue: %s",
-							    vq->error);
-				if (got <= 0 ||
-				    !tx_chain_ok(net, &net->tx_chain))
-					break;
-				net->tx_pending = true;
-			}
-			/* Kicks stay off until the tap is writable again. */
-			if (tx_send(net) == -EAGAIN)
-				goto out;
-			net->tx_pending = false;
-			virtq_push(vq, net->tx_chain.head, 0);
-			done++;
-		}
-	} while (virtio_queue_ready(vdev, NET_TXQ) && virtq_enable_notify(vq));
-out:
-	if (done)
-		virtio_queue_interrupt(vdev, NET_TXQ);
+	/* What waited for the tap is at the head of the ring again. */
+	net->tx_pending = false;
+	virtio_queue_serve(&net->vdev, NET_TXQ, &tx_server);
 }
 
 static struct virtq_chain *rx_chain(struct virtio_net *net, unsigned i)
@@ -171,13 +157,9 @@ static int rx_take(struct virtio_net *net)
 	if (net->rx_nr == vq->size)
 		return -ENOSPC;
 	c = rx_chain(net, net->rx_nr);
-	got = virtq_pop(vq, c);
-	if (got < 0) {
-		virtio_device_error(vdev, "receive queue: %s", vq->error);
-		return -EIO;
-	}
-	if (!got)
-		return 0;
+	got = virtio_queue_pop(vdev, NET_RXQ, c);
+	if (got <= 0)
+		return got;
 	/* With MRG_RXBUF every buffer must hold the header (5.1.6.3.1);
 	 * without it, a buffer that cannot would stall the queue. */
 	if (c->nr_out || c->in_bytes < HDR_SIZE) {

@@ -24,9 +24,8 @@ struct virtio_net {
 	int tap_fd;
 	bool tap_lost;		/* it hung up: stop watching it */
 
-	/* Under vdev.lock. A transmit chain taken from the queue that the
-	 * tap refused with EAGAIN; it goes first when the tap is writable. */
-	struct virtq_chain tx_chain;
+	/* Under vdev.lock. The tap refused the transmit chain at the head
+	 * of the ring with EAGAIN; it goes first when the tap is writable. */
 	bool tx_pending;
 
 	/* Receive chains taken from the queue and not yet used (a ring of
