@@ -480,25 +480,56 @@ static void ring_start(struct virtio_blk *blk, struct blk_request *req)
 	ring_queue(blk, req);
 }
 
-static struct blk_request *get_request(struct virtio_blk *blk)
+/* A driver can have no more out than the ring holds; one that publishes
+ * heads again would grow the pending list forever. */
+static bool blk_may_take(struct virtio_device *vdev, unsigned q)
 {
-	struct blk_request *req = blk->spare;
+	struct virtio_blk *blk = to_blk(vdev);
 
-	if (req)
-		blk->spare = req->next;
-	else
-		req = malloc(sizeof(*req));
-	return req;
+	if (blk->queues[q].inflight < vdev->queues[q].vq.size)
+		return true;
+	virtio_device_error(vdev, "queue %u: more requests than the queue "
+			    "holds", q);
+	return false;
 }
 
-/* A chain with no writable byte has nowhere for its status. */
-static bool take_request(struct virtio_blk *blk, unsigned q,
-			 struct blk_request *req)
+/* The next chain goes into the first spare request's own. Out of
+ * memory: the guest will not kick again for chains it has published, so
+ * the next completion must look again (retry_starved). One request is
+ * made at creation and each is either spare or in flight, so that
+ * completion comes. */
+static struct virtq_chain *blk_next_chain(struct virtio_device *vdev,
+					  unsigned q)
 {
-	if (!req->chain.in_bytes) {
-		virtio_device_error(&blk->vdev, "request without a status byte");
-		return false;
+	struct virtio_blk *blk = to_blk(vdev);
+	struct blk_request *req = blk->spare;
+
+	if (!req) {
+		req = malloc(sizeof(*req));
+		if (!req) {
+			pr_warn_ratelimited("%s: out of memory", blk->name);
+			blk->queues[q].starved = true;
+			return NULL;
+		}
+		req->next = NULL;
+		blk->spare = req;
 	}
+	return &req->chain;
+}
+
+/* The chain is the first spare request's (blk_next_chain). A chain with
+ * no writable byte has nowhere for its status. */
+static int64_t blk_serve(struct virtio_device *vdev, unsigned q,
+			 const struct virtq_chain *c)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+	struct blk_request *req = blk->spare;
+
+	if (!c->in_bytes) {
+		virtio_device_error(vdev, "request without a status byte");
+		return -EIO;
+	}
+	blk->spare = req->next;
 	req->q = q;
 	blk->queues[q].inflight++;
 	blk->inflight++;
@@ -513,57 +544,25 @@ static bool take_request(struct virtio_blk *blk, unsigned q,
 		blk->pending_tail = &req->next;
 		pthread_cond_signal(&blk->work);
 	}
-	return true;
+	return -EINPROGRESS;
 }
 
-enum drain_result {
-	DRAIN_EMPTY,		/* the ring is empty: enable notifications */
-	DRAIN_STARVED,		/* out of memory: a completion retries */
-	/* The device needs a reset, or one began while the lock was let go
-	 * (rings_wait_empty); the look every enabled queue gets at DRIVER_OK
-	 * afterwards turns notifications back on. */
-	DRAIN_BROKEN,
+/* Every available chain, each completed (and interrupts raised) by the
+ * engine. io_uring's ring_start may let the lock go to wait for the
+ * rings (rings_wait_empty): a reset then ends the drain as broken, and
+ * the look every enabled queue gets at DRIVER_OK afterwards turns
+ * notifications back on. */
+static const struct virtio_queue_server blk_server = {
+	.may_take = blk_may_take,
+	.chain = blk_next_chain,
+	.serve = blk_serve,
 };
 
-/* Takes every available chain. */
-static enum drain_result drain_queue(struct virtio_blk *blk, unsigned q)
+static enum virtio_drain drain_queue(struct virtio_blk *blk, unsigned q)
 {
-	struct virtio_device *vdev = &blk->vdev;
-	struct virtq *vq = &vdev->queues[q].vq;
-	struct blk_request *req;
-	int got;
+	unsigned taken = 0;
 
-	for (;;) {
-		if (!virtio_queue_ready(vdev, q))
-			return DRAIN_BROKEN;
-		/* A driver can have no more out than the ring holds; one that
-		 * publishes heads again would grow the pending list forever. */
-		if (blk->queues[q].inflight >= vq->size) {
-			if (!virtq_has_avail(vq))
-				return DRAIN_EMPTY;
-			virtio_device_error(vdev, "queue %u: more requests "
-					    "than the queue holds", q);
-			return DRAIN_BROKEN;
-		}
-		/* Out of memory: the guest will not kick again for chains it
-		 * has published, so the next completion must look again
-		 * (retry_starved). One request is made at creation and each
-		 * is either spare or in flight, so that completion comes. */
-		req = get_request(blk);
-		if (!req) {
-			pr_warn_ratelimited("%s: out of memory", blk->name);
-			blk->queues[q].starved = true;
-			return DRAIN_STARVED;
-		}
-		got = virtq_pop(vq, &req->chain);
-		if (got < 0)
-			virtio_device_error(vdev, "queue %u: %s", q, vq->error);
-		if (got <= 0 || !take_request(blk, q, req)) {
-			req->next = blk->spare;
-			blk->spare = req;
-			return got == 0 ? DRAIN_EMPTY : DRAIN_BROKEN;
-		}
-	}
+	return virtio_queue_drain(&blk->vdev, q, &blk_server, &taken);
 }
 
 /* Worker threads: takes every available chain for the workers. */
@@ -578,7 +577,7 @@ static void threads_serve(struct virtio_blk *blk, unsigned q)
 	while (virtio_queue_ready(vdev, q)) {
 		virtq_disable_notify(vq);
 		/* Notifications stay off while starved: a completion kicks. */
-		if (drain_queue(blk, q) != DRAIN_EMPTY ||
+		if (drain_queue(blk, q) != VIRTIO_DRAIN_EMPTY ||
 		    !virtio_queue_ready(vdev, q) || !virtq_enable_notify(vq))
 			break;
 	}
@@ -620,7 +619,7 @@ static void ring_serve(struct virtio_blk *blk, unsigned q)
 
 	pthread_mutex_lock(&vdev->lock);
 	while (virtio_queue_ready(vdev, q)) {
-		enum drain_result res;
+		enum virtio_drain res;
 
 		virtq_disable_notify(vq);
 		res = drain_queue(blk, q);
@@ -629,7 +628,7 @@ static void ring_serve(struct virtio_blk *blk, unsigned q)
 			;
 		interrupt_pushed(blk, q);
 		/* Notifications stay off while starved: a completion kicks. */
-		if (res != DRAIN_EMPTY)
+		if (res != VIRTIO_DRAIN_EMPTY)
 			break;
 		pthread_mutex_unlock(&vdev->lock);
 		if (ring_poll(blk, q)) {
