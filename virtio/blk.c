@@ -1,7 +1,10 @@
-/* virtio-blk device (see blk.h). A request's layout (virtio 1.x, 5.2.6):
- * a 16-byte header {type, reserved, sector} in the readable part, data,
- * and a status byte, the last writable byte. Any of these may be split
- * across descriptors, so the code works on byte offsets in the chain. */
+/* virtio-blk device (see blk.h): its request protocol. Requests are
+ * taken off the virtqueues, checked and answered here; an engine
+ * (blk_engine.h: blk_uring.c, blk_threads.c) moves their data. A
+ * request's layout (virtio 1.x, 5.2.6): a 16-byte header {type,
+ * reserved, sector} in the readable part, data, and a status byte, the
+ * last writable byte. Any of these may be split across descriptors, so
+ * the code works on byte offsets in the chain. */
 #include "virtio/blk.h"
 
 #include <errno.h>
@@ -9,14 +12,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/epoll.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lib/log.h"
-#include "lib/sandbox.h"
-#include "lib/thread_name.h"
 #include "lib/util.h"
+#include "virtio/blk_engine.h"
 
 #define HEADER_SIZE 16
 #define SEGMENT_SIZE 16		/* discard / write-zeroes segment */
@@ -26,36 +26,6 @@
 #define RANGE_MAX_SEGS 32
 #define DISCARD_ALIGN_SECTORS 8		/* 4 KiB: the host page */
 #define WRITE_ZEROES_UNMAP 1u
-
-/* What a request does once taken and checked. */
-enum blk_io {
-	IO_DONE,	/* answered while taken: r holds the answer */
-	IO_READ,
-	IO_WRITE,
-	IO_FLUSH,
-	IO_RANGES,	/* discard, write-zeroes: blocking calls */
-};
-
-struct blk_result {
-	uint8_t status;
-	uint32_t written;	/* bytes written into the guest's buffers */
-};
-
-struct blk_request {
-	struct blk_request *next;
-	unsigned q;		/* the queue it came from */
-	struct virtq_chain chain;
-	uint8_t *status;	/* the chain's last writable byte */
-	enum blk_io io;
-	uint32_t type;
-	/* IO_READ, IO_WRITE: the data, sliced in place out of chain.iov
-	 * (nothing reads the chain's entries afterwards); offset and iov
-	 * move on when the ring transfers less than asked. */
-	struct iovec *iov;
-	unsigned nr_iov;
-	uint64_t offset, bytes, done;
-	struct blk_result r;
-};
 
 static struct virtio_blk *to_blk(struct virtio_device *vdev)
 {
@@ -225,9 +195,8 @@ static void prepare(struct virtio_blk *blk, struct blk_request *req)
 	}
 }
 
-/* The answer to a read, write or flush that ended with err. */
-static void set_result(struct virtio_blk *blk, struct blk_request *req,
-		       int err)
+void blk_set_result(struct virtio_blk *blk, struct blk_request *req,
+		    int err)
 {
 	static const char *const what[] = {
 		[IO_READ] = "read", [IO_WRITE] = "write", [IO_FLUSH] = "flush",
@@ -237,20 +206,19 @@ static void set_result(struct virtio_blk *blk, struct blk_request *req,
 	req->r.written = !err && req->io == IO_READ ? req->bytes : 0;
 }
 
-/* Does the request with blocking calls. */
-static void execute(struct virtio_blk *blk, struct blk_request *req)
+void blk_execute(struct virtio_blk *blk, struct blk_request *req)
 {
 	switch (req->io) {
 	case IO_READ:
-		set_result(blk, req, disk_image_readv(&blk->disk, req->iov,
+		blk_set_result(blk, req, disk_image_readv(&blk->disk, req->iov,
 						      req->nr_iov, req->offset));
 		break;
 	case IO_WRITE:
-		set_result(blk, req, disk_image_writev(&blk->disk, req->iov,
+		blk_set_result(blk, req, disk_image_writev(&blk->disk, req->iov,
 						       req->nr_iov, req->offset));
 		break;
 	case IO_FLUSH:
-		set_result(blk, req, disk_image_flush(&blk->disk));
+		blk_set_result(blk, req, disk_image_flush(&blk->disk));
 		break;
 	case IO_RANGES:
 		req->r.status = do_ranges(blk, &req->chain, req->type);
@@ -261,7 +229,7 @@ static void execute(struct virtio_blk *blk, struct blk_request *req)
 }
 
 /* A request just went back to the spares: queues that stopped for want
- * of one (see drain_queue) get their threads to look at them again. */
+ * of one (see blk_next_chain) get their threads to look at them again. */
 static void retry_starved(struct virtio_blk *blk)
 {
 	unsigned q;
@@ -274,10 +242,7 @@ static void retry_starved(struct virtio_blk *blk)
 	}
 }
 
-/* With the lock held: the answer to the guest, and the request back to
- * the spares. The caller raises the interrupt, once per batch
- * (interrupt_pushed). */
-static void complete(struct virtio_blk *blk, struct blk_request *req)
+void blk_complete(struct virtio_blk *blk, struct blk_request *req)
 {
 	struct blk_queue *bq = &blk->queues[req->q];
 
@@ -293,191 +258,15 @@ static void complete(struct virtio_blk *blk, struct blk_request *req)
 		pthread_cond_broadcast(&blk->idle);
 }
 
-/* Queue q's interrupt, if anything was completed since the last. A
- * reset may have unmapped the queue while this thread had let the lock go
- * (ring_reap): then there is nobody to tell. */
-static void interrupt_pushed(struct virtio_blk *blk, unsigned q)
+/* A reset may have unmapped the queue while this thread had let the
+ * lock go (an engine's): then there is nobody to tell. */
+void blk_interrupt_pushed(struct virtio_blk *blk, unsigned q)
 {
 	if (!blk->queues[q].pushed)
 		return;
 	blk->queues[q].pushed = false;
 	if (blk->vdev.queues[q].enabled)
 		virtio_queue_interrupt(&blk->vdev, q);
-}
-
-static void *worker(void *arg)
-{
-	struct virtio_blk *blk = arg;
-	struct virtio_device *vdev = &blk->vdev;
-	struct blk_request *req;
-	unsigned q;
-
-	sandbox_enter(SANDBOX_DEVICE);
-	pthread_mutex_lock(&vdev->lock);
-	for (;;) {
-		while (!blk->pending && !blk->stopping)
-			pthread_cond_wait(&blk->work, &vdev->lock);
-		if (blk->stopping)
-			break;
-		req = blk->pending;
-		blk->pending = req->next;
-		if (!blk->pending)
-			blk->pending_tail = &blk->pending;
-		pthread_mutex_unlock(&vdev->lock);
-
-		execute(blk, req);
-
-		pthread_mutex_lock(&vdev->lock);
-		q = req->q;
-		complete(blk, req);
-		interrupt_pushed(blk, q);
-	}
-	pthread_mutex_unlock(&vdev->lock);
-	return NULL;
-}
-
-static struct disk_ring *ring_of(struct virtio_blk *blk,
-				 const struct blk_request *req)
-{
-	return &blk->queues[req->q].ring;
-}
-
-/* io_uring: the request's transfer, or what is left of it, queued on its
- * queue's ring. */
-static void ring_queue(struct virtio_blk *blk, struct blk_request *req)
-{
-	int err = req->io == IO_FLUSH ?
-		disk_ring_flush(ring_of(blk, req), (uintptr_t)req) :
-		disk_ring_rw(ring_of(blk, req), req->io == IO_WRITE, req->iov,
-			     req->nr_iov, req->offset, (uintptr_t)req);
-
-	if (err) {
-		set_result(blk, req, err);
-		complete(blk, req);
-	}
-}
-
-static void ring_done(struct virtio_blk *blk, struct blk_request *req,
-		      int res)
-{
-	if (res == -EAGAIN || res == -EINTR) {
-		ring_queue(blk, req);
-		return;
-	}
-	if (req->io != IO_FLUSH && res >= 0) {
-		/* Less than asked (0: the image shrank under us): the rest
-		 * goes again. Nothing asked is done, as on threads. */
-		if (!res && req->bytes) {
-			res = -EIO;
-		} else if ((req->done += res) < req->bytes) {
-			req->offset += res;
-			req->nr_iov = iov_slice(req->iov, req->nr_iov, res,
-						req->iov);
-			ring_queue(blk, req);
-			return;
-		}
-	}
-	set_result(blk, req, MIN(res, 0));
-	complete(blk, req);
-}
-
-/* Submits what queue q's ring holds and answers the completions that have
- * arrived (with wait, at least one if anything is in flight): how many.
- * With let_go (the queue's own thread), the system calls run without the
- * lock, so that the queues copy page-cache data in parallel. A submission
- * that failed for good fails its requests, and every later one, with an
- * I/O error. */
-static unsigned ring_reap(struct virtio_blk *blk, unsigned q, bool wait,
-			  bool let_go)
-{
-	struct blk_queue *bq = &blk->queues[q];
-	struct disk_ring_done done[32];
-	int failed = bq->ring.failed, n, i, err;
-
-	if (let_go) {
-		bq->submitting = true;
-		pthread_mutex_unlock(&blk->vdev.lock);
-	}
-	err = disk_ring_submit(&bq->ring);
-	n = disk_ring_reap(&bq->ring, done, ARRAY_SIZE(done), wait);
-	if (let_go)
-		pthread_mutex_lock(&blk->vdev.lock);
-	if (err && err != -EAGAIN && !failed)
-		pr_warn("%s: io_uring submission failed: %s; its requests "
-			"fail from now on", blk->name, strerror(-err));
-	if (n < 0) {
-		pr_warn_ratelimited("%s: waiting for io_uring: %s", blk->name,
-				    strerror(-n));
-		n = 0;
-	}
-	/* Before submitting clears: whoever waits for it must find the
-	 * requests reaped here completed, not missing from the ring. */
-	for (i = 0; i < n; i++)
-		ring_done(blk, (struct blk_request *)(uintptr_t)done[i].tag,
-			  done[i].res);
-	if (let_go) {
-		bq->submitting = false;
-		pthread_cond_broadcast(&blk->settled);
-	}
-	return n;
-}
-
-/* With the lock held: everything in queue q's ring completed, or failed
- * with its submission. */
-static void ring_wait_empty(struct virtio_blk *blk, unsigned q)
-{
-	struct disk_ring *ring = &blk->queues[q].ring;
-
-	while (ring->in_flight || ring->queued) {
-		/* Nothing came: a submission the kernel put off, or a wait
-		 * that failed. Both pass; the kernel finishes what it took. */
-		if (!ring_reap(blk, q, true, false))
-			usleep(1000);
-	}
-}
-
-/* With the lock held: every queue's ring empty, and what completed
- * signalled. The lock is held from a pass that found no queue's thread
- * submitting to its end, so nothing was added behind it. Another queue's
- * completions reaped here are signalled here too: reaping read its
- * ring's eventfd, so its own thread may never wake for them. */
-static void rings_wait_empty(struct virtio_blk *blk)
-{
-	unsigned q;
-
-retry:
-	for (q = 0; q < blk->nr_queues; q++) {
-		if (blk->queues[q].submitting) {
-			pthread_cond_wait(&blk->settled, &blk->vdev.lock);
-			goto retry;
-		}
-		ring_wait_empty(blk, q);
-	}
-	for (q = 0; q < blk->nr_queues; q++)
-		interrupt_pushed(blk, q);
-}
-
-/* Starts a request on its queue's ring. Discard and write-zeroes, and
- * transfers that would go through the O_DIRECT bounce buffer (a widened
- * write is a read-modify-write of whole blocks), run here once every
- * ring is empty, so no transfer on any queue overlaps them: they are
- * rare, and blocking calls. */
-static void ring_start(struct virtio_blk *blk, struct blk_request *req)
-{
-	if (req->io == IO_DONE) {
-		complete(blk, req);
-		return;
-	}
-	if (req->io == IO_RANGES ||
-	    (req->io != IO_FLUSH &&
-	     disk_image_bounces(&blk->disk, req->iov, req->nr_iov,
-				req->offset))) {
-		rings_wait_empty(blk);
-		execute(blk, req);
-		complete(blk, req);
-		return;
-	}
-	ring_queue(blk, req);
 }
 
 /* A driver can have no more out than the ring holds; one that publishes
@@ -534,134 +323,44 @@ static int64_t blk_serve(struct virtio_device *vdev, unsigned q,
 	blk->queues[q].inflight++;
 	blk->inflight++;
 	prepare(blk, req);
-	if (blk->engine == BLK_ENGINE_IO_URING) {
-		ring_start(blk, req);
-	} else if (req->io == IO_DONE) {
-		complete(blk, req);
-	} else {
-		req->next = NULL;
-		*blk->pending_tail = req;
-		blk->pending_tail = &req->next;
-		pthread_cond_signal(&blk->work);
-	}
+	if (req->io == IO_DONE)
+		blk_complete(blk, req);
+	else
+		blk->engine_ops->submit(blk, req);
 	return -EINPROGRESS;
 }
 
-/* Every available chain, each completed (and interrupts raised) by the
- * engine. io_uring's ring_start may let the lock go to wait for the
- * rings (rings_wait_empty): a reset then ends the drain as broken, and
- * the look every enabled queue gets at DRIVER_OK afterwards turns
- * notifications back on. */
+/* Each chain straight into a request, handed to the engine, which
+ * completes it and raises the interrupts. io_uring's submit may let the
+ * lock go to wait for every queue's io_uring: a reset then ends the
+ * drain as broken, and the look every enabled queue gets at DRIVER_OK
+ * afterwards turns notifications back on. */
 static const struct virtio_queue_server blk_server = {
 	.may_take = blk_may_take,
 	.chain = blk_next_chain,
 	.serve = blk_serve,
 };
 
-static enum virtio_drain drain_queue(struct virtio_blk *blk, unsigned q)
+enum virtio_drain blk_take_requests(struct virtio_blk *blk, unsigned q)
 {
 	unsigned taken = 0;
 
 	return virtio_queue_drain(&blk->vdev, q, &blk_server, &taken);
 }
 
-/* Worker threads: takes every available chain for the workers. */
-static void threads_serve(struct virtio_blk *blk, unsigned q)
-{
-	struct virtio_device *vdev = &blk->vdev;
-	struct virtq *vq = &vdev->queues[q].vq;
-
-	/* Readiness is checked under the lock: a reset may have come
-	 * between the notification and here. */
-	pthread_mutex_lock(&vdev->lock);
-	while (virtio_queue_ready(vdev, q)) {
-		virtq_disable_notify(vq);
-		/* Notifications stay off while starved: a completion kicks. */
-		if (drain_queue(blk, q) != VIRTIO_DRAIN_EMPTY ||
-		    !virtio_queue_ready(vdev, q) || !virtq_enable_notify(vq))
-			break;
-	}
-	interrupt_pushed(blk, q);
-	pthread_mutex_unlock(&vdev->lock);
-}
-
-/* With the lock let go, notifications off: new chains or completions
- * within the poll window? A guest that submits again soon then needs no
- * kick (an exit) and this thread no wake-up. The window doubles while
- * polling finds work and halves when it does not, between BLK_POLL_MIN_NS
- * and BLK_POLL_MAX_NS. */
-static bool ring_poll(struct virtio_blk *blk, unsigned q)
-{
-	struct virtio_device *vdev = &blk->vdev;
-	struct blk_queue *bq = &blk->queues[q];
-	uint64_t end = monotonic_ns() + bq->poll_ns;
-	bool work = false;
-
-	do {
-		pthread_mutex_lock(&vdev->lock);
-		work = !virtio_queue_ready(vdev, q) ||
-		       virtq_has_avail(&vdev->queues[q].vq) ||
-		       disk_ring_pending(&bq->ring);
-		pthread_mutex_unlock(&vdev->lock);
-	} while (!work && monotonic_ns() < end);
-	bq->poll_ns = work ? MIN(bq->poll_ns * 2, BLK_POLL_MAX_NS) :
-			     MAX(bq->poll_ns / 2, BLK_POLL_MIN_NS);
-	return work;
-}
-
-/* io_uring, on queue q's thread: takes every available chain and submits
- * them as one batch, answers what completed, raises one interrupt, and
- * polls for more before it turns notifications back on. */
-static void ring_serve(struct virtio_blk *blk, unsigned q)
-{
-	struct virtio_device *vdev = &blk->vdev;
-	struct virtq *vq = &vdev->queues[q].vq;
-
-	pthread_mutex_lock(&vdev->lock);
-	while (virtio_queue_ready(vdev, q)) {
-		enum virtio_drain res;
-
-		virtq_disable_notify(vq);
-		res = drain_queue(blk, q);
-		/* Page-cache hits complete inside the submission. */
-		while (ring_reap(blk, q, false, true))
-			;
-		interrupt_pushed(blk, q);
-		/* Notifications stay off while starved: a completion kicks. */
-		if (res != VIRTIO_DRAIN_EMPTY)
-			break;
-		pthread_mutex_unlock(&vdev->lock);
-		if (ring_poll(blk, q)) {
-			pthread_mutex_lock(&vdev->lock);
-			continue;
-		}
-		pthread_mutex_lock(&vdev->lock);
-		if (!virtio_queue_ready(vdev, q) || !virtq_enable_notify(vq))
-			break;
-	}
-	/* Completions that came after the last look. */
-	while (ring_reap(blk, q, false, true))
-		;
-	interrupt_pushed(blk, q);
-	pthread_mutex_unlock(&vdev->lock);
-}
-
 static void blk_queue_notify(struct virtio_device *vdev, unsigned q)
 {
 	struct virtio_blk *blk = to_blk(vdev);
 
-	if (blk->engine == BLK_ENGINE_IO_URING)
-		ring_serve(blk, q);
-	else
-		threads_serve(blk, q);
+	blk->engine_ops->serve(blk, q);
 }
 
-/* Queue q's ring's eventfd: completions that did not finish inline; the
- * guest may answer them with new requests, which ring_serve polls for. */
-static void blk_ring_event(struct virtio_device *vdev, unsigned q,
-			   uint32_t events)
+/* An engine's fd (io_uring's eventfd: completions that did not finish
+ * inline) is its queue's business too. */
+static void blk_watch_event(struct virtio_device *vdev, unsigned q,
+			    uint32_t events)
 {
-	ring_serve(to_blk(vdev), q);
+	blk_queue_notify(vdev, q);
 }
 
 /* Requests taken before the pause finish first, as a paused VM's disk
@@ -670,8 +369,8 @@ static void blk_quiesce(struct virtio_device *vdev)
 {
 	struct virtio_blk *blk = to_blk(vdev);
 
-	if (blk->engine == BLK_ENGINE_IO_URING)
-		rings_wait_empty(blk);
+	if (blk->engine_ops->quiesce)
+		blk->engine_ops->quiesce(blk);
 	while (blk->inflight)
 		pthread_cond_wait(&blk->idle, &vdev->lock);
 }
@@ -682,16 +381,11 @@ static void blk_reset(struct virtio_device *vdev)
 	struct virtio_blk *blk = to_blk(vdev);
 	unsigned q;
 
-	while (blk->pending) {
-		struct blk_request *req = blk->pending;
-
-		blk->pending = req->next;
-		req->next = blk->spare;
-		blk->spare = req;
-		blk->queues[req->q].inflight--;
-		blk->inflight--;
-	}
-	blk->pending_tail = &blk->pending;
+	/* No engine yet (a creation that failed): nothing was taken. */
+	if (!blk->engine_ops)
+		return;
+	if (blk->engine_ops->drop_queued)
+		blk->engine_ops->drop_queued(blk);
 	for (q = 0; q < blk->nr_queues; q++)
 		blk->queues[q].starved = false;
 	blk_quiesce(vdev);
@@ -701,7 +395,7 @@ static const struct virtio_device_ops blk_ops = {
 	.queue_notify = blk_queue_notify,
 	.reset = blk_reset,
 	.quiesce = blk_quiesce,
-	.watch_event = blk_ring_event,
+	.watch_event = blk_watch_event,
 };
 
 static void fill_config(struct virtio_blk *blk)
@@ -722,7 +416,7 @@ static void fill_config(struct virtio_blk *blk)
 }
 
 /* One request from the start, so that running out of memory always
- * leaves one in flight whose completion retries (see drain_queue). */
+ * leaves one in flight whose completion retries (see blk_next_chain). */
 static int make_first_request(struct virtio_blk *blk)
 {
 	blk->spare = calloc(1, sizeof(*blk->spare));
@@ -730,44 +424,6 @@ static int make_first_request(struct virtio_blk *blk)
 		return 0;
 	pr_err("%s: out of memory", blk->name);
 	return -ENOMEM;
-}
-
-static int start_workers(struct virtio_blk *blk, unsigned index)
-{
-	unsigned i;
-	int err;
-
-	for (i = 0; i < BLK_WORKERS; i++) {
-		err = -pthread_create(&blk->workers[i], NULL, worker, blk);
-		if (err) {
-			pr_err("%s: cannot start a worker: %s", blk->name,
-			       strerror(-err));
-			return err;
-		}
-		thread_name_set(blk->workers[i], "blk%u-io", index);
-		blk->nr_workers++;
-	}
-	return 0;
-}
-
-/* A ring per queue, each watched by its queue's thread. */
-static int start_rings(struct virtio_blk *blk)
-{
-	unsigned q;
-	int err = 0;
-
-	for (q = 0; q < blk->nr_queues && !err; q++) {
-		struct disk_ring *ring = &blk->queues[q].ring;
-
-		err = disk_ring_init(ring, &blk->disk, BLK_QUEUE_SIZE);
-		if (!err)
-			err = virtio_device_watch(&blk->vdev, q, ring->event_fd,
-						  EPOLLIN);
-	}
-	if (err)
-		for (q = 0; q < blk->nr_queues; q++)
-			disk_ring_exit(&blk->queues[q].ring);
-	return err;
 }
 
 /* io_uring unless told otherwise; where the kernel or a sandbox refuses
@@ -778,7 +434,8 @@ static int start_engine(struct virtio_blk *blk, unsigned index,
 	int err;
 
 	if (engine != BLK_ENGINE_THREADS) {
-		err = start_rings(blk);
+		blk->engine_ops = &blk_uring_engine;
+		err = blk_uring_engine.start(blk, index);
 		if (!err) {
 			blk->engine = BLK_ENGINE_IO_URING;
 			return 0;
@@ -792,7 +449,8 @@ static int start_engine(struct virtio_blk *blk, unsigned index,
 			 blk->name, strerror(-err));
 	}
 	blk->engine = BLK_ENGINE_THREADS;
-	return start_workers(blk, index);
+	blk->engine_ops = &blk_threads_engine;
+	return blk_threads_engine.start(blk, index);
 }
 
 int virtio_blk_create(struct virtio_blk *blk, unsigned index,
@@ -859,17 +517,10 @@ int virtio_blk_create(struct virtio_blk *blk, unsigned index,
 void virtio_blk_destroy(struct virtio_blk *blk)
 {
 	struct blk_request *req;
-	unsigned i;
 
 	virtio_device_destroy(&blk->vdev);
-	pthread_mutex_lock(&blk->vdev.lock);
-	blk->stopping = true;
-	pthread_cond_broadcast(&blk->work);
-	pthread_mutex_unlock(&blk->vdev.lock);
-	for (i = 0; i < blk->nr_workers; i++)
-		pthread_join(blk->workers[i], NULL);
-	for (i = 0; i < blk->nr_queues; i++)
-		disk_ring_exit(&blk->queues[i].ring);
+	if (blk->engine_ops)
+		blk->engine_ops->stop(blk);
 	while ((req = blk->spare)) {
 		blk->spare = req->next;
 		free(req);

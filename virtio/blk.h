@@ -18,7 +18,7 @@
 #define BLK_WORKERS 4
 #define BLK_QUEUE_SIZE 256
 #define BLK_MAX_QUEUES VIRTIO_MAX_QUEUES
-/* io_uring's poll window after a batch (see ring_poll); the ceiling is
+/* io_uring's poll window after a batch (see uring_poll); the ceiling is
  * QEMU's iothreads' default poll-max-ns. */
 #define BLK_POLL_MIN_NS 2000
 #define BLK_POLL_MAX_NS 32000
@@ -37,18 +37,20 @@ struct blk_options {
 };
 
 struct blk_request;
+struct blk_engine_ops;
 
 /* A request queue's own state, under vdev.lock. */
 struct blk_queue {
 	unsigned inflight;	/* taken from it and not yet completed */
-	/* drain_queue left chains on the ring for want of memory; the next
+	/* Chains were left on the virtqueue for want of memory; the next
 	 * completion kicks the queue. */
 	bool starved;
 	bool pushed;		/* used entries not yet signalled */
-	/* BLK_ENGINE_IO_URING: the queue's ring. Its thread lets the lock
-	 * go while it submits and reaps, and says so with submitting;
-	 * anyone else waits for that to clear before touching the ring. */
-	struct disk_ring ring;
+	/* BLK_ENGINE_IO_URING: the queue's io_uring. Its thread lets the
+	 * lock go while it submits and reaps, and says so with submitting;
+	 * anyone else waits for that to clear before touching the
+	 * io_uring. */
+	struct disk_ring uring;
 	bool submitting;
 	uint64_t poll_ns;	/* its poll window, its thread's own */
 };
@@ -60,18 +62,22 @@ struct virtio_blk {
 	char name[24];
 	char serial[VIRTIO_BLK_ID_BYTES];
 	enum blk_engine engine;		/* the one running: not AUTO */
+	const struct blk_engine_ops *engine_ops;	/* its hooks */
 	unsigned nr_queues;
 	struct blk_queue queues[BLK_MAX_QUEUES];
 
 	/* Under vdev.lock: requests taken from the queues and not yet
-	 * completed, those waiting for a worker, and spare ones. */
+	 * completed, and spare ones. */
 	unsigned inflight;
+	struct blk_request *spare;
+	pthread_cond_t idle;		/* inflight dropped to 0 */
+	/* BLK_ENGINE_IO_URING: */
+	pthread_cond_t settled;		/* a queue's submitting cleared */
+	/* BLK_ENGINE_THREADS: requests waiting for a worker, and the
+	 * workers. */
 	struct blk_request *pending;
 	struct blk_request **pending_tail;
-	struct blk_request *spare;
 	pthread_cond_t work;		/* pending is not empty, or stopping */
-	pthread_cond_t idle;		/* inflight dropped to 0 */
-	pthread_cond_t settled;		/* a queue's submitting cleared */
 	bool stopping;
 	pthread_t workers[BLK_WORKERS];
 	unsigned nr_workers;

@@ -1,10 +1,11 @@
-/* virtio-blk request handling (virtio/blk.c) on guest RAM and a scratch
- * image that the input's driver fills (fuzz_virtio.h): headers, data and
- * status split anywhere, reads, writes, flushes, discards, write-zeroes
- * and get-id, on a disk's two queues. Each input runs on both engines, io_uring (where the
- * kernel has it) and worker threads, whose request paths differ (a
- * short transfer is resubmitted, a flush drains the ring). The images
- * are emptied before each input. */
+/* virtio-blk request handling (virtio/blk.c and its engines) on guest
+ * RAM and a scratch image that the input's driver fills (fuzz_virtio.h):
+ * headers, data and status split anywhere, reads, writes, flushes,
+ * discards, write-zeroes and get-id, on a disk's two queues. Each input
+ * runs on both engines, io_uring (where the kernel has it) and worker
+ * threads, whose request paths differ (a short transfer is resubmitted,
+ * a flush drains the io_uring). The images are emptied before each
+ * input. */
 #include "fuzz_virtio.h"
 
 #include "lib/util.h"

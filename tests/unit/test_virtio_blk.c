@@ -491,7 +491,7 @@ static void test_ring_file_not_locked_one(void)
 	engine = BLK_ENGINE_IO_URING;
 	if (!setup(false))
 		return;
-	CHECK_EQ(fcntl(blk.queues[0].ring.file_fd, F_OFD_GETLK, &fl), 0);
+	CHECK_EQ(fcntl(blk.queues[0].uring.file_fd, F_OFD_GETLK, &fl), 0);
 	CHECK_EQ(fl.l_type, F_WRLCK);
 	teardown();
 }
