@@ -192,7 +192,8 @@ static uint8_t read_reg_locked(struct serial8250 *uart, unsigned reg)
 		v = uart->mcr;
 		break;
 	case REG_LSR:
-		v = LSR_THRE | LSR_TEMT | (byte_ring_used(&uart->rx) ? LSR_DR : 0) |
+		v = LSR_THRE | LSR_TEMT |
+		    (byte_ring_used(&uart->rx) ? LSR_DR : 0) |
 		    (uart->overrun ? LSR_OE : 0);
 		uart->overrun = false;
 		break;
