@@ -74,8 +74,9 @@ extern const struct blk_engine_ops blk_threads_engine;
 
 /* The protocol's side, for the engines. */
 /* Takes queue q's available chains as requests and submits them to the
- * engine (VIRTIO_DRAIN_STOPPED: out of memory, the next completion
- * kicks the queue). */
+ * engine. VIRTIO_DRAIN_STOPPED: out of memory (the next completion
+ * kicks the queue), or more requests than the queue holds (the device
+ * needs a reset). */
 enum virtio_drain blk_take_requests(struct virtio_blk *blk, unsigned q);
 /* Does the request with blocking calls. */
 void blk_execute(struct virtio_blk *blk, struct blk_request *req);
