@@ -52,6 +52,7 @@ unsigned arch_max_vcpus(void)
 #define STRINGIFY(x) STRINGIFY_(x)
 
 const struct arch_facts arch_facts = {
+	.name = "arm64",
 	.kernel_images = "an Image, plain or compressed (as Debian's vmlinuz)",
 	.vcpus_limit = STRINGIFY(GICV2_MAX_VCPUS) " with a GICv2",
 	.mmio_discovery = "in the device tree",

@@ -53,6 +53,7 @@ unsigned arch_max_vcpus(void)
 /* Debian's pseries kernel would not probe virtio-mmio devices in the
  * tree (docs/powerpc.md). */
 const struct arch_facts arch_facts = {
+	.name = "powerpc",
 	.kernel_images = "an ELF vmlinux (this arch has no bundled test guest "
 			 "yet)",
 	.device_tree = true,

@@ -61,6 +61,7 @@ unsigned arch_max_vcpus(void)
 }
 
 const struct arch_facts arch_facts = {
+	.name = "x86",
 	.kernel_images = "a bzImage or an ELF vmlinux with a PVH note",
 	.mmio_discovery = "in the ACPI tables' DSDT (with --no-acpi, as "
 			  "virtio_mmio.device= on the kernel command line)",

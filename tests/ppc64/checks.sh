@@ -205,6 +205,14 @@ sed 's/^/big-endian: /' be.log
 [ $status != 0 ] && grep -q 'a big-endian kernel; thpvm runs little-endian' be.log
 check $? "a big-endian kernel is refused as one"
 
+# virtio-mmio, which powerpc lacks: a usage error as the options are
+# read, naming the arch, not a placement failure later.
+./thpvm run -m 512 -d be.elf,mmio > mmio.log 2>&1
+status=$?
+sed 's/^/mmio: /' mmio.log
+[ $status = 2 ] && grep -q 'powerpc has no virtio-mmio; use pci' mmio.log
+check $? "a virtio-mmio device is refused, naming the arch"
+
 # No kernel: powerpc has no bundled test guest yet, and says so.
 ./thpvm run -m 512 > none.log 2>&1
 status=$?

@@ -400,10 +400,10 @@ static void test_rng(void)
 	CHECK(m->rng);
 	CHECK_EQ(m->rng_bytes_per_sec, RNG_DEFAULT_BYTES_PER_SEC);
 	CHECK_EQ(m->rng_transport, VIRTIO_TRANSPORT_DEFAULT);
-	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=4096,transport=mmio"),
+	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=4096,transport=pci"),
 		 RUN_PARSE_OK);
 	CHECK_EQ(m->rng_bytes_per_sec, 4096);
-	CHECK_EQ(m->rng_transport, VIRTIO_TRANSPORT_MMIO);
+	CHECK_EQ(m->rng_transport, VIRTIO_TRANSPORT_PCI);
 	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=64K"), RUN_PARSE_OK);
 	CHECK_EQ(m->rng_bytes_per_sec, 64 << 10);
 	CHECK_EQ(PARSE(&cfg, "--rng=bytes_per_sec=1"), RUN_PARSE_OK);
@@ -441,6 +441,10 @@ static void test_transports(void)
 	CHECK_EQ(PARSE(&cfg, "-d", "a.img"), RUN_PARSE_OK);
 	CHECK_EQ(m->virtio_transport, VIRTIO_TRANSPORT_DEFAULT);
 	CHECK_EQ(m->disks[0].transport, VIRTIO_TRANSPORT_DEFAULT);
+	CHECK_EQ(PARSE(&cfg, "-d", "mmio"), RUN_PARSE_OK);	/* a path */
+	CHECK_STR(m->disks[0].path, "mmio");
+	if (!arch_facts.mmio_discovery)
+		return;		/* test_transport_the_arch_lacks */
 	CHECK_EQ(PARSE(&cfg, "--virtio-transport", "mmio", "-d", "a.img,ro,pci",
 		       "-d", "c.img,mmio,direct", "-n",
 		       "mode=tap,transport=mmio", "--balloon=transport=pci"),
@@ -459,8 +463,83 @@ static void test_transports(void)
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=none,transport=mmio"),
 		 RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--balloon=transport=isa"), RUN_PARSE_ERROR);
-	CHECK_EQ(PARSE(&cfg, "-d", "mmio"), RUN_PARSE_OK);	/* a path */
-	CHECK_STR(m->disks[0].path, "mmio");
+}
+
+/* What parsing argv wrote to stderr (its result in *res), or NULL. */
+static char *parse_messages(char **argv, enum run_parse_result *res)
+{
+	static char text[1024];
+	int argc = 0, saved = dup(STDERR_FILENO);
+	FILE *f = tmpfile();
+	size_t n;
+
+	while (argv[argc])
+		argc++;
+	if (saved < 0 || !f)
+		return NULL;
+	dup2(fileno(f), STDERR_FILENO);
+	*res = run_options_parse(argc, argv, &(struct run_options){ 0 });
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	return text;
+}
+
+/* Zero is a size out of -m's range, said as any other is. */
+static void test_ram_zero_out_of_range(void)
+{
+	static char *zero[] = { "run", "-m", "0", NULL };
+	static char *eight[] = { "run", "-m", "8", NULL };
+	static const char range[] = ": expected a size from 16 MiB to 1 TiB";
+	enum run_parse_result res;
+	char *text;
+
+	text = parse_messages(zero, &res);
+	CHECK_EQ(res, RUN_PARSE_ERROR);
+	CHECK(text && strstr(text, range));
+	text = parse_messages(eight, &res);
+	CHECK_EQ(res, RUN_PARSE_ERROR);
+	CHECK(text && strstr(text, range));
+}
+
+/* An arch without virtio-mmio (powerpc) refuses it when the options are
+ * parsed, naming the arch, whichever device asks; the others take it. */
+static void test_transport_the_arch_lacks(void)
+{
+	static char *asks[][3] = {
+		{ "run", "--virtio-transport", "mmio" },
+		{ "run", "-d", "a.img,mmio" },
+		{ "run", "-n", "mode=tap,transport=mmio" },
+		{ "run", "--balloon=transport=mmio" },
+		{ "run", "--rng=transport=mmio" },
+		{ "run", "--mem-hotplug=1G,transport=mmio" },
+	};
+	enum run_parse_result res;
+	char want[64], *argv[4], *text;
+	unsigned i, errors;
+
+	snprintf(want, sizeof(want), "%s has no virtio-mmio; use pci",
+		 arch_facts.name);
+	for (i = 0; i < ARRAY_SIZE(asks); i++) {
+		memcpy(argv, asks[i], sizeof(asks[i]));
+		argv[3] = NULL;
+		errors = log_error_count();
+		text = parse_messages(argv, &res);
+		CHECK(text);
+		if (!text)
+			continue;
+		if (arch_facts.mmio_discovery) {
+			CHECK_EQ(res, RUN_PARSE_OK);
+			CHECK(!strstr(text, "virtio-mmio"));
+			continue;
+		}
+		CHECK_EQ(res, RUN_PARSE_ERROR);
+		CHECK_EQ(log_error_count() - errors, 1);
+		CHECK(strstr(text, want));
+	}
 }
 
 /* lkvm's run options: taken where thpvm has them, else refused. */
@@ -597,6 +676,8 @@ int main(void)
 		UNIT_TEST(test_rng),
 		UNIT_TEST(test_rng_rejects),
 		UNIT_TEST(test_transports),
+		UNIT_TEST(test_transport_the_arch_lacks),
+		UNIT_TEST(test_ram_zero_out_of_range),
 		UNIT_TEST(test_lkvm_spellings),
 		UNIT_TEST(test_lkvm_option_find),
 		UNIT_TEST(test_disk_options),

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/arch.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -91,13 +92,28 @@ bool arg_is_transport(const char *word, enum virtio_transport *out)
 	return true;
 }
 
+int arg_transport_offered(const char *opt, const char *val,
+			  enum virtio_transport t)
+{
+	if (t != VIRTIO_TRANSPORT_MMIO || arch_facts.mmio_discovery)
+		return 0;
+	pr_err("%s %s: %s has no virtio-mmio; use pci", opt, val,
+	       arch_facts.name);
+	return -EINVAL;
+}
+
 int arg_transport(const char *opt, const char *key, const char *val,
 		  enum virtio_transport *out)
 {
 	int i = arg_choice(opt, key, val, transports);
+	char given[64];
 
 	if (i < 0)
 		return i;
+	snprintf(given, sizeof(given), "%s%s%s", key ?: "", key ? "=" : "",
+		 val);
+	if (arg_transport_offered(opt, given, transport_of[i]))
+		return -EINVAL;
 	*out = transport_of[i];
 	return 0;
 }

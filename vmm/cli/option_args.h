@@ -22,11 +22,15 @@ int arg_choice(const char *opt, const char *key, const char *val,
 	       const char *const *names);
 int arg_on_off(const char *opt, const char *key, const char *val,
 	       bool *out);
-/* pci or mmio. */
+/* pci or mmio, and one the arch has. */
 int arg_transport(const char *opt, const char *key, const char *val,
 		  enum virtio_transport *out);
 /* Whether word names a transport (stored in *out); says nothing. */
 bool arg_is_transport(const char *word, enum virtio_transport *out);
+/* Transport t, as OPT VAL asked for it, is one the arch has (powerpc
+ * has no virtio-mmio): 0, or -EINVAL after naming the arch. */
+int arg_transport_offered(const char *opt, const char *val,
+			  enum virtio_transport t);
 /* val, a whole number from min to max; what says what it counts
  * ("seconds"). */
 int arg_uint(const char *opt, const char *key, const char *val,

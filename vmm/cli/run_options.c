@@ -132,6 +132,8 @@ static int parse_disk(struct run_options *opts, const char *opt,
 		       "threads][,queues=N][,pci|,mmio]", opt, arg);
 		return -EINVAL;
 	}
+	if (arg_transport_offered(opt, arg, d->transport))
+		return -EINVAL;
 	cfg->nr_disks++;
 	return 0;
 }

@@ -93,6 +93,7 @@ unsigned arch_max_vcpus(void);
  * run --help`: options an arch does not offer are left out of its help
  * (still parsed, and refused or ignored where the arch meets them). */
 struct arch_facts {
+	const char *name;	/* as messages name the arch: "powerpc" */
 	/* The kernel images arch_boot_load takes, after "a Linux kernel:". */
 	const char *kernel_images;
 	/* What lowers arch_max_vcpus() on some hosts, or NULL. */
