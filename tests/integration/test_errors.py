@@ -140,6 +140,13 @@ def test_initrd_missing():
               "initrd /nonexistent/initrd")
 
 
+def test_disk_missing():
+    """A disk's errors say it is the disk, as the kernel's and initrd's
+    say what their file was for."""
+    one_error(run(["run", "-d", "/nonexistent/disk.img"]),
+              "disk /nonexistent/disk.img: No such file or directory")
+
+
 def test_empty_images():
     """An empty kernel or initrd gets its own message, not a complaint
     about the image format or about where 0 bytes fit."""
@@ -167,6 +174,9 @@ def test_setup_failure_json():
 def test_sizes():
     one_error(run(["run", "-m", "12Q"]), "expected a size", rc=2)
     one_error(run(["run", "-m", "1M"]), "from 16 MiB to 1 TiB", rc=2)
+    # Zero is a size out of range too, not "not a size".
+    one_error(run(["run", "-m", "0"]), "-m 0: expected a size from 16 MiB "
+              "to 1 TiB", rc=2)
     one_error(run(["run", "-m", "2000000"]), "from 16 MiB to 1 TiB", rc=2)
     one_error(run(["run", "-m", ""]), "expected a size", rc=2)
     # Within the range but more than this host has: refused up front.

@@ -31,13 +31,13 @@ static int lock_image(struct disk_image *d)
 	if (fcntl(d->fd, F_OFD_SETLK, &fl) == 0)
 		return 0;
 	if (errno == EAGAIN || errno == EACCES) {
-		pr_err("%s: in use by another process (%s); a disk may be "
+		pr_err("disk %s: in use by another process (%s); a disk may be "
 		       "shared only read-only", d->path,
 		       d->read_only ? "open for writing" : "locked");
 		return -EBUSY;
 	}
 	err = -errno;
-	pr_err("%s: cannot lock: %s", d->path, strerror(-err));
+	pr_err("disk %s: cannot lock: %s", d->path, strerror(-err));
 	return err;
 }
 
@@ -51,7 +51,7 @@ static int image_size(struct disk_image *d)
 		return -errno;
 	err = fd_size(d->fd, &st, &size);
 	if (err == -EINVAL)
-		pr_err("%s: not a regular file or a block device", d->path);
+		pr_err("disk %s: not a regular file or a block device", d->path);
 	if (err)
 		return err;
 	d->block_device = S_ISBLK(st.st_mode);
@@ -64,19 +64,19 @@ static int image_size(struct disk_image *d)
 		d->direct_align = sector;
 	}
 	if (size < DISK_SECTOR_SIZE) {
-		pr_err("%s: %llu bytes is smaller than one %d-byte sector",
+		pr_err("disk %s: %llu bytes is smaller than one %d-byte sector",
 		       d->path, (unsigned long long)size, DISK_SECTOR_SIZE);
 		return -EINVAL;
 	}
 	if (size % DISK_SECTOR_SIZE)
-		pr_warn("%s: the last %llu bytes are not a whole sector and "
+		pr_warn("disk %s: the last %llu bytes are not a whole sector and "
 			"are not visible to the guest", d->path,
 			(unsigned long long)(size % DISK_SECTOR_SIZE));
 	d->size = ALIGN_DOWN(size, DISK_SECTOR_SIZE);
 	/* Bounced O_DIRECT I/O widens ranges to aligned blocks, which must
 	 * not run past the end. */
 	if (d->direct && d->size % d->direct_align) {
-		pr_err("%s: ,direct needs a size that is a multiple of %u "
+		pr_err("disk %s: ,direct needs a size that is a multiple of %u "
 		       "bytes", d->path, d->direct_align);
 		return -EINVAL;
 	}
@@ -99,13 +99,13 @@ int disk_image_open(struct disk_image *d, const char *path, bool read_only,
 	if (d->fd < 0) {
 		err = -errno;
 		if (errno == EACCES || errno == EROFS)
-			pr_err("%s: %s%s", path, strerror(errno),
+			pr_err("disk %s: %s%s", path, strerror(errno),
 			       read_only ? "" : " (add ,ro for a read-only disk)");
 		else if (errno == EINVAL && direct)
-			pr_err("%s: O_DIRECT is not supported here (drop "
+			pr_err("disk %s: O_DIRECT is not supported here (drop "
 			       ",direct)", path);
 		else
-			pr_err("%s: %s", path, strerror(errno));
+			pr_err("disk %s: %s", path, strerror(errno));
 		return err;
 	}
 	err = image_size(d);
@@ -113,7 +113,7 @@ int disk_image_open(struct disk_image *d, const char *path, bool read_only,
 		err = lock_image(d);
 	if (err) {
 		if (err != -EINVAL && err != -EBUSY)
-			pr_err("%s: %s", path, strerror(-err));
+			pr_err("disk %s: %s", path, strerror(-err));
 		close(d->fd);
 		d->fd = -1;
 	}
