@@ -22,6 +22,10 @@ def test_balloon_status_and_target():
     assert st["target"] == 0, st
     r = run(["balloon", "bal"])
     assert r.rc == 0 and "Target:" in r.out, r
+    # What Released counts frees host memory only where the guest had
+    # touched it, and the line says so.
+    assert ("Released to the host: 0 B in 0 calls (pages the guest never "
+            "touched free no host memory)") in r.out, r
     assert harness.stop_and_wait(p, "bal") == 0
 
 
@@ -30,8 +34,12 @@ def test_balloon_errors_leave_the_vm_running():
     one_error(run(["balloon", "plain"]), "has no balloon")
     q = serving("withb", ["--balloon"])
     for opt, size, text in (
-            ("--set", "lots", "--set lots: not a size above 0"),
-            ("--inflate", "-5", "--inflate -5: not a size above 0"),
+            ("--set", "lots", "--set lots: expected the memory to leave "
+             "the guest (its size, not the balloon's), above 0"),
+            ("--set", "0", "--set 0: expected the memory to leave the "
+             "guest (its size, not the balloon's), above 0"),
+            ("--inflate", "-5", "--inflate -5: expected the memory to take "
+             "from the guest, above 0"),
             ("--set", "1T", "cannot set guest memory to 1 TiB"),
             ("--deflate", "1M", "cannot deflate by 1 MiB"),
             ("--inflate", "6K",

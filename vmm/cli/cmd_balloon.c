@@ -41,7 +41,10 @@ static int balloon_print(const char *name, json_t *reply)
 	printf("Actual: %s in the balloon\n",
 	       fmt_size(cmd_reply_u64(reply, "actual"), a));
 	printf("Policy: %s\n", policy);
-	printf("Released to the host: %s in %llu calls\n",
+	/* What was given back, resident or not: an operator comparing it
+	 * with Host resident must know that untouched pages free nothing. */
+	printf("Released to the host: %s in %llu calls (pages the guest "
+	       "never touched free no host memory)\n",
 	       fmt_size(cmd_reply_u64(reply, "released"), a),
 	       (unsigned long long)cmd_reply_u64(reply, "release_calls"));
 	printf("Partial blocks: %llu, holding %s\n",
@@ -69,11 +72,18 @@ static int balloon_print(const char *name, json_t *reply)
 	return 0;
 }
 
+/* SIZE of --inflate, --deflate or --set (opt): the message says what
+ * each sizes, as --set is the guest's memory, not the balloon's. */
 static int parse_size(const char *opt, const char *arg, uint64_t *out)
 {
+	const char *what =
+		!strcmp(opt, "inflate") ? "the memory to take from the guest" :
+		!strcmp(opt, "deflate") ? "the memory to give back to the guest" :
+		"the memory to leave the guest (its size, not the balloon's)";
+
 	if (size_parse(arg, out)) {
-		pr_err("balloon: --%s %s: not a size above 0 (examples: 600, "
-		       "512M, 1G; a bare number is MiB)", opt, arg);
+		pr_err("balloon: --%s %s: expected %s, above 0 (examples: 600, "
+		       "512M, 1G; a bare number is MiB)", opt, arg, what);
 		return -EINVAL;
 	}
 	return 0;
@@ -150,7 +160,9 @@ const struct command cmd_balloon = {
 		 "                  take SIZE more from the guest\n"
 		 "  -d, --deflate SIZE\n"
 		 "                  give SIZE back to the guest\n"
-		 "  --set SIZE      leave the guest SIZE of memory\n"
+		 "  --set SIZE      leave the guest SIZE of memory: the "
+		 "guest's size after,\n"
+		 "                  not the balloon's\n"
 		 "  --wait[=SECONDS], --wait SECONDS\n"
 		 "                  then wait until the guest's balloon holds "
 		 "the target\n"

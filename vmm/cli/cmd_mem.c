@@ -40,7 +40,8 @@ static int mem_print(const char *name, json_t *reply)
 	       (unsigned long long)cmd_reply_u64(reply, "plugs"),
 	       (unsigned long long)cmd_reply_u64(reply, "unplugs"),
 	       (unsigned long long)cmd_reply_u64(reply, "refused"));
-	printf("Released to the host: %s in %llu calls\n",
+	printf("Released to the host: %s in %llu calls (blocks the guest "
+	       "never touched free no host memory)\n",
 	       size_format(cmd_reply_u64(reply, "released"), a, sizeof(a)),
 	       (unsigned long long)cmd_reply_u64(reply, "release_calls"));
 	printf("Host resident: %s\n",
