@@ -83,6 +83,12 @@ def main():
             print(f"missing test log {path}: {e}")
             failed += 1
             continue
+        # meson makes a test's log when it starts and fills it when the
+        # test ends: empty, the test never finished (its host stopped).
+        if not lines:
+            print(f"empty test log {path}: the test did not finish")
+            failed += 1
+            continue
         for line in lines:
             test = json.loads(line)
             p, f, s = count(test)

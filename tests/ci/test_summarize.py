@@ -75,6 +75,18 @@ def test_failure_excerpt():
     assert "quiet" not in printed, printed
 
 
+def test_log_of_unfinished_test():
+    """An empty log (meson opened it, the test never ended: an emulated
+    host that stopped) is a failure, not nothing."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as empty:
+        p = subprocess.run([sys.executable, SUMMARIZE, empty.name],
+                           capture_output=True, text=True)
+    assert p.returncode == 1, p.stdout
+    assert p.stdout.splitlines()[-1] == "0 passed, 1 failed, 0 skipped", \
+        p.stdout
+    assert "the test did not finish" in p.stdout, p.stdout
+
+
 def test_skip_cap():
     out = "1..2\nok 1 - a # SKIP x\nok 2 - b # SKIP y\n"
     assert summarize([("t", "OK", out), ("u", "OK", "1..1\nok 1 - c\n")],
