@@ -112,6 +112,10 @@ def test_background_run_not_stopped():
         sh.expect(r"stopping the VM \(Ctrl-A x\)")
         assert sh.modes() == modes
     finally:
+        # A check that failed leaves the shell's jobs running, and
+        # killing the shell does not end them.
+        for name in ("bg", "fg"):
+            run(["stop", name])
         sh.close()
 
 
