@@ -12,8 +12,13 @@ from net_exchange import PARAMS as NET_PARAMS
 PARAMS = "skip=smp,lapic,pit " + NET_PARAMS
 
 
-def test_net_packets_both_ways():
+def require_net():
+    harness.require_kvm()
     require_netns()
+
+
+def test_net_packets_both_ways():
+    require_net()
     r, log, ping = exchange(
         [harness.THPVM, "run", "-n", f"mode=tap,tapif={netns.TAP}",
          "-p", PARAMS])
@@ -25,7 +30,7 @@ def test_net_packets_both_ways():
 
 
 def test_net_mac_option_and_no_event_idx():
-    require_netns()
+    require_net()
     r, log, ping = exchange(
         [harness.THPVM, "run", "-n",
          f"mode=tap,tapif={netns.TAP},mac=02:11:22:33:44:55",
@@ -39,7 +44,7 @@ def test_net_mac_option_and_no_event_idx():
 def test_net_no_mrg_rxbuf():
     """Without mergeable receive buffers every frame comes in one 2 KiB
     buffer."""
-    require_netns()
+    require_net()
     r, log, ping = exchange(
         [harness.THPVM, "run", "-n", f"mode=tap,tapif={netns.TAP}",
          "-p", PARAMS + " vfeat=nomrg"])
@@ -50,7 +55,7 @@ def test_net_no_mrg_rxbuf():
 
 def test_net_over_mmio():
     """The same exchange with the device on virtio-mmio."""
-    require_netns()
+    require_net()
     r, log, ping = exchange(
         [harness.THPVM, "run", "-n",
          f"mode=tap,tapif={netns.TAP},transport=mmio", "-p", PARAMS])
