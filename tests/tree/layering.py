@@ -60,7 +60,7 @@ ARCH_NAMES = {
 # Names only these files (the .c and its header) may use.
 PRIVATE_NAMES = {
     'vmm/core/guest_ram': [r'regions', r'nr_regions', r'ram_region',
-                       r'hugetlb_fd'],
+                           r'hugetlb_fd'],
 }
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
@@ -80,18 +80,15 @@ def layer_of(path):
 
 def sources(root):
     """(path from the top, path from its include root, full path) of each
-    layer's C file."""
-    for layer in LAYERS:
-        folder = folder_of(layer)
-        base = os.path.join(root, folder)
-        for dirpath, _, files in sorted(os.walk(base)):
+    C file under the folders that hold layers: vmm/, virtio/, arch/."""
+    for top in ('vmm',) + TOP_LEVEL_LAYERS:
+        inc_root = os.path.join(root, 'vmm' if top == 'vmm' else '')
+        for dirpath, _, files in sorted(os.walk(os.path.join(root, top))):
             for f in sorted(files):
                 if f.endswith(('.c', '.h', '.S')):
                     full = os.path.join(dirpath, f)
-                    rel = os.path.relpath(full, root)
-                    inc = os.path.relpath(full, os.path.join(
-                        root, os.path.dirname(folder)))
-                    yield rel, inc, full
+                    yield (os.path.relpath(full, root),
+                           os.path.relpath(full, inc_root), full)
 
 
 def check_includes(rel, text, where):
@@ -146,7 +143,8 @@ def check(root):
     problems = []
     for rel, inc, full in sources(root):
         where = layer_of(inc)
-        if where is None:
+        if where is None or not rel.startswith(folder_of(where[0]) + '/'):
+            problems.append(f'{rel}: in no layer\'s folder (see LAYERS)')
             continue
         with open(full, encoding='utf-8', errors='replace') as f:
             text = f.read()

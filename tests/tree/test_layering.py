@@ -58,6 +58,23 @@ def test_include_without_layer_found():
     assert len(found) == 1 and "names no layer" in found[0], found
 
 
+def test_file_outside_every_layer_found():
+    """A C file where no layer is (vmm/ itself, a folder of vmm/ that is
+    no layer, arch/ itself) is named, not passed over unchecked."""
+    found = problems({
+        "vmm/stray.c": '#include "cli/commands.h"\n',
+        "vmm/tools/x.c": "int x;\n",
+        "vmm/virtio/y.c": "int y;\n",
+        "arch/z.c": "int z;\n",
+        "vmm/core/vm.c": '#include "lib/log.h"\n',
+    })
+    assert sorted(found) == [
+        "arch/z.c: in no layer's folder (see LAYERS)",
+        "vmm/stray.c: in no layer's folder (see LAYERS)",
+        "vmm/tools/x.c: in no layer's folder (see LAYERS)",
+        "vmm/virtio/y.c: in no layer's folder (see LAYERS)"], found
+
+
 def test_arch_name_in_code_found():
     found = problems({
         "vmm/core/vm.c": "/* e820, as x86 says */\nstatic const char *s = "
