@@ -293,6 +293,13 @@ def control_socket(name):
                         name + ".sock")
 
 
+def console_socket(name):
+    """A path for `--console-socket` of the VM called name, beside the
+    runtime directory's control sockets (the tests' choice: thpvm's own
+    default, with --detach, is NAME.console next to the control socket)."""
+    return os.path.join(os.environ["XDG_RUNTIME_DIR"], name + ".console")
+
+
 def read_stderr(p):
     """All of p's stderr, once it has exited."""
     return p.stderr.read().decode(errors="replace")

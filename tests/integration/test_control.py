@@ -297,7 +297,7 @@ def test_out_of_descriptors_rests():
     spinning on it (a second of spinning is a second of CPU), and serve
     the clients once descriptors are back."""
     harness.require_kvm()
-    console = os.path.join(os.environ["XDG_RUNTIME_DIR"], "nofd.console")
+    console = harness.console_socket("nofd")
     p = start(["run", "--name", "nofd", "-m", "256M", "-p", SERVE,
                "--console-socket", console])
     first = console_serving(console)

@@ -49,8 +49,7 @@ def serve(name, extra=()):
     p = start(["run", "--name", name, "-m", "256M", "-c", "2",
                "-d", disks[0].name, "-d", disks[1].name + ",aio=threads",
                "--rng", "--balloon",
-               "--console-socket", os.path.join(
-                   os.environ["XDG_RUNTIME_DIR"], name + ".console"),
+               "--console-socket", harness.console_socket(name),
                "-p", SERVE] + list(extra))
     p.disks = disks
     return p
@@ -263,7 +262,7 @@ def test_console_peer_credentials():
         harness.skip("needs root to run a client as another user")
     p = serve("conscreds")
     wait_threads(p, "2")
-    sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "conscreds.console")
+    sock = harness.console_socket("conscreds")
     open_to_others(sock)
     assert console_client(sock, as_nobody) == "closed"
     # root is still served.

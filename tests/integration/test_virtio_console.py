@@ -113,9 +113,13 @@ def test_background_run_not_stopped():
         assert sh.modes() == modes
     finally:
         # A check that failed leaves the shell's jobs running, and
-        # killing the shell does not end them.
+        # killing the shell does not end them. Stopping them must not
+        # hide that failure: a stop that fails is only said.
         for name in ("bg", "fg"):
-            run(["stop", name])
+            try:
+                run(["stop", name])
+            except Exception as e:  # noqa: BLE001 (any, after a failure)
+                print(f"# stopping {name}: {e!r}")
         sh.close()
 
 
