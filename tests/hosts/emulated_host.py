@@ -40,6 +40,19 @@ def load_mkinitramfs():
     return load_script("guest/linux/mkinitramfs.py")
 
 
+def host_command(qemu, args, kernel, image, append, machine=None,
+                 cpu="max"):
+    """An emulated host's QEMU command line: TCG on all host CPUs
+    (args.cpus, args.mem), no default devices, the console on stdio, the
+    kernel and initramfs given; callers add their devices after it."""
+    return ([qemu] + (["-M", machine] if machine else []) +
+            ["-cpu", cpu, "-accel", "tcg,thread=multi",
+             "-smp", str(args.cpus), "-m", args.mem,
+             "-nodefaults", "-no-user-config", "-display", "none",
+             "-serial", "stdio", "-no-reboot",
+             "-kernel", kernel, "-initrd", image, "-append", append])
+
+
 def run_console(cmd, timeout, relay, heartbeat=None, silence=60):
     """Runs cmd, a QEMU whose console is its standard output, and hands
     relay() the console's lines. QEMU is killed after timeout seconds,
@@ -126,16 +139,12 @@ class ScriptHost:
         self.setup_failed = f"{self.tag}: failed: "
 
     def command(self, args, kernel, image):
-        """QEMU's command line: TCG on all host CPUs, the console on
-        stdio, the kernel quiet but for the script's output."""
-        return [self.qemu, "-M", self.machine(args), "-cpu", self.cpu,
-                "-accel", "tcg,thread=multi",
-                "-smp", str(args.cpus), "-m", args.mem,
-                "-nodefaults", "-no-user-config", "-display", "none",
-                "-serial", "stdio", "-no-reboot",
-                "-kernel", kernel, "-initrd", image,
-                "-append", f"console={self.console} quiet loglevel=3 "
-                           "panic=-1 " + args.append]
+        """QEMU's command line, the kernel quiet but for the script's
+        output."""
+        return host_command(self.qemu, args, kernel, image,
+                            f"console={self.console} quiet loglevel=3 "
+                            "panic=-1 " + args.append,
+                            machine=self.machine(args), cpu=self.cpu)
 
     def find_kernel(self, sysroot):
         """(kernel image, its version) in the sysroot."""

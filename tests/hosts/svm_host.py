@@ -159,18 +159,14 @@ def qemu_command(args, image, kernel, share, heartbeat, scratch):
         # away with the VM.
         extra += ["-drive", f"file={scratch},format=raw,if=virtio,"
                             "cache=unsafe"]
-    return [QEMU, "-accel", "tcg,thread=multi", "-cpu", "max",
-            "-smp", str(args.cpus), "-m", args.mem,
-            "-nodefaults", "-no-user-config", "-display", "none",
-            "-serial", "stdio", "-serial", f"file:{heartbeat}",
-            "-no-reboot",
-            "-kernel", kernel, "-initrd", image,
-            "-append", ("console=ttyS0 quiet loglevel=3 panic=-1 "
-                        f"svm_host.share={share}"),
-            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,"
-                       "readonly=on,multidevs=remap",
-            "-virtfs", f"local,path={share},mount_tag=share,"
-                       "security_model=none"] + extra
+    return emulated_host.host_command(
+        QEMU, args, kernel, image,
+        f"console=ttyS0 quiet loglevel=3 panic=-1 svm_host.share={share}") + [
+        "-serial", f"file:{heartbeat}",
+        "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,"
+                   "readonly=on,multidevs=remap",
+        "-virtfs", f"local,path={share},mount_tag=share,"
+                   "security_model=none"] + extra
 
 
 def relay(lines):
