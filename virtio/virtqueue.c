@@ -264,42 +264,15 @@ bool virtq_enable_notify(struct virtq *vq)
 	return load_idx(vq->avail + 2) != vq->last_avail;
 }
 
-static uint64_t chain_copy(const struct iovec *iov, unsigned nr,
-			   uint64_t skip, uint8_t *buf, uint64_t len,
-			   bool to_chain)
-{
-	uint64_t done = 0;
-	unsigned i;
-
-	for (i = 0; i < nr && done < len; i++) {
-		uint64_t n;
-
-		if (skip >= iov[i].iov_len) {
-			skip -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - skip;
-		if (n > len - done)
-			n = len - done;
-		if (to_chain)
-			memcpy((uint8_t *)iov[i].iov_base + skip, buf + done, n);
-		else
-			memcpy(buf + done, (uint8_t *)iov[i].iov_base + skip, n);
-		done += n;
-		skip = 0;
-	}
-	return done;
-}
-
 uint64_t virtq_chain_read(const struct virtq_chain *chain, uint64_t skip,
 			  void *dst, uint64_t len)
 {
-	return chain_copy(chain->iov, chain->nr_out, skip, dst, len, false);
+	return iov_to_buf(chain->iov, chain->nr_out, skip, dst, len);
 }
 
 uint64_t virtq_chain_write(const struct virtq_chain *chain, uint64_t skip,
 			   const void *src, uint64_t len)
 {
-	return chain_copy(chain->iov + chain->nr_out, chain->nr_in, skip,
-			  (uint8_t *)src, len, true);
+	return buf_to_iov(chain->iov + chain->nr_out, chain->nr_in, skip, src,
+			  len);
 }

@@ -5,6 +5,7 @@
 #include <linux/loop.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
@@ -108,6 +109,37 @@ static void test_iov_slice(void)
 	CHECK(v[0].iov_base == a + 3 && v[0].iov_len == 5);
 	CHECK(v[1].iov_base == b && v[1].iov_len == 4);
 	CHECK(v[2].iov_base == c && v[2].iov_len == 6);
+}
+
+static void test_iov_truncate(void)
+{
+	uint8_t a[8], b[4];
+	struct iovec v[] = { { a, sizeof(a) }, { b, sizeof(b) } };
+
+	/* Longer than the entries: all kept. */
+	CHECK_EQ(iov_truncate(v, 2, 100), 2);
+	CHECK(v[1].iov_len == 4);
+	/* Into the second entry, then to the first's end, then nothing. */
+	CHECK_EQ(iov_truncate(v, 2, 10), 2);
+	CHECK(v[0].iov_len == 8 && v[1].iov_len == 2);
+	CHECK_EQ(iov_truncate(v, 2, 8), 1);
+	CHECK_EQ(iov_truncate(v, 2, 0), 0);
+}
+
+static void test_iov_copy(void)
+{
+	uint8_t a[3] = { 1, 2, 3 }, b[4] = { 4, 5, 6, 7 }, flat[8];
+	struct iovec v[] = { { a, sizeof(a) }, { NULL, 0 }, { b, sizeof(b) } };
+	static const uint8_t put[] = { 9, 9, 9 };
+
+	/* Across entries from inside the first; stops where they end. */
+	memset(flat, 0, sizeof(flat));
+	CHECK_EQ(iov_to_buf(v, 3, 2, flat, sizeof(flat)), 5);
+	CHECK(flat[0] == 3 && flat[1] == 4 && flat[4] == 7 && !flat[5]);
+	CHECK_EQ(iov_to_buf(v, 3, 7, flat, 1), 0);
+	/* The other way, len shorter than what is left. */
+	CHECK_EQ(buf_to_iov(v, 3, 1, put, sizeof(put)), 3);
+	CHECK(a[0] == 1 && a[1] == 9 && a[2] == 9 && b[0] == 9 && b[1] == 5);
 }
 
 static void test_eventfd_signal(void)
@@ -232,6 +264,8 @@ int main(void)
 		UNIT_TEST(test_file_read_all),
 		UNIT_TEST(test_file_read_all_block_device),
 		UNIT_TEST(test_iov_slice),
+		UNIT_TEST(test_iov_truncate),
+		UNIT_TEST(test_iov_copy),
 		UNIT_TEST(test_eventfd_signal),
 		UNIT_TEST(test_byte_checksum),
 	};

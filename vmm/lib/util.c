@@ -165,6 +165,54 @@ unsigned iov_slice(const struct iovec *iov, unsigned nr, uint64_t skip,
 	return n;
 }
 
+unsigned iov_truncate(struct iovec *iov, unsigned nr, uint64_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < nr && len; i++) {
+		if (iov[i].iov_len > len)
+			iov[i].iov_len = len;
+		len -= iov[i].iov_len;
+	}
+	return i;
+}
+
+static uint64_t iov_copy(const struct iovec *iov, unsigned nr, uint64_t skip,
+			 uint8_t *buf, uint64_t len, bool to_iov)
+{
+	uint64_t done = 0;
+	unsigned i;
+
+	for (i = 0; i < nr && done < len; i++) {
+		uint64_t n;
+
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		n = MIN(iov[i].iov_len - skip, len - done);
+		if (to_iov)
+			memcpy((uint8_t *)iov[i].iov_base + skip, buf + done, n);
+		else
+			memcpy(buf + done, (uint8_t *)iov[i].iov_base + skip, n);
+		done += n;
+		skip = 0;
+	}
+	return done;
+}
+
+uint64_t iov_to_buf(const struct iovec *iov, unsigned nr, uint64_t skip,
+		    void *buf, uint64_t len)
+{
+	return iov_copy(iov, nr, skip, buf, len, false);
+}
+
+uint64_t buf_to_iov(const struct iovec *iov, unsigned nr, uint64_t skip,
+		    const void *buf, uint64_t len)
+{
+	return iov_copy(iov, nr, skip, (uint8_t *)buf, len, true);
+}
+
 int eventfd_signal(int fd)
 {
 	static const uint64_t one = 1;

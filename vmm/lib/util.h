@@ -48,6 +48,15 @@ int file_read_all(const char *path, size_t max_size, uint8_t **data,
 struct iovec;
 unsigned iov_slice(const struct iovec *iov, unsigned nr, uint64_t skip,
 		   struct iovec *dst);
+/* Shortens iov[0..nr) in place to its first len bytes. Returns the
+ * number of entries left. */
+unsigned iov_truncate(struct iovec *iov, unsigned nr, uint64_t len);
+/* Copies between iov[0..nr), from skip bytes in, and a flat buffer.
+ * Return the bytes copied: fewer than len where the entries end. */
+uint64_t iov_to_buf(const struct iovec *iov, unsigned nr, uint64_t skip,
+		    void *buf, uint64_t len);
+uint64_t buf_to_iov(const struct iovec *iov, unsigned nr, uint64_t skip,
+		    const void *buf, uint64_t len);
 
 /* Adds 1 to an eventfd's counter, to wake whoever polls it. Returns 0 or
  * -errno. A full counter (EAGAIN) counts as done: it wakes them too. */
