@@ -1,0 +1,549 @@
+/* The 9p server's operations on one file: attributes, opening, reading
+ * and writing, sync and locks (see p9_fid.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "backend/p9_fid.h"
+#include "lib/util.h"
+
+/* Tgetattr's request_mask and Rgetattr's valid: the fields of stat. */
+#define GETATTR_BASIC 0x7ffULL
+/* Tsetattr's valid. */
+#define SETATTR_MODE 0x1
+#define SETATTR_UID 0x2
+#define SETATTR_GID 0x4
+#define SETATTR_SIZE 0x8
+#define SETATTR_ATIME 0x10
+#define SETATTR_MTIME 0x20
+#define SETATTR_ATIME_SET 0x80
+#define SETATTR_MTIME_SET 0x100
+/* Open flags as Linux's client sends them (its x86 values, on every
+ * arch), which the host's O_ values need not match. */
+#define DOTL_ACCMODE 03
+#define DOTL_EXCL 0200
+#define DOTL_TRUNC 01000
+#define DOTL_APPEND 02000
+#define DOTL_DSYNC 010000
+#define DOTL_DIRECTORY 0200000
+#define DOTL_SYNC 04000000
+#define LOCK_SUCCESS 0
+#define LOCK_TYPE_UNLCK 2
+
+/* The host's flags for Linux's: the access mode and what changes the
+ * file's contents or checks its kind; the rest (O_DIRECT, whose
+ * alignment the guest's buffers need not have, O_NOATIME, ...) are
+ * dropped, as QEMU does. A share never opens what would block a thread
+ * (a FIFO without a writer) or become a terminal. */
+static int host_flags(uint32_t dotl)
+{
+	static const struct { uint32_t dotl; int host; } map[] = {
+		{ DOTL_EXCL, O_EXCL }, { DOTL_TRUNC, O_TRUNC },
+		{ DOTL_APPEND, O_APPEND }, { DOTL_DSYNC, O_DSYNC },
+		{ DOTL_DIRECTORY, O_DIRECTORY }, { DOTL_SYNC, O_SYNC },
+	};
+	int flags = (dotl & DOTL_ACCMODE) | O_NONBLOCK | O_NOCTTY;
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(map); i++)
+		if (dotl & map[i].dotl)
+			flags |= map[i].host;
+	return flags;
+}
+
+static bool changes_file(int flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY || flags & O_TRUNC;
+}
+
+/* fid's file as an fd: its open one if it has one (*own false), or one
+ * opened O_PATH for the call, which the caller closes. */
+static int fid_fd(struct p9_server *s, struct p9_fid *f, const char *path,
+		  bool *own)
+{
+	*own = f->fd < 0;
+	return *own ? p9_open(s, path, O_PATH, 0) : f->fd;
+}
+
+int p9_op_getattr(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in);
+	char path[PATH_MAX];
+	struct p9_fid *f;
+	struct p9_qid qid;
+	struct stat st;
+	bool own;
+	int fd, err;
+
+	p9_get_u64(&rq->in);	/* request_mask: all of it is cheap */
+	if (rq->in.bad)
+		return -EINVAL;
+	f = p9_fid_get(s, fid, path);
+	if (!f)
+		return -EBADF;
+	fd = fid_fd(s, f, path, &own);
+	err = fd < 0 ? fd : p9_stat_fd(s, fd, &st, &qid);
+	if (own && fd >= 0)
+		close(fd);
+	p9_fid_put(s, f);
+	if (err)
+		return err;
+	p9_put_u64(&rq->out, GETATTR_BASIC);
+	p9_put_qid(&rq->out, &qid);
+	p9_put_u32(&rq->out, st.st_mode);
+	p9_put_u32(&rq->out, st.st_uid);
+	p9_put_u32(&rq->out, st.st_gid);
+	p9_put_u64(&rq->out, st.st_nlink);
+	p9_put_u64(&rq->out, st.st_rdev);
+	p9_put_u64(&rq->out, st.st_size);
+	p9_put_u64(&rq->out, st.st_blksize);
+	p9_put_u64(&rq->out, st.st_blocks);
+	p9_put_u64(&rq->out, st.st_atim.tv_sec);
+	p9_put_u64(&rq->out, st.st_atim.tv_nsec);
+	p9_put_u64(&rq->out, st.st_mtim.tv_sec);
+	p9_put_u64(&rq->out, st.st_mtim.tv_nsec);
+	p9_put_u64(&rq->out, st.st_ctim.tv_sec);
+	p9_put_u64(&rq->out, st.st_ctim.tv_nsec);
+	/* btime, gen, data_version: not asked for by GETATTR_BASIC. */
+	for (int i = 0; i < 4; i++)
+		p9_put_u64(&rq->out, 0);
+	return 0;
+}
+
+/* chmod of the file fd (O_PATH) is, through its /proc/self/fd link,
+ * which reaches that very inode whatever its path has become since (an
+ * O_PATH fd cannot fchmod, and fchmodat cannot leave a symbolic link
+ * unfollowed). */
+static int chmod_fd(int fd, mode_t mode)
+{
+	char link[32];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -EOPNOTSUPP;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	return chmod(link, mode & 07777) < 0 ? -errno : 0;
+}
+
+static int truncate_fd(struct p9_server *s, struct p9_fid *f,
+		       const char *path, int fd, uint64_t size)
+{
+	struct stat st;
+	int wfd, err;
+
+	if (size > INT64_MAX)
+		return -EFBIG;
+	if (f->fd >= 0 && f->access != O_RDONLY)
+		return ftruncate(f->fd, size) < 0 ? -errno : 0;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	wfd = p9_open(s, path, O_WRONLY | O_NONBLOCK, 0);
+	if (wfd < 0)
+		return wfd;
+	err = ftruncate(wfd, size) < 0 ? -errno : 0;
+	close(wfd);
+	return err;
+}
+
+/* Times set on path's entry itself, never through a symbolic link. */
+static int set_times(struct p9_server *s, const char *path,
+		     const struct timespec ts[2])
+{
+	const char *base;
+	int dir, err;
+
+	if (!path[0])
+		return utimensat(s->root_fd, ".", ts, 0) < 0 ? -errno : 0;
+	dir = p9_open_parent(s, path, &base);
+	if (dir < 0)
+		return dir;
+	err = utimensat(dir, base, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	close(dir);
+	return err;
+}
+
+static struct timespec time_of(uint32_t valid, uint32_t given,
+			       uint32_t set, uint64_t sec, uint64_t nsec)
+{
+	if (!(valid & given))
+		return (struct timespec){ 0, UTIME_OMIT };
+	if (!(valid & set))
+		return (struct timespec){ 0, UTIME_NOW };
+	return (struct timespec){ (time_t)sec, (long)nsec };
+}
+
+int p9_op_setattr(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in), valid = p9_get_u32(&rq->in);
+	uint32_t mode = p9_get_u32(&rq->in), uid = p9_get_u32(&rq->in);
+	uint32_t gid = p9_get_u32(&rq->in);
+	uint64_t size = p9_get_u64(&rq->in);
+	uint64_t as = p9_get_u64(&rq->in), ans = p9_get_u64(&rq->in);
+	uint64_t ms = p9_get_u64(&rq->in), mns = p9_get_u64(&rq->in);
+	struct timespec ts[2] = {
+		time_of(valid, SETATTR_ATIME, SETATTR_ATIME_SET, as, ans),
+		time_of(valid, SETATTR_MTIME, SETATTR_MTIME_SET, ms, mns),
+	};
+	char path[PATH_MAX];
+	struct p9_fid *f;
+	int fd, err = 0;
+
+	if (rq->in.bad)
+		return -EINVAL;
+	if (s->read_only)
+		return -EROFS;
+	if ((ts[0].tv_nsec != UTIME_OMIT && ts[0].tv_nsec != UTIME_NOW &&
+	     ans >= 1000000000) ||
+	    (ts[1].tv_nsec != UTIME_OMIT && ts[1].tv_nsec != UTIME_NOW &&
+	     mns >= 1000000000))
+		return -EINVAL;
+	f = p9_fid_get(s, fid, path);
+	if (!f)
+		return -EBADF;
+	fd = p9_open(s, path, O_PATH, 0);
+	if (fd < 0) {
+		p9_fid_put(s, f);
+		return fd;
+	}
+	if (valid & SETATTR_MODE)
+		err = chmod_fd(fd, mode);
+	if (!err && valid & (SETATTR_UID | SETATTR_GID) &&
+	    fchownat(fd, "", valid & SETATTR_UID ? uid : (uid_t)-1,
+		     valid & SETATTR_GID ? gid : (gid_t)-1,
+		     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		err = -errno;
+	if (!err && valid & SETATTR_SIZE)
+		err = truncate_fd(s, f, path, fd, size);
+	if (!err && valid & (SETATTR_ATIME | SETATTR_MTIME))
+		err = set_times(s, path, ts);
+	close(fd);
+	p9_fid_put(s, f);
+	return err;
+}
+
+int p9_op_statfs(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in);
+	char path[PATH_MAX];
+	struct p9_fid *f;
+	struct statfs st;
+	int fd, err;
+
+	if (rq->in.bad)
+		return -EINVAL;
+	f = p9_fid_get(s, fid, path);
+	if (!f)
+		return -EBADF;
+	fd = p9_open(s, path, O_PATH, 0);
+	p9_fid_put(s, f);
+	if (fd < 0)
+		return fd;
+	err = fstatfs(fd, &st) < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	p9_put_u32(&rq->out, st.f_type);
+	p9_put_u32(&rq->out, st.f_bsize);
+	p9_put_u64(&rq->out, st.f_blocks);
+	p9_put_u64(&rq->out, st.f_bfree);
+	p9_put_u64(&rq->out, st.f_bavail);
+	p9_put_u64(&rq->out, st.f_files);
+	p9_put_u64(&rq->out, st.f_ffree);
+	p9_put_u64(&rq->out, (uint32_t)st.f_fsid.__val[0] |
+			     (uint64_t)(uint32_t)st.f_fsid.__val[1] << 32);
+	p9_put_u32(&rq->out, st.f_namelen);
+	return 0;
+}
+
+int p9_op_readlink(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in);
+	char path[PATH_MAX], target[PATH_MAX];
+	struct p9_fid *f;
+	ssize_t n;
+	int fd;
+
+	if (rq->in.bad)
+		return -EINVAL;
+	f = p9_fid_get(s, fid, path);
+	if (!f)
+		return -EBADF;
+	fd = p9_open(s, path, O_PATH, 0);
+	p9_fid_put(s, f);
+	if (fd < 0)
+		return fd;
+	n = readlinkat(fd, "", target, sizeof(target));
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return n;
+	if (n == sizeof(target))
+		return -ENAMETOOLONG;
+	p9_put_str(&rq->out, target, n);
+	return 0;
+}
+
+/* Opens path as flags for Tlopen: its kind is checked on an O_PATH fd
+ * first, so that the open itself never reaches a device node (whose
+ * open can act), and the file opened must be that same one. */
+static int open_checked(struct p9_server *s, const char *path, int flags,
+			struct p9_qid *qid)
+{
+	struct stat before, after;
+	int fd, err;
+
+	fd = p9_open(s, path, O_PATH, 0);
+	if (fd < 0)
+		return fd;
+	err = p9_stat_fd(s, fd, &before, NULL);
+	close(fd);
+	if (err)
+		return err;
+	if (S_ISCHR(before.st_mode) || S_ISBLK(before.st_mode))
+		return -EACCES;
+	if (S_ISLNK(before.st_mode))
+		return -ELOOP;
+	fd = p9_open(s, path, flags, 0);
+	if (fd < 0)
+		return fd;
+	err = p9_stat_fd(s, fd, &after, qid);
+	if (!err && (after.st_ino != before.st_ino ||
+		     after.st_dev != before.st_dev))
+		err = -EAGAIN;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* The reply to Tlopen and Tlcreate: the qid and an iounit of 0 (the
+ * client then sizes its reads and writes by the msize). */
+static void put_opened(struct p9_req *rq, const struct p9_qid *qid)
+{
+	p9_put_qid(&rq->out, qid);
+	p9_put_u32(&rq->out, 0);
+}
+
+int p9_op_lopen(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in), dotl = p9_get_u32(&rq->in);
+	int flags = host_flags(dotl), fd, err;
+	char path[PATH_MAX];
+	struct p9_fid *f;
+	struct p9_qid qid;
+
+	if (rq->in.bad || (dotl & DOTL_ACCMODE) == DOTL_ACCMODE)
+		return -EINVAL;
+	if (s->read_only && changes_file(flags))
+		return -EROFS;
+	f = p9_fid_get(s, fid, path);
+	if (!f)
+		return -EBADF;
+	fd = f->fd >= 0 ? -EBADF : open_checked(s, path, flags, &qid);
+	err = fd < 0 ? fd : p9_fid_set_open(s, f, NULL, fd, flags & O_ACCMODE);
+	p9_fid_put(s, f);
+	if (err)
+		return err;
+	put_opened(rq, &qid);
+	return 0;
+}
+
+int p9_op_lcreate(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in);
+	char name[NAME_MAX + 2], path[PATH_MAX], dir[PATH_MAX];
+	uint32_t dotl, mode;
+	struct p9_fid *f;
+	struct p9_qid qid;
+	struct stat st;
+	int flags, fd, err;
+
+	p9_get_str(&rq->in, name, sizeof(name));
+	dotl = p9_get_u32(&rq->in);
+	mode = p9_get_u32(&rq->in);
+	p9_get_u32(&rq->in);	/* gid: the file is the host user's */
+	if (rq->in.bad || (dotl & DOTL_ACCMODE) == DOTL_ACCMODE)
+		return -EINVAL;
+	if (s->read_only)
+		return -EROFS;
+	flags = host_flags(dotl) | O_CREAT;
+	f = p9_fid_get(s, fid, dir);
+	if (!f)
+		return -EBADF;
+	err = f->fd >= 0 ? -EBADF : p9_path_join(path, dir, name);
+	fd = err ?: p9_open(s, path, flags, mode & 07777);
+	err = fd < 0 ? fd : p9_stat_fd(s, fd, &st, &qid);
+	if (fd >= 0 && err)
+		close(fd);
+	if (!err)
+		err = p9_fid_set_open(s, f, path, fd, flags & O_ACCMODE);
+	p9_fid_put(s, f);
+	if (err)
+		return err;
+	put_opened(rq, &qid);
+	return 0;
+}
+
+/* Open fid fid with a reference the caller drops, if it was opened for
+ * writing (write) or reading; else NULL. */
+static struct p9_fid *open_fid(struct p9_server *s, uint32_t fid, bool write)
+{
+	struct p9_fid *f = p9_fid_get(s, fid, NULL);
+
+	if (f && (f->fd < 0 || f->access == (write ? O_RDONLY : O_WRONLY))) {
+		p9_fid_put(s, f);
+		return NULL;
+	}
+	return f;
+}
+
+/* The guest's buffers from skip on, len bytes of them, into iov. */
+static unsigned data_iov(const struct iovec *from, unsigned nr,
+			 uint64_t skip, uint64_t len, struct iovec *iov)
+{
+	return iov_truncate(iov, iov_slice(from, nr, skip, iov), len);
+}
+
+int p9_op_read(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in);
+	uint64_t offset = p9_get_u64(&rq->in);
+	uint32_t count = p9_get_u32(&rq->in);
+	struct iovec iov[P9_MAX_BUFFERS];
+	struct p9_fid *f;
+	unsigned nr;
+	ssize_t n;
+
+	if (rq->in.bad || offset > INT64_MAX)
+		return -EINVAL;
+	if (rq->nr_resp > P9_MAX_BUFFERS)
+		return -ENOBUFS;
+	count = MIN(count, MIN(rq->msize, rq->resp_room) - P9_IO_HEADER);
+	f = open_fid(s, fid, false);
+	if (!f)
+		return -EBADF;
+	nr = data_iov(rq->resp, rq->nr_resp, P9_IO_HEADER, count, iov);
+	do
+		n = preadv(f->fd, iov, nr, offset);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	p9_fid_put(s, f);
+	if (n < 0)
+		return n;
+	p9_put_u32(&rq->out, n);
+	rq->data_len = n;
+	return 0;
+}
+
+int p9_op_write(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in);
+	uint64_t offset = p9_get_u64(&rq->in);
+	uint32_t count = p9_get_u32(&rq->in);
+	struct iovec iov[P9_MAX_BUFFERS];
+	struct p9_fid *f;
+	unsigned nr;
+	ssize_t n;
+
+	if (rq->in.bad || offset > INT64_MAX ||
+	    count > rq->size - P9_TWRITE_HEADER)
+		return -EINVAL;
+	if (rq->nr_req > P9_MAX_BUFFERS)
+		return -ENOBUFS;
+	f = open_fid(s, fid, true);
+	if (!f)
+		return -EBADF;
+	nr = data_iov(rq->req, rq->nr_req, P9_TWRITE_HEADER, count, iov);
+	do
+		n = pwritev(f->fd, iov, nr, offset);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	p9_fid_put(s, f);
+	if (n < 0)
+		return n;
+	p9_put_u32(&rq->out, n);
+	return 0;
+}
+
+int p9_op_fsync(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in), datasync = p9_get_u32(&rq->in);
+	struct p9_fid *f;
+	int err;
+
+	if (rq->in.bad)
+		return -EINVAL;
+	f = p9_fid_get(s, fid, NULL);
+	if (!f)
+		return -EBADF;
+	if (f->fd < 0)
+		err = -EBADF;
+	else
+		err = (datasync ? fdatasync(f->fd) : fsync(f->fd)) < 0 ?
+		      -errno : 0;
+	p9_fid_put(s, f);
+	return err;
+}
+
+/* POSIX locks are the guest's own business: one guest mounts a share,
+ * and its kernel orders its own processes' locks. As QEMU does, every
+ * lock is granted and none is reported held. */
+int p9_op_lock(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in);
+	char client[256];
+	struct p9_fid *f;
+
+	p9_get_u8(&rq->in);	/* type */
+	p9_get_u32(&rq->in);	/* flags */
+	p9_get_u64(&rq->in);	/* start */
+	p9_get_u64(&rq->in);	/* length */
+	p9_get_u32(&rq->in);	/* proc_id */
+	p9_get_str(&rq->in, client, sizeof(client));
+	if (rq->in.bad)
+		return -EINVAL;
+	f = p9_fid_get(s, fid, NULL);
+	if (!f)
+		return -EBADF;
+	p9_fid_put(s, f);
+	p9_put_u8(&rq->out, LOCK_SUCCESS);
+	return 0;
+}
+
+int p9_op_getlock(struct p9_server *s, struct p9_req *rq)
+{
+	uint32_t fid = p9_get_u32(&rq->in), proc_id;
+	uint64_t start, length;
+	char client[256];
+	struct p9_fid *f;
+
+	p9_get_u8(&rq->in);	/* type */
+	start = p9_get_u64(&rq->in);
+	length = p9_get_u64(&rq->in);
+	proc_id = p9_get_u32(&rq->in);
+	p9_get_str(&rq->in, client, sizeof(client));
+	if (rq->in.bad)
+		return -EINVAL;
+	f = p9_fid_get(s, fid, NULL);
+	if (!f)
+		return -EBADF;
+	p9_fid_put(s, f);
+	p9_put_u8(&rq->out, LOCK_TYPE_UNLCK);
+	p9_put_u64(&rq->out, start);
+	p9_put_u64(&rq->out, length);
+	p9_put_u32(&rq->out, proc_id);
+	p9_put_str(&rq->out, client, strlen(client));
+	return 0;
+}
