@@ -103,6 +103,16 @@ static bool parse_mmio_dev(const char *v, size_t len)
 	return true;
 }
 
+/* A virtio-9p mount tag, 1 to P9_TAG_MAX bytes, into tag. */
+static bool parse_tag(const char *v, size_t len, char *tag)
+{
+	if (!len || len > P9_TAG_MAX)
+		return false;
+	memcpy(tag, v, len);
+	tag[len] = 0;
+	return true;
+}
+
 /* A dotted quad, into host byte order. */
 static bool parse_ipv4(const char *v, size_t len, uint32_t *out)
 {
@@ -174,6 +184,10 @@ static bool parse_one(const char *tok, size_t len)
 			params.mem_evil = true;
 		else if (is_key(tok, klen, "vcons"))
 			params.vcons = true;
+		else if (is_key(tok, klen, "9p"))
+			params.p9 = true;
+		else if (is_key(tok, klen, "9p_hostile"))
+			params.p9_hostile = true;
 		else if (is_key(tok, klen, "punch_holes"))
 			params.punch_holes = true;
 		return true;
@@ -261,6 +275,10 @@ static bool parse_one(const char *tok, size_t len)
 		params.blkbench_queues = x;
 		return true;
 	}
+	if (is_key(tok, klen, "9p_tag"))
+		return parse_tag(v, vlen, params.p9_tag);
+	if (is_key(tok, klen, "9p_ro"))
+		return parse_tag(v, vlen, params.p9_ro_tag);
 	if (is_key(tok, klen, "ip"))
 		return parse_ipv4(v, vlen, &params.ip);
 	if (is_key(tok, klen, "hostip"))
@@ -288,6 +306,12 @@ bool params_want_blk(void)
 {
 	return params.blk || params.blkbench || params.blk_evil ||
 	       params.blk_stream;
+}
+
+/* Any of the tokens that run the virtio-9p checks. */
+bool params_want_9p(void)
+{
+	return params.p9 || params.p9_hostile || *params.p9_ro_tag;
 }
 
 void parse_params(const char *cl)

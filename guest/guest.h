@@ -37,6 +37,8 @@ struct mem_range {
 /* virtio= bits: the transports whose devices the drivers take. */
 #define VIRTIO_T_PCI		1u
 #define VIRTIO_T_MMIO		2u
+/* The longest virtio-9p mount tag the checks take. */
+#define P9_TAG_MAX		64
 
 #include "arch.h"
 
@@ -52,6 +54,9 @@ struct params {
 	bool has_exit_status, echo;
 	bool pci, blk, blkbench, blk_evil, blk_stream, net, netbench, balloon, rng;
 	bool vcons;
+	bool p9, p9_hostile;
+	char p9_tag[P9_TAG_MAX + 1];	/* "": the first virtio-9p device */
+	char p9_ro_tag[P9_TAG_MAX + 1];	/* "": no read-only checks */
 	bool balloon_flood;
 	bool mem, mem_evil;
 	bool punch_holes;
@@ -81,6 +86,7 @@ extern struct params params;
 bool cmdline_has_token(const char *cl, const char *tok);
 void parse_params(const char *cl);
 bool params_want_blk(void);
+bool params_want_9p(void);
 
 /* Output and results. */
 void serial_init(void);
@@ -160,6 +166,7 @@ void run_blk(void);
 void run_net(void);
 void run_rng(void);
 void run_vcons(void);
+void run_9p(void);
 bool run_balloon(void);
 void __attribute__((noreturn)) balloon_serve(void);
 uint32_t balloon_deflate_on_oom(void);

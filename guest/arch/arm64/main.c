@@ -100,7 +100,8 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 	parse_params(boot.cmdline);
 	dt_report();
 	virtio = params_want_blk() || params.net || params.netbench ||
-		 params.balloon || params.rng || params.vcons;
+		 params.balloon || params.rng || params.vcons ||
+		 params_want_9p();
 	check_memory();
 
 	mm_init();
@@ -130,6 +131,8 @@ void c_entry(uint64_t dtb, uint64_t base, uint32_t bad_reloc)
 		run_rng();
 	if (params.vcons)
 		run_vcons();
+	if (params_want_9p())
+		run_9p();
 	run_touch_rand();
 	if (params.balloon || params.usemem)
 		buddy_init(0);

@@ -108,7 +108,8 @@ void c_entry(int entry, uint64_t ptr)
 	print("tg: cmdline=%s\n", boot.cmdline);
 	parse_params(boot.cmdline);
 	virtio = params_want_blk() || params.net || params.netbench ||
-		 params.balloon || params.rng || params.vcons || params.mem;
+		 params.balloon || params.rng || params.vcons ||
+		 params_want_9p() || params.mem;
 	check_e820();
 
 	mm_init();
@@ -142,6 +143,8 @@ void c_entry(int entry, uint64_t ptr)
 		run_rng();
 	if (params.vcons)
 		run_vcons();
+	if (params_want_9p())
+		run_9p();
 	run_touch_rand();
 	/* The region sizes the allocator's metadata. */
 	if (params.mem)
