@@ -1,0 +1,121 @@
+"""The host side of the test guest's virtio-9p checks (guest/p9*.c,
+docs/test-guest.md): a share holding the files they read and change,
+symbolic links out of it, a sentinel beside it in its parent; and what
+the share and everything outside it must hold after a run. Shared by
+test_9p.py (thpvm's device) and test_qemu.py (QEMU's)."""
+import os
+import stat
+
+# As guest/p9.h and guest/p9_test.c have them.
+DATA_BYTES = 1024 * 1024 + 4099
+WRITE_BYTES = 600000
+TRUNC_BYTES = 1000
+SEED_DATA = 0
+SEED_CREATED = 0x5a
+SEED_TRUNCATE = 0x11
+TRUNCATE_BYTES = 8192
+OLD_TEXT = b"renamed by the guest\n"
+SENTINEL_TEXT = b"outside the share: no guest may read or change this\n"
+
+# The checks' names, each a "tg: ok NAME" line.
+SHARE_CHECKS = ("9p-session", "9p-walk", "9p-getattr", "9p-read",
+                "9p-create", "9p-fsync", "9p-setattr", "9p-mkdir",
+                "9p-symlink", "9p-rename", "9p-unlink", "9p-readdir",
+                "9p-statfs", "9p-flush")
+HOSTILE_CHECKS = ("9p-evil-session", "9p-evil-dotdot-root",
+                  "9p-evil-dotdot-out", "9p-evil-dotdot-deep",
+                  "9p-evil-link-walk-abs", "9p-evil-link-walk-rel",
+                  "9p-evil-link-open-abs", "9p-evil-link-open-rel",
+                  "9p-evil-link-create", "9p-evil-link-mkdir",
+                  "9p-evil-create-slash", "9p-evil-mkdir-slash",
+                  "9p-evil-create-dotdot", "9p-evil-big-read",
+                  "9p-evil-big-write", "9p-evil-write-count",
+                  "9p-evil-fids", "9p-evil-fids-after",
+                  "9p-evil-clunked-use", "9p-evil-clunked-twice",
+                  "9p-evil-unknown-fid", "9p-evil-survived")
+RO_CHECKS = ("9p-ro-session", "9p-ro-read", "9p-ro-write",
+             "9p-ro-open-trunc", "9p-ro-create", "9p-ro-mkdir",
+             "9p-ro-symlink", "9p-ro-rename", "9p-ro-unlink",
+             "9p-ro-setattr")
+
+
+def pattern(n, seed):
+    """The bytes guest/p9.h's p9_pattern gives: byte i is
+    i * 31 + (i >> 9) + seed, modulo 256."""
+    return bytes((i * 31 + (i >> 9) + seed) & 0xff for i in range(n))
+
+
+def make_share(parent, name):
+    """parent/name, a share as the checks expect it, and
+    parent/sentinel.txt beside it (once per parent); returns the
+    share's path."""
+    share = os.path.join(parent, name)
+    sentinel = os.path.join(parent, "sentinel.txt")
+    if not os.path.exists(sentinel):
+        with open(sentinel, "wb") as f:
+            f.write(SENTINEL_TEXT)
+    os.makedirs(os.path.join(share, "dir"))
+    os.mkdir(os.path.join(share, "emptydir"))
+    for path, data in (("dir/data.bin", pattern(DATA_BYTES, SEED_DATA)),
+                       ("truncate.bin",
+                        pattern(TRUNCATE_BYTES, SEED_TRUNCATE)),
+                       ("old.txt", OLD_TEXT),
+                       ("doomed.txt", b"unlinked by the guest\n")):
+        with open(os.path.join(share, path), "wb") as f:
+            f.write(data)
+    for link, target in (("escape_abs", sentinel),
+                         ("escape_rel", "../sentinel.txt"),
+                         ("escape_abs_dir", os.path.abspath(parent)),
+                         ("escape_rel_dir", "..")):
+        os.symlink(target, os.path.join(share, link))
+    return share
+
+
+def snapshot(top, leave_out=()):
+    """Every entry below top, links not followed, as path -> (kind,
+    mode, owner, content or link target); the paths in leave_out and
+    what is below them left out."""
+    tree = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        rel_dir = os.path.relpath(dirpath, top)
+        dirnames[:] = [d for d in dirnames
+                       if os.path.normpath(os.path.join(rel_dir, d))
+                       not in leave_out]
+        for n in dirnames + filenames:
+            path = os.path.join(dirpath, n)
+            rel = os.path.normpath(os.path.join(rel_dir, n))
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                what = os.readlink(path)
+            elif stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    what = f.read()
+            else:
+                what = None
+            tree[rel] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode),
+                         st.st_uid, what)
+    return tree
+
+
+def read(share, path):
+    with open(os.path.join(share, path), "rb") as f:
+        return f.read()
+
+
+def check_share_after(share):
+    """What the 9p checks did, seen from the host: created.bin written
+    whole and owned by this user, truncate.bin cut, newdir made with
+    old.txt moved into it, link made, doomed.txt and emptydir gone,
+    dir/data.bin as it was."""
+    created = os.path.join(share, "created.bin")
+    assert read(share, "created.bin") == pattern(WRITE_BYTES, SEED_CREATED)
+    assert os.stat(created).st_uid == os.getuid()
+    assert read(share, "truncate.bin") == \
+        pattern(TRUNCATE_BYTES, SEED_TRUNCATE)[:TRUNC_BYTES]
+    assert os.path.isdir(os.path.join(share, "newdir"))
+    assert read(share, "newdir/renamed.txt") == OLD_TEXT
+    assert os.readlink(os.path.join(share, "link")) == "dir/data.bin"
+    for gone in ("old.txt", "doomed.txt", "emptydir"):
+        assert not os.path.lexists(os.path.join(share, gone)), gone
+    assert read(share, "dir/data.bin") == pattern(DATA_BYTES, SEED_DATA)
+
