@@ -328,24 +328,39 @@ int p9_lcreate(struct p9_dev *p, uint32_t dfid, const char *name,
 	return p9_rpc(p, P9_TLCREATE);
 }
 
-int p9_read(struct p9_dev *p, uint32_t fid, uint64_t off, uint32_t count,
-	    uint32_t *got)
+/* Tread and Treaddir: the reply's count of data bytes, which must be
+ * in the reply; the reader is limited to them. */
+static int read_request(struct p9_dev *p, uint8_t type, uint32_t fid,
+			uint64_t off, uint32_t count, uint32_t *got)
 {
 	int rc;
 
-	p9_begin(p, P9_TREAD);
+	p9_begin(p, type);
 	p9_put32(p, fid);
 	p9_put64(p, off);
 	p9_put32(p, count);
-	rc = p9_rpc(p, P9_TREAD);
+	rc = p9_rpc(p, type);
 	if (rc != P9_OK)
 		return rc;
 	*got = p9_get32(p);
 	if (p->in_bad || *got > p->in_len - P9_RREAD_HEADER) {
-		p->why = "bad-rread-count";
+		p->why = "bad-data-count";
 		return P9_BROKEN;
 	}
+	p->in_len = P9_RREAD_HEADER + *got;
 	return P9_OK;
+}
+
+int p9_read(struct p9_dev *p, uint32_t fid, uint64_t off, uint32_t count,
+	    uint32_t *got)
+{
+	return read_request(p, P9_TREAD, fid, off, count, got);
+}
+
+int p9_readdir(struct p9_dev *p, uint32_t fid, uint64_t off, uint32_t count,
+	       uint32_t *got)
+{
+	return read_request(p, P9_TREADDIR, fid, off, count, got);
 }
 
 int p9_write(struct p9_dev *p, uint32_t fid, uint64_t off, uint32_t count,
@@ -399,14 +414,20 @@ int p9_truncate(struct p9_dev *p, uint32_t fid, uint64_t size)
 	return p9_rpc(p, P9_TSETATTR);
 }
 
-int p9_mkdir(struct p9_dev *p, uint32_t dfid, const char *name)
+int p9_mkdir(struct p9_dev *p, uint32_t dfid, const char *name,
+	     struct p9_qid *qid)
 {
+	int rc;
+
 	p9_begin(p, P9_TMKDIR);
 	p9_put32(p, dfid);
 	p9_put_str(p, name);
 	p9_put32(p, 0755);
 	p9_put32(p, P9_NOFID);
-	return p9_rpc(p, P9_TMKDIR);
+	rc = p9_rpc(p, P9_TMKDIR);
+	if (rc == P9_OK)
+		p9_get_qid(p, qid);
+	return fields_read(p, rc);
 }
 
 int p9_symlink(struct p9_dev *p, uint32_t dfid, const char *name,

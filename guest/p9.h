@@ -44,7 +44,6 @@
 #define P9_TWRITE_HEADER	23	/* and fid[4] offset[8] count[4] */
 #define P9_NOTAG		0xffff
 #define P9_NOFID		0xffffffffu
-#define P9_MAXWELEM		16
 
 #define P9_QTDIR		0x80
 #define P9_QTSYMLINK		0x02
@@ -56,7 +55,6 @@
 #define P9_O_CREAT		0100
 #define P9_O_TRUNC		01000
 #define P9_S_IFMT		0170000
-#define P9_S_IFDIR		0040000
 #define P9_S_IFREG		0100000
 #define P9_AT_REMOVEDIR		0x200
 #define P9_GETATTR_BASIC	0x7ff
@@ -142,7 +140,8 @@ int p9_write(struct p9_dev *p, uint32_t fid, uint64_t off, uint32_t count,
 	     uint32_t *done);
 int p9_getattr(struct p9_dev *p, uint32_t fid, struct p9_attr *a);
 int p9_truncate(struct p9_dev *p, uint32_t fid, uint64_t size);
-int p9_mkdir(struct p9_dev *p, uint32_t dfid, const char *name);
+int p9_mkdir(struct p9_dev *p, uint32_t dfid, const char *name,
+	     struct p9_qid *qid);
 int p9_symlink(struct p9_dev *p, uint32_t dfid, const char *name,
 	       const char *target);
 int p9_readlink(struct p9_dev *p, uint32_t fid, char *buf, unsigned size);
@@ -150,6 +149,10 @@ int p9_renameat(struct p9_dev *p, uint32_t olddir, const char *oldname,
 		uint32_t newdir, const char *newname);
 int p9_unlinkat(struct p9_dev *p, uint32_t dfid, const char *name,
 		uint32_t flags);
+/* Rreaddir's entries: count bytes from p9_rx + P9_RREAD_HEADER, the
+ * reader at the first and limited to them. */
+int p9_readdir(struct p9_dev *p, uint32_t fid, uint64_t off, uint32_t count,
+	       uint32_t *got);
 int p9_fsync(struct p9_dev *p, uint32_t fid);
 int p9_flush(struct p9_dev *p, uint16_t oldtag);
 

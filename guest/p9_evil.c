@@ -100,7 +100,7 @@ static void make_in_link(struct p9_dev *p, const char *check,
 	if (rc == P9_OK) {
 		rc = file ? p9_lcreate(p, FID_A, name, P9_O_RDWR | P9_O_CREAT,
 				       0644)
-			  : p9_mkdir(p, FID_A, name);
+			  : p9_mkdir(p, FID_A, name, &last);
 		p9_clunk(p, FID_A);
 	}
 	p9_report_refused(p, check, rc);
@@ -140,7 +140,7 @@ static void check_names(struct p9_dev *p)
 	}
 	p9_report_refused(p, "9p-evil-create-slash", rc);
 	p9_report_refused(p, "9p-evil-mkdir-slash",
-			  p9_mkdir(p, FID_ROOT, "../planted-slash-dir"));
+			  p9_mkdir(p, FID_ROOT, "../planted-slash-dir", &last));
 	rc = walk_names(p, FID_ROOT, FID_A, 0, 0, &nwqid, &last);
 	if (rc == P9_OK) {
 		rc = p9_lcreate(p, FID_A, "..", P9_O_RDWR | P9_O_CREAT, 0644);

@@ -233,16 +233,13 @@ static void check_truncate(struct p9_dev *p)
 static void check_mkdir(struct p9_dev *p)
 {
 	struct p9_qid qid;
-	int rc = p9_mkdir(p, FID_ROOT, "newdir");
+	int rc = p9_mkdir(p, FID_ROOT, "newdir", &qid);
 
-	if (rc == P9_OK)
-		p9_get_qid(p, &qid);
-	if (rc != P9_OK || p->in_bad) {
-		p9_report_failed(p, "9p-mkdir", p->in_bad ? P9_BROKEN : rc);
-		return;
-	}
-	report(qid.type & P9_QTDIR, "9p-mkdir", "dev=%u qid_type=0x%x",
-	       p->num, qid.type);
+	if (rc != P9_OK)
+		p9_report_failed(p, "9p-mkdir", rc);
+	else
+		report(qid.type & P9_QTDIR, "9p-mkdir", "dev=%u qid_type=0x%x",
+		       p->num, qid.type);
 }
 
 /* link -> dir/data.bin, walked to (the link itself) and read back. */
@@ -319,16 +316,15 @@ static const char *const unlisted[] = { "old.txt", "doomed.txt", "emptydir" };
 #define NLISTED (sizeof(listed) / sizeof(listed[0]))
 #define NUNLISTED (sizeof(unlisted) / sizeof(unlisted[0]))
 
-/* Marks the names of one Rreaddir's entries in seen (listed, then
- * unlisted); the offset to go on from, and the entries in *n. */
-static uint64_t dir_entries(struct p9_dev *p, uint32_t count, bool *seen,
-			    unsigned *n)
+/* Marks the names of one Rreaddir's entries (the reader limited to
+ * them) in seen, listed then unlisted, and counts them in *n: the
+ * offset to go on from. */
+static uint64_t dir_entries(struct p9_dev *p, bool *seen, unsigned *n)
 {
-	uint32_t end = p->in + count;
 	uint64_t next = 0;
 	struct p9_qid qid;
 
-	while (p->in < end && !p->in_bad) {
+	while (p->in < p->in_len && !p->in_bad) {
 		char name[32];
 		unsigned len;
 
@@ -364,22 +360,17 @@ static int list_root(struct p9_dev *p, bool *seen, unsigned *n)
 
 	if (rc == P9_OK)
 		rc = p9_lopen(p, FID_DIR, P9_O_RDONLY);
-	do {
-		if (rc != P9_OK)
-			return rc;
-		p9_begin(p, P9_TREADDIR);
-		p9_put32(p, FID_DIR);
-		p9_put64(p, off);
-		p9_put32(p, p->msize - P9_RREAD_HEADER);
-		rc = p9_rpc(p, P9_TREADDIR);
-		count = rc == P9_OK ? p9_get32(p) : 0;
-		if (rc == P9_OK)
-			off = dir_entries(p, count, seen, n);
-		if (p->in_bad || p->in > p->in_len) {
+	while (rc == P9_OK) {
+		rc = p9_readdir(p, FID_DIR, off, p->msize - P9_RREAD_HEADER,
+				&count);
+		if (rc != P9_OK || !count)
+			break;
+		off = dir_entries(p, seen, n);
+		if (p->in_bad) {
 			p->why = "bad-entries";
 			rc = P9_BROKEN;
 		}
-	} while (count);
+	}
 	return rc;
 }
 
@@ -520,7 +511,8 @@ void p9_check_read_only(struct p9_dev *p)
 		      p9_lcreate(p, FID_NEW, "ro-created.bin",
 				 P9_O_RDWR | P9_O_CREAT, 0644));
 	p9_clunk(p, FID_NEW);
-	p9_report_refused(p, "9p-ro-mkdir", p9_mkdir(p, FID_ROOT, "ro-newdir"));
+	p9_report_refused(p, "9p-ro-mkdir",
+			  p9_mkdir(p, FID_ROOT, "ro-newdir", &qid));
 	p9_report_refused(p, "9p-ro-symlink",
 			  p9_symlink(p, FID_ROOT, "ro-link", LINK_TARGET));
 	p9_report_refused(p, "9p-ro-rename",
