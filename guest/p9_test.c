@@ -22,7 +22,7 @@
 static int walk_path(struct p9_dev *p, uint32_t newfid, const char *path,
 		     struct p9_qid *qid)
 {
-	char buf[64];
+	char buf[64], *s = buf;
 	const char *names[PATH_NAMES];
 	unsigned n = 0, nwqid;
 	int rc;
@@ -32,12 +32,16 @@ static int walk_path(struct p9_dev *p, uint32_t newfid, const char *path,
 		return P9_BROKEN;
 	}
 	memcpy(buf, path, strlen(path) + 1);
-	for (char *s = buf; *s && n < PATH_NAMES; n++) {
+	for (; *s && n < PATH_NAMES; n++) {
 		names[n] = s;
 		while (*s && *s != '/')
 			s++;
 		if (*s)
 			*s++ = 0;
+	}
+	if (*s) {
+		p->why = "path-too-long";
+		return P9_BROKEN;
 	}
 	*qid = p->root;
 	rc = p9_walk(p, FID_ROOT, newfid, n, names, &nwqid, qid);
@@ -48,7 +52,8 @@ static int walk_path(struct p9_dev *p, uint32_t newfid, const char *path,
 	return rc;
 }
 
-/* Both reported failures end a check: clunks fid if it was made. */
+/* A check that failed after it may have made fid: reported, and fid
+ * clunked so that the next check can make it again. */
 static void fail_and_clunk(struct p9_dev *p, const char *check, int rc,
 			   uint32_t fid)
 {
@@ -112,46 +117,51 @@ static int64_t mismatch(uint64_t off, uint32_t n, uint8_t seed)
 	return -1;
 }
 
-/* Reads the open fid to its end, each read as much as the msize allows,
- * comparing with the pattern: the bytes read, or P9_BROKEN. */
-static int64_t read_all(struct p9_dev *p, uint32_t fid, uint8_t seed,
-			unsigned *reads, int *rc)
-{
-	uint64_t off = 0;
-	uint32_t got;
+/* How far a read of the open fid to its end got: its bytes and reads,
+ * and where its data first differed from the pattern (-1: nowhere). */
+struct read_end {
+	uint64_t bytes;
+	unsigned reads;
+	int64_t bad;
+};
 
-	*reads = 0;
+/* Reads the open fid to its end, each read as much as the msize allows,
+ * comparing with the pattern seed until a byte differs: P9_OK, or why
+ * a read failed. */
+static int read_all(struct p9_dev *p, uint32_t fid, uint8_t seed,
+		    struct read_end *e)
+{
+	uint32_t got;
+	int rc;
+
+	*e = (struct read_end){ 0, 0, -1 };
 	do {
-		*rc = p9_read(p, fid, off, p->msize - P9_RREAD_HEADER, &got);
-		if (*rc != P9_OK)
-			return -1;
-		if (mismatch(off, got, seed) >= 0) {
-			p->why = "mismatch";
-			*rc = P9_BROKEN;
-			return -1;
-		}
-		off += got;
-		(*reads)++;
-	} while (got);
-	return off;
+		rc = p9_read(p, fid, e->bytes, p->msize - P9_RREAD_HEADER,
+			     &got);
+		if (rc != P9_OK)
+			return rc;
+		e->bad = mismatch(e->bytes, got, seed);
+		e->bytes += got;
+		e->reads++;
+	} while (got && e->bad < 0);
+	return P9_OK;
 }
 
 static void check_read(struct p9_dev *p)
 {
-	unsigned reads;
-	int64_t bytes;
+	struct read_end e;
 	int rc = p9_lopen(p, FID_FILE, P9_O_RDONLY);
 
-	if (rc != P9_OK) {
-		fail_and_clunk(p, "9p-read", rc, FID_FILE);
-		return;
-	}
-	bytes = read_all(p, FID_FILE, P9_SEED_DATA, &reads, &rc);
-	if (bytes < 0)
+	if (rc == P9_OK)
+		rc = read_all(p, FID_FILE, P9_SEED_DATA, &e);
+	if (rc != P9_OK)
 		p9_report_failed(p, "9p-read", rc);
+	else if (e.bad >= 0)
+		report(false, "9p-read", "dev=%u reason=mismatch offset=0x%lx",
+		       p->num, e.bad);
 	else
-		report(bytes == P9_DATA_BYTES && reads > 2, "9p-read",
-		       "dev=%u bytes=%ld reads=%u", p->num, bytes, reads);
+		report(e.bytes == P9_DATA_BYTES && e.reads > 2, "9p-read",
+		       "dev=%u bytes=%lu reads=%u", p->num, e.bytes, e.reads);
 	p9_clunk(p, FID_FILE);
 }
 
