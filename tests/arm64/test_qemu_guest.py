@@ -16,6 +16,9 @@ import harness  # noqa: E402
 import netns  # noqa: E402
 from net_exchange import PARAMS as NET_PARAMS  # noqa: E402
 from net_exchange import check_exchange, exchange  # noqa: E402
+from p9_share import (HOSTILE_CHECKS, QEMU_LENIENT,  # noqa: E402
+                      RO_CHECKS, SHARE_CHECKS, check_share_after,
+                      make_share, snapshot)
 from disk_images import (BLK_CHECKS, EVIL_CASES, MIB, PATTERN_A,  # noqa: E402
                          PATTERN_B, check_blkbench_queues, make_image,
                          pattern, write_region)
@@ -227,6 +230,47 @@ def test_virtio_net_mmio():
 def test_virtio_net_pci():
     r = net_run("virtio-net-pci,disable-legacy=on")
     assert "bdf" in r.tg["net"], r
+
+
+def p9_run(device, machine="virt,gic-version=3"):
+    """The 9p checks on a writable share (tag "share", the hostile ones
+    too) and on a read-only one (tag "ro"), both QEMU's device, as
+    tests/integration/test_qemu.py runs them on x86: all pass but
+    QEMU_LENIENT; then the share as the checks left it, its parent and
+    the read-only share unchanged."""
+    with tempfile.TemporaryDirectory(prefix="arm64-qemu-9p-") as tmp:
+        share, ro = make_share(tmp, "share"), make_share(tmp, "ro")
+        outside = snapshot(tmp, leave_out=("share", "ro"))
+        ro_before = snapshot(ro)
+        args = ["-global", "virtio-mmio.force-legacy=false"]
+        for i, (path, tag, flags) in enumerate(((share, "share", ""),
+                                                (ro, "ro", ",readonly=on"))):
+            args += ["-fsdev", f"local,id=fs{i},path={path},"
+                     f"security_model=none{flags}",
+                     "-device", f"{device},fsdev=fs{i},mount_tag={tag}"]
+        r = run_qemu(machine, 1, "skip=vtimer,ptimer 9p 9p_hostile "
+                     "9p_tag=share 9p_ro=ro", args)
+        check_share_after(share)
+        assert snapshot(tmp, leave_out=("share", "ro")) == outside, r
+        assert snapshot(ro) == ro_before, r
+    assert set(r.tg["fail"]) == set(QEMU_LENIENT), r
+    assert r.tg["done"]["failed"] == str(len(QEMU_LENIENT)), r
+    for c in SHARE_CHECKS + HOSTILE_CHECKS + RO_CHECKS:
+        assert c in r.tg["ok"] or c in QEMU_LENIENT, (c, r)
+    return r
+
+
+def test_virtio_9p_mmio():
+    """The 9p checks over virtio-9p-device, its interrupt on a wired
+    line of the GIC."""
+    r = p9_run("virtio-9p-device")
+    assert "mmio" in r.tg["9p"] and r.tg["9p"]["irq"] == "gic", r
+
+
+def test_virtio_9p_pci():
+    """The same over virtio-9p-pci, MSIs through the ITS."""
+    r = p9_run("virtio-9p-pci,disable-legacy=on")
+    assert "bdf" in r.tg["9p"] and r.tg["9p"]["irq"] == "msix", r
 
 
 def test_virtio_mmio_legacy_refused():

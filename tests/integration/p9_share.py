@@ -33,6 +33,9 @@ HOSTILE_CHECKS = ("9p-evil-session", "9p-evil-dotdot-root",
                   "9p-evil-fids", "9p-evil-fids-after",
                   "9p-evil-clunked-use", "9p-evil-clunked-twice",
                   "9p-evil-unknown-fid", "9p-evil-survived")
+# QEMU 7.2's 9p server writes a Twrite larger than the msize whole
+# (thpvm's refuses it, test_9p.py); the one hostile check it fails.
+QEMU_LENIENT = ("9p-evil-big-write",)
 RO_CHECKS = ("9p-ro-session", "9p-ro-read", "9p-ro-write",
              "9p-ro-open-trunc", "9p-ro-create", "9p-ro-mkdir",
              "9p-ro-symlink", "9p-ro-rename", "9p-ro-unlink",
