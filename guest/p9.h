@@ -44,6 +44,7 @@
 #define P9_TWRITE_HEADER	23	/* and fid[4] offset[8] count[4] */
 #define P9_NOTAG		0xffff
 #define P9_NOFID		0xffffffffu
+#define P9_MAXWELEM		16	/* names in one Twalk */
 
 #define P9_QTDIR		0x80
 #define P9_QTSYMLINK		0x02

@@ -19,6 +19,7 @@
 #define EVIL_MSIZE		(64 * 1024)
 #define WRITE_TOO_BIG		(EVIL_MSIZE + 4096)
 #define UNKNOWN_FID		0xdead
+#define LONG_NAME		300	/* more than any NAME_MAX (255) */
 
 static int walk_names(struct p9_dev *p, uint32_t fid, uint32_t newfid,
 		      unsigned n, const char *const *names, unsigned *nwqid,
@@ -125,28 +126,65 @@ static void check_links(struct p9_dev *p)
 		     false);
 }
 
+/* A clone of the root to FID_A, then a Tlcreate of name there. */
+static int create_in_root(struct p9_dev *p, const char *name)
+{
+	struct p9_qid last;
+	unsigned nwqid;
+	int rc = walk_names(p, FID_ROOT, FID_A, 0, 0, &nwqid, &last);
+
+	if (rc == P9_OK) {
+		rc = p9_lcreate(p, FID_A, name, P9_O_RDWR | P9_O_CREAT, 0644);
+		p9_clunk(p, FID_A);
+	}
+	return rc;
+}
+
 /* Names that are not one name. */
 static void check_names(struct p9_dev *p)
 {
 	struct p9_qid last;
+
+	p9_report_refused(p, "9p-evil-create-slash",
+			  create_in_root(p, "../planted-slash.txt"));
+	p9_report_refused(p, "9p-evil-mkdir-slash",
+			  p9_mkdir(p, FID_ROOT, "../planted-slash-dir", &last));
+	p9_report_refused(p, "9p-evil-create-dotdot", create_in_root(p, ".."));
+}
+
+/* Requests no client builds: a walk of more names than 9P allows, a
+ * name longer than any file system takes, a name whose length runs past
+ * the end of its message. */
+static void check_malformed(struct p9_dev *p)
+{
+	const char *names[P9_MAXWELEM + 1];
+	char long_name[LONG_NAME + 1];
+	struct p9_qid last;
 	unsigned nwqid;
 	int rc;
 
-	rc = walk_names(p, FID_ROOT, FID_A, 0, 0, &nwqid, &last);
-	if (rc == P9_OK) {
-		rc = p9_lcreate(p, FID_A, "../planted-slash.txt",
-				P9_O_RDWR | P9_O_CREAT, 0644);
+	for (unsigned i = 0; i <= P9_MAXWELEM; i++)
+		names[i] = i % 2 ? ".." : "dir";
+	rc = walk_names(p, FID_ROOT, FID_A, P9_MAXWELEM + 1, names, &nwqid,
+			&last);
+	if (rc == P9_OK)
 		p9_clunk(p, FID_A);
-	}
-	p9_report_refused(p, "9p-evil-create-slash", rc);
-	p9_report_refused(p, "9p-evil-mkdir-slash",
-			  p9_mkdir(p, FID_ROOT, "../planted-slash-dir", &last));
-	rc = walk_names(p, FID_ROOT, FID_A, 0, 0, &nwqid, &last);
-	if (rc == P9_OK) {
-		rc = p9_lcreate(p, FID_A, "..", P9_O_RDWR | P9_O_CREAT, 0644);
+	p9_report_refused(p, "9p-evil-walk-too-many", rc);
+	memset(long_name, 'x', LONG_NAME);
+	long_name[LONG_NAME] = 0;
+	p9_report_refused(p, "9p-evil-long-name",
+			  create_in_root(p, long_name));
+	p9_begin(p, P9_TWALK);
+	p9_put32(p, FID_ROOT);
+	p9_put32(p, FID_A);
+	p9_put16(p, 1);
+	p9_put16(p, 1000);	/* a name of 1000 bytes, of which 3 come */
+	for (const char *c = "dir"; *c; c++)
+		p9_put8(p, *c);
+	rc = p9_rpc(p, P9_TWALK);
+	if (rc == P9_OK)
 		p9_clunk(p, FID_A);
-	}
-	p9_report_refused(p, "9p-evil-create-dotdot", rc);
+	p9_report_refused(p, "9p-evil-string-past-end", rc);
 }
 
 /* A read asking for more than the msize: refused (QEMU's device breaks
@@ -275,6 +313,7 @@ void p9_check_hostile(struct p9_dev *p)
 	check_dotdot(p);
 	check_links(p);
 	check_names(p);
+	check_malformed(p);
 	check_big_read(p);
 	check_big_writes(p);
 	check_fid_exhaustion(p);
