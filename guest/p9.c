@@ -102,8 +102,12 @@ void p9_get_qid(struct p9_dev *p, struct p9_qid *q)
 	q->path = p9_get64(p);
 }
 
+/* exchange() found the device asking for a reset. */
+#define EXCHANGE_RESET		(-2)
+
 /* Queues the request and a reply buffer of reply_room bytes and sleeps
- * until the device returns them: the bytes it wrote, or -1 with why. */
+ * until the device returns them: the bytes it wrote, -1 with why, or
+ * EXCHANGE_RESET. */
 static int64_t exchange(struct p9_dev *p, uint32_t reply_room)
 {
 	struct vq_buf b[2] = {
@@ -125,9 +129,7 @@ static int64_t exchange(struct p9_dev *p, uint32_t reply_room)
 	while (!(rc = vq_get_used(vq, &token, &used))) {
 		if (cfg != virtio_config_irqs(&p->vd) &&
 		    virtio_status(&p->vd) & VIRTIO_S_NEEDS_RESET) {
-			p->needs_reset = true;
-			p->why = "needs-reset";
-			return -1;
+			return EXCHANGE_RESET;
 		}
 		if (clock_now() > deadline) {
 			p->why = "timeout";
@@ -162,9 +164,11 @@ static const char *read_header(struct p9_dev *p, uint32_t used,
 	return 0;
 }
 
+static int restart(struct p9_dev *p);
+
 /* Sends what p9_begin and the puts built as a request of type type and
  * reads the reply's header: P9_OK with the reader at the reply's first
- * field, the errno of an Rlerror, or P9_BROKEN. The reply may fill up
+ * field, the errno of an Rlerror, P9_BROKEN or P9_RESET. The reply may fill up
  * to the msize (before Tversion, P9_MSIZE). */
 int p9_rpc(struct p9_dev *p, uint8_t type)
 {
@@ -174,8 +178,11 @@ int p9_rpc(struct p9_dev *p, uint8_t type)
 	int64_t used;
 	uint8_t rtype;
 
+	if (p->dead) {
+		p->why = "device-dead";
+		return P9_BROKEN;
+	}
 	p->why = 0;
-	p->needs_reset = false;
 	if (p->out > P9_BUF_SIZE) {
 		p->why = "request-too-big";
 		return P9_BROKEN;
@@ -183,6 +190,8 @@ int p9_rpc(struct p9_dev *p, uint8_t type)
 	for (unsigned i = 0; i < 4; i++)
 		p9_tx[i] = p->out >> 8 * i;
 	used = exchange(p, room);
+	if (used == EXCHANGE_RESET)
+		return restart(p);
 	if (used < 0)
 		return P9_BROKEN;
 	if (used > room)
@@ -500,7 +509,9 @@ int p9_flush(struct p9_dev *p, uint16_t oldtag)
 
 void p9_report_failed(struct p9_dev *p, const char *check, int rc)
 {
-	if (rc == P9_BROKEN)
+	if (rc == P9_RESET)
+		report(false, check, "dev=%u reason=needs-reset", p->num);
+	else if (rc == P9_BROKEN)
 		report(false, check, "dev=%u reason=%s", p->num, p->why);
 	else
 		report(false, check, "dev=%u ecode=%d", p->num, rc);
@@ -540,29 +551,39 @@ static bool start_device(struct p9_dev *p, const char **why)
 }
 
 /* After DEVICE_NEEDS_RESET: the device started again and the session
- * opened again as it was, or a failure reported. */
-static void restart(struct p9_dev *p)
+ * opened again as it was: P9_RESET; else P9_BROKEN, reported, and the
+ * device left alone from then on. A device that breaks off again while
+ * this runs is not restarted twice. */
+static int restart(struct p9_dev *p)
 {
 	const char *why = 0;
-	int rc;
+	int rc = P9_BROKEN;
 
-	if (!virtio_reset(&p->vd) || !start_device(p, &why)) {
-		report(false, "9p-restart", "dev=%u reason=%s", p->num,
-		       why ? why : "reset-timeout");
-		return;
+	if (p->restarting) {
+		p->why = "needs-reset";
+		return P9_BROKEN;
 	}
-	rc = p9_version(p, p->asked_msize);
-	if (rc == P9_OK)
-		rc = p9_attach(p, p->root_fid);
-	if (rc != P9_OK)
+	p->restarting = true;
+	if (virtio_reset(&p->vd) && start_device(p, &why)) {
+		rc = p9_version(p, p->asked_msize);
+		if (rc == P9_OK)
+			rc = p9_attach(p, p->root_fid);
+	} else {
+		p->why = why ? why : "reset-timeout";
+	}
+	p->restarting = false;
+	if (rc != P9_OK) {
 		p9_report_failed(p, "9p-restart", rc);
+		p->dead = true;
+		return P9_BROKEN;
+	}
+	return P9_RESET;
 }
 
 void p9_report_refused(struct p9_dev *p, const char *check, int rc)
 {
-	if (rc == P9_BROKEN && p->needs_reset) {
+	if (rc == P9_RESET) {
 		report(true, check, "dev=%u outcome=needs-reset", p->num);
-		restart(p);
 	} else if (rc > 0) {
 		report(true, check, "dev=%u ecode=%d", p->num, rc);
 	} else if (rc == P9_OK) {

@@ -62,9 +62,12 @@
 #define P9_SETATTR_SIZE		0x8
 
 /* The result of an exchange: the expected reply, an Rlerror (its
- * errno, positive) or no usable reply (P9_BROKEN, with p9_dev.why). */
+ * errno, positive), no usable reply (P9_BROKEN, with p9_dev.why), or a
+ * device that broke off with DEVICE_NEEDS_RESET (P9_RESET: it has been
+ * started again, with a new session of the same msize and root fid). */
 #define P9_OK			0
 #define P9_BROKEN		(-1)
+#define P9_RESET		(-2)
 #define P9_ENOENT		2
 
 /* The bytes of the files the checks read and write: byte i of the file
@@ -102,7 +105,8 @@ struct p9_dev {
 	uint32_t in, in_len;		/* the reply: next field, its size */
 	bool in_bad;			/* a field read past its end */
 	const char *why;		/* what broke an exchange */
-	bool needs_reset;		/* the device set DEVICE_NEEDS_RESET */
+	bool restarting;		/* after P9_RESET, a new session */
+	bool dead;			/* could not be started again */
 	uint32_t asked_msize, root_fid;	/* of the session, for a restart */
 };
 
@@ -124,7 +128,7 @@ uint32_t p9_get32(struct p9_dev *p);
 uint64_t p9_get64(struct p9_dev *p);
 void p9_get_qid(struct p9_dev *p, struct p9_qid *q);
 
-/* One message each; P9_OK, an errno or P9_BROKEN. */
+/* One message each; P9_OK, an errno, P9_BROKEN or P9_RESET. */
 int p9_version(struct p9_dev *p, uint32_t msize);
 int p9_attach(struct p9_dev *p, uint32_t fid);
 int p9_walk(struct p9_dev *p, uint32_t fid, uint32_t newfid, unsigned n,
@@ -164,9 +168,8 @@ bool p9_session(struct p9_dev *p, uint32_t msize, uint32_t fid,
 /* A check whose request failed: its errno, or why the exchange broke. */
 void p9_report_failed(struct p9_dev *p, const char *check, int rc);
 /* A check whose request the server must refuse: passed with the errno
- * of its Rlerror, or if the device broke off (DEVICE_NEEDS_RESET, after
- * which it is restarted with a new session); failed if the request was
- * carried out or the exchange broke otherwise. */
+ * of its Rlerror or if the device broke off (P9_RESET); failed if the
+ * request was carried out or the exchange broke otherwise. */
 void p9_report_refused(struct p9_dev *p, const char *check, int rc);
 
 /* The checks (p9_test.c, p9_evil.c). */

@@ -260,7 +260,7 @@ static void check_fid_exhaustion(struct p9_dev *p)
 				&last);
 		made += rc == P9_OK;
 	}
-	if (rc == P9_BROKEN) {
+	if (rc < 0) {
 		p9_report_failed(p, "9p-evil-fids", rc);
 		return;
 	}
