@@ -128,11 +128,14 @@ static int64_t exchange(struct p9_dev *p, uint32_t reply_room)
 	vq_kick(vq);
 	while (!(rc = vq_get_used(vq, &token, &used))) {
 		if (cfg != virtio_config_irqs(&p->vd) &&
-		    virtio_status(&p->vd) & VIRTIO_S_NEEDS_RESET) {
+		    virtio_status(&p->vd) & VIRTIO_S_NEEDS_RESET)
 			return EXCHANGE_RESET;
-		}
+		/* Reset, so that it cannot answer into the buffers the
+		 * other devices' requests use, and not used again. */
 		if (clock_now() > deadline) {
 			p->why = "timeout";
+			p->dead = true;
+			virtio_reset(&p->vd);
 			return -1;
 		}
 		virtio_idle(&p->vd);
@@ -168,8 +171,8 @@ static int restart(struct p9_dev *p);
 
 /* Sends what p9_begin and the puts built as a request of type type and
  * reads the reply's header: P9_OK with the reader at the reply's first
- * field, the errno of an Rlerror, P9_BROKEN or P9_RESET. The reply may fill up
- * to the msize (before Tversion, P9_MSIZE). */
+ * field, the errno of an Rlerror, P9_BROKEN or P9_RESET. The reply may
+ * fill up to the msize (before Tversion, P9_MSIZE). */
 int p9_rpc(struct p9_dev *p, uint8_t type)
 {
 	uint32_t room = p->msize ? p->msize : P9_MSIZE;

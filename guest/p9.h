@@ -106,7 +106,7 @@ struct p9_dev {
 	bool in_bad;			/* a field read past its end */
 	const char *why;		/* what broke an exchange */
 	bool restarting;		/* after P9_RESET, a new session */
-	bool dead;			/* could not be started again */
+	bool dead;			/* timed out, or not restarted */
 	uint32_t asked_msize, root_fid;	/* of the session, for a restart */
 };
 
