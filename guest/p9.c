@@ -626,7 +626,8 @@ static bool start(struct p9_dev *p, const struct virtio_cand *c,
 	return virtio_probe(&p->vd, c, 1, why) && start_device(p, why);
 }
 
-/* Every virtio-9p device, started, with a line each. */
+/* Every virtio-9p device, with a line each; one that does not start
+ * keeps its number (and its interrupt slot) but is not used. */
 static void find_devices(void)
 {
 	for (unsigned i = 0; i < virtio_ncands && ndevs < P9_MAX_DEVS; i++) {
@@ -636,8 +637,9 @@ static void find_devices(void)
 
 		if (c->id != VIRTIO_ID_9P)
 			continue;
-		p->num = ndevs;
+		p->num = ndevs++;
 		if (!start(p, c, &why)) {
+			p->dead = true;
 			report(false, "9p-init", "dev=%u %s reason=%s", p->num,
 			       c->where, why);
 			continue;
@@ -645,15 +647,15 @@ static void find_devices(void)
 		print("tg: 9p dev=%u %s tag=%s features=0x%lx irq=%s\n", p->num,
 		      c->where, p->tag, p->vd.features,
 		      virtio_irq_mode(&p->vd));
-		ndevs++;
 	}
 }
 
-/* The device whose tag is tag, or with no tag the first one. */
+/* The started device whose tag is tag, or with no tag the first one. */
 static struct p9_dev *device_tagged(const char *tag)
 {
 	for (unsigned i = 0; i < ndevs; i++)
-		if (!*tag || !memcmp(devs[i].tag, tag, strlen(tag) + 1))
+		if (!devs[i].dead &&
+		    (!*tag || !memcmp(devs[i].tag, tag, strlen(tag) + 1)))
 			return &devs[i];
 	return 0;
 }
@@ -689,8 +691,9 @@ void run_9p(void)
 		run_on(params.p9_tag, "9p-evil", p9_check_hostile);
 	if (*params.p9_ro_tag)
 		run_on(params.p9_ro_tag, "9p-ro", p9_check_read_only);
-	/* Quiet the devices for whatever runs next. */
+	/* Quiet the devices for whatever runs next (dead ones are). */
 	for (unsigned i = 0; i < ndevs; i++)
-		virtio_reset(&devs[i].vd);
+		if (!devs[i].dead)
+			virtio_reset(&devs[i].vd);
 	watchdog_stop();
 }
