@@ -517,9 +517,9 @@ void p9_check_read_only(struct p9_dev *p)
 	refuse_open(p, "9p-ro-open-trunc", "truncate.bin",
 		    P9_O_RDWR | P9_O_TRUNC);
 	rc = walk_path(p, FID_NEW, "", &qid);
-	refused_after(p, "9p-ro-create", rc, rc != P9_OK ? rc :
+	refused_after(p, "9p-ro-create", rc, rc == P9_OK ?
 		      p9_lcreate(p, FID_NEW, "ro-created.bin",
-				 P9_O_RDWR | P9_O_CREAT, 0644));
+				 P9_O_RDWR | P9_O_CREAT, 0644) : rc);
 	p9_clunk(p, FID_NEW);
 	p9_report_refused(p, "9p-ro-mkdir",
 			  p9_mkdir(p, FID_ROOT, "ro-newdir", &qid));
@@ -531,8 +531,8 @@ void p9_check_read_only(struct p9_dev *p)
 	p9_report_refused(p, "9p-ro-unlink",
 			  p9_unlinkat(p, FID_ROOT, "doomed.txt", 0));
 	rc = walk_path(p, FID_FILE, "truncate.bin", &qid);
-	refused_after(p, "9p-ro-setattr", rc, rc != P9_OK ? rc :
-		      p9_truncate(p, FID_FILE, 0));
+	refused_after(p, "9p-ro-setattr", rc, rc == P9_OK ?
+		      p9_truncate(p, FID_FILE, 0) : rc);
 	p9_clunk(p, FID_FILE);
 	p9_clunk(p, FID_ROOT);
 }
