@@ -46,6 +46,7 @@ static const char *const kind_names[SANDBOX_NR_KINDS] = {
 	[SANDBOX_MAIN] = "main",
 	[SANDBOX_VCPU] = "vCPU",
 	[SANDBOX_DEVICE] = "device",
+	[SANDBOX_9P] = "9p",
 	[SANDBOX_CONTROL] = "control",
 	[SANDBOX_CONSOLE] = "console",
 };

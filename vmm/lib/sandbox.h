@@ -13,6 +13,7 @@ enum sandbox_kind {
 	SANDBOX_MAIN,		/* the thread that waits for the VM's end */
 	SANDBOX_VCPU,		/* KVM_RUN and the exits it returns */
 	SANDBOX_DEVICE,		/* virtio device threads, disk workers */
+	SANDBOX_9P,		/* a 9p share's workers: its file calls */
 	SANDBOX_CONTROL,	/* the control socket's server */
 	SANDBOX_CONSOLE,	/* console output writer, console socket */
 	SANDBOX_NR_KINDS,

@@ -93,6 +93,25 @@ static const struct sandbox_rule device[] = {
 	NO_OPEN,
 };
 
+/* The 9p server's calls (backend/p9_*.c) on the share: every path is
+ * resolved with openat2 below the share's directory, opened before the
+ * filters, and the *at calls act on directories opened that way. glibc
+ * spells some calls differently per arch and version: fstat, chmod,
+ * renameat, unlinkat and readlinkat through their *at forms (renameat2
+ * where renameat is missing), fstatat as newfstatat or statx. */
+static const struct sandbox_rule p9[] = {
+	ANY("openat2"), ANY("fstat"), ANY("newfstatat"), ANY("statx"),
+	ANY("fstatfs"), ANY("getdents64"), ANY("lseek"),
+	ANY("preadv"), ANY("pwritev"), ANY("pread64"), ANY("pwrite64"),
+	ANY("ftruncate"), ANY("fsync"), ANY("fdatasync"),
+	ANY("mkdirat"), ANY("mknodat"), ANY("symlinkat"), ANY("linkat"),
+	ANY("renameat"), ANY("renameat2"), ANY("unlinkat"),
+	ANY("readlinkat"), ANY("fchownat"), ANY("utimensat"),
+	/* A mode is set through /proc/self/fd/N, the file's O_PATH fd. */
+	ANY("chmod"), ANY("fchmodat"),
+	NO_OPEN,
+};
+
 static const struct sandbox_rule control[] = {
 	ANY("poll"), ANY("ppoll"),
 	/* Clients on the listening socket it was handed: no new sockets. */
@@ -122,6 +141,7 @@ const struct sandbox_rules sandbox_kind_rules[SANDBOX_NR_KINDS] = {
 	[SANDBOX_MAIN] = RULES(main_thread),
 	[SANDBOX_VCPU] = RULES(vcpu),
 	[SANDBOX_DEVICE] = RULES(device),
+	[SANDBOX_9P] = RULES(p9),
 	[SANDBOX_CONTROL] = RULES(control),
 	[SANDBOX_CONSOLE] = RULES(console),
 };

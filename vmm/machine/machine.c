@@ -24,7 +24,7 @@
 #define PCI_CLASS_COMMUNICATION_OTHER 0x078000
 /* As QEMU's virtio-balloon-pci, -rng-pci and -mem-pci (its PCI_CLASS_OTHERS,
  * 0xff, is a 16-bit class and subclass): base class 0x00, subclass
- * 0xff. */
+ * 0xff. Also virtio-9p's, which no class fits. */
 #define PCI_CLASS_OTHERS 0x00ff00
 
 struct machine_device;
@@ -224,6 +224,27 @@ static void mem_destroy(struct machine *m, struct machine_device *d)
 	virtio_mem_destroy(d->state);
 }
 
+static unsigned share_count(const struct machine_config *cfg)
+{
+	return cfg->nr_shares;
+}
+
+static int share_create(struct machine *m, struct machine_device *d)
+{
+	const struct share_config *sc = &m->cfg->shares[d->index];
+	struct virtio_p9 *p9 = d->state;
+
+	d->vdev = &p9->vdev;
+	d->transport = sc->transport;
+	return virtio_p9_create(p9, d->index, sc->dir, sc->tag, sc->read_only,
+				&m->vm.ram);
+}
+
+static void share_destroy(struct machine *m, struct machine_device *d)
+{
+	virtio_p9_destroy(d->state);
+}
+
 /* In the order machine.h promises: the devices are made in it (and so
  * take PCI slots, MMIO addresses and interrupt lines in it), and taken
  * down in it too. */
@@ -246,6 +267,9 @@ static const struct device_kind device_kinds[] = {
 	{ .name = "virtio-mem", .size = sizeof(struct virtio_mem),
 	  .pci_class = PCI_CLASS_OTHERS,
 	  .count = mem_count, .create = mem_create, .destroy = mem_destroy },
+	{ .name = "virtio-9p", .size = sizeof(struct virtio_p9),
+	  .pci_class = PCI_CLASS_OTHERS, .count = share_count,
+	  .create = share_create, .destroy = share_destroy },
 };
 
 /* Device index of a kind: made, put on its transport and started. */
@@ -364,6 +388,11 @@ struct virtio_balloon *machine_balloon(struct machine *m)
 struct virtio_blk *machine_disk(struct machine *m, unsigned i)
 {
 	return device_find(m, VIRTIO_ID_BLOCK, i);
+}
+
+struct virtio_p9 *machine_share(struct machine *m, unsigned i)
+{
+	return device_find(m, VIRTIO_ID_9P, i);
 }
 
 struct virtio_rng *machine_rng(struct machine *m)

@@ -12,9 +12,11 @@
 #include "virtio/balloon.h"
 #include "virtio/mem.h"
 #include "virtio/blk.h"
+#include "virtio/p9.h"
 #include "virtio/rng.h"
 
 #define MACHINE_MAX_DISKS 16
+#define MACHINE_MAX_SHARES 8
 #define DISK_PATH_MAX 4096
 
 /* Where a virtio device sits; DEFAULT takes the machine's. */
@@ -29,6 +31,14 @@ struct disk_config {
 	/* opts.queues 0: one per vCPU (up to BLK_MAX_QUEUES), which the
 	 * machine works out when it adds the disk */
 	struct blk_options opts;
+	enum virtio_transport transport;
+};
+
+/* A host directory shared over virtio-9p. */
+struct share_config {
+	char dir[DISK_PATH_MAX];
+	char tag[P9_TAG_MAX + 1];
+	bool read_only;
 	enum virtio_transport transport;
 };
 
@@ -54,6 +64,8 @@ struct machine_config {
 	unsigned boot_entry;		/* in arch_boot_entries */
 	struct disk_config disks[MACHINE_MAX_DISKS];
 	unsigned nr_disks;
+	struct share_config shares[MACHINE_MAX_SHARES];
+	unsigned nr_shares;
 	struct net_config net;
 	bool balloon;			/* a virtio-balloon with ... */
 	struct balloon_config balloon_opts;	/* ... these options */
@@ -86,9 +98,9 @@ struct machine {
 };
 
 /* The VM, then its devices: disks as given, then the network device,
- * the balloon, the rng, the console and virtio-mem, each on its
- * transport, so that guests find them in the same places (PCI slots,
- * MMIO addresses) on every boot. On failure, having said why, it leaves
+ * the balloon, the rng, the console, virtio-mem and the 9p shares as
+ * given, each on its transport, so that guests find them in the same
+ * places (PCI slots, MMIO addresses) on every boot. On failure, having said why, it leaves
  * machine_destroy to undo what was made. */
 int machine_create(struct machine *m, const struct machine_config *cfg);
 /* After vm_stop: the devices, then the VM. */
@@ -101,5 +113,7 @@ struct virtio_rng *machine_rng(struct machine *m);
 struct virtio_mem *machine_mem(struct machine *m);
 /* The i-th disk, in -d order; NULL past the last. */
 struct virtio_blk *machine_disk(struct machine *m, unsigned i);
+/* The i-th 9p share, in --9p order; NULL past the last. */
+struct virtio_p9 *machine_share(struct machine *m, unsigned i);
 
 #endif
