@@ -147,7 +147,6 @@ def test_run_options_thpvm_lacks():
     """Refused by name, with status 2, before any guest runs."""
     kernel = {"kernel-image": harness.GUEST_BZIMAGE}
     for option, message in (
-            ("--9p /tmp,share", "lkvm's --9p is not supported by thpvm"),
             ("--vnc", "lkvm's --vnc is not supported"),
             ("--sdl", "lkvm's --sdl is not supported"),
             ("--gtk", "lkvm's --gtk is not supported"),

@@ -6,6 +6,7 @@
 
 #include "cli/lkvm_options.h"
 #include "cli/run_options.h"
+#include "cli/share_options.h"
 #include "core/arch.h"
 #include "lib/host_mem.h"
 #include "lib/log.h"
@@ -257,7 +258,8 @@ static void test_one_error_each(void)
 		{ "--console", "tty" }, { "--loglevel", "loud" },
 		{ "--rng", "--rng" }, { "--no-thp", "--hugetlbfs", "/mnt" },
 		{ "--hugetlbfs", "/mnt", "--no-thp" }, { "--bogus" },
-		{ "-m" }, { "extra" },
+		{ "-m" }, { "extra" }, { "--9p", "/nonexistent-thpvm,tag" },
+		{ "--9p", "/" }, { "--9p", "/,tag,rw" }, { "-d", "/,queues=2" },
 	};
 	struct run_options cfg;
 	unsigned i, errors;
@@ -574,7 +576,6 @@ static void test_lkvm_spellings(void)
 	CHECK_EQ(PARSE(&cfg, "--loglevel", "verbose"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--console", "hv"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--console", "tty"), RUN_PARSE_ERROR);
-	CHECK_EQ(PARSE(&cfg, "--9p", "/srv,share"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--vnc"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-f", "fw.bin"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--sandbox=x.sh"), RUN_PARSE_ERROR);
@@ -584,7 +585,8 @@ static void test_lkvm_spellings(void)
 /* Which unknown arguments are lkvm's, and how lkvm spells them. */
 static void test_lkvm_option_find(void)
 {
-	CHECK_STR(lkvm_run_option_find("--9p=/srv,share", 0), "--9p");
+	/* A thpvm option now: getopt knows it. */
+	CHECK(!lkvm_run_option_find("--9p=/srv,share", 0));
 	CHECK_STR(lkvm_run_option_find("--vnc", 0), "--vnc");
 	CHECK_STR(lkvm_run_option_find("--firmware=fw.bin", 0),
 		  "-f/--firmware");
@@ -597,6 +599,157 @@ static void test_lkvm_option_find(void)
 	CHECK(!lkvm_run_option_find("vnc", 0));
 	CHECK(!lkvm_run_option_find(NULL, 'q'));
 	CHECK(!lkvm_run_option_find(NULL, 0));
+}
+
+/* parse_messages with argv's options after "run". */
+static char *messages_of(const char *a, const char *b, const char *c,
+			 enum run_parse_result *res)
+{
+	char *argv[] = { "run", (char *)a, (char *)b, (char *)c, NULL };
+
+	return parse_messages(argv, res);
+}
+
+/* An error said once, holding want. */
+static void check_refused(const char *a, const char *b, const char *want)
+{
+	unsigned errors = log_error_count();
+	enum run_parse_result res;
+	char *text = messages_of(a, b, NULL, &res);
+
+	CHECK_EQ(res, RUN_PARSE_ERROR);
+	CHECK_EQ(log_error_count() - errors, 1);
+	CHECK(text && strstr(text, want));
+	if (text && !strstr(text, want))
+		printf("# %s %s said: %s", a, b, text);
+}
+
+/* --9p DIR,TAG[,ro][,pci|,mmio]: repeatable, each checked as given. */
+static void test_9p(void)
+{
+	char dir[] = "/tmp/thpvm-9p-XXXXXX", file[64], arg[160], tag[40];
+	const struct machine_config *m;
+	struct run_options cfg;
+	char *argv[2 * MACHINE_MAX_SHARES + 4];
+	char args[MACHINE_MAX_SHARES + 1][80];
+	unsigned i;
+	int fd;
+
+	m = &cfg.machine;
+	CHECK(mkdtemp(dir));
+	snprintf(arg, sizeof(arg), "%s,hostshare", dir);
+	CHECK_EQ(PARSE(&cfg, "--9p", arg), RUN_PARSE_OK);
+	CHECK_EQ(m->nr_shares, 1);
+	CHECK_STR(m->shares[0].dir, dir);
+	CHECK_STR(m->shares[0].tag, "hostshare");
+	CHECK(!m->shares[0].read_only);
+	CHECK_EQ(m->shares[0].transport, VIRTIO_TRANSPORT_DEFAULT);
+	CHECK(!cfg.root_share);
+
+	/* Options off the end, in any order; a tag of 31 bytes. */
+	memset(tag, 't', P9_TAG_MAX);
+	tag[P9_TAG_MAX] = '\0';
+	snprintf(arg, sizeof(arg), "%s,%s,pci,ro", dir, tag);
+	CHECK_EQ(PARSE(&cfg, "--9p", arg, "--9p=/,root"), RUN_PARSE_OK);
+	CHECK_EQ(m->nr_shares, 2);
+	CHECK_STR(m->shares[0].tag, tag);
+	CHECK(m->shares[0].read_only);
+	CHECK_EQ(m->shares[0].transport, VIRTIO_TRANSPORT_PCI);
+	CHECK_STR(m->shares[1].dir, "/");
+	CHECK_STR(m->shares[1].tag, "root");
+
+	/* Up to MACHINE_MAX_SHARES, one more refused. */
+	argv[0] = "run";
+	for (i = 0; i <= MACHINE_MAX_SHARES; i++) {
+		snprintf(args[i], sizeof(args[i]), "%s,t%u", dir, i);
+		argv[1 + 2 * i] = "--9p";
+		argv[2 + 2 * i] = args[i];
+	}
+	argv[1 + 2 * MACHINE_MAX_SHARES] = NULL;
+	CHECK_EQ(run_options_parse(2 * MACHINE_MAX_SHARES + 1, argv, &cfg),
+		 RUN_PARSE_OK);
+	CHECK_EQ(m->nr_shares, MACHINE_MAX_SHARES);
+	argv[3 + 2 * MACHINE_MAX_SHARES] = NULL;
+	CHECK_EQ(run_options_parse(2 * MACHINE_MAX_SHARES + 3, argv, &cfg),
+		 RUN_PARSE_ERROR);
+
+	snprintf(arg, sizeof(arg), "%s,%st", dir, tag);
+	check_refused("--9p", arg, "the mount tag must be 1 to 31 bytes "
+		      "long, not 32");
+	snprintf(arg, sizeof(arg), "%s,", dir);
+	check_refused("--9p", arg, "expected DIR,TAG[,ro][,pci|,mmio]");
+	check_refused("--9p", dir, "expected DIR,TAG[,ro][,pci|,mmio]");
+	check_refused("--9p", ",tag", "expected DIR,TAG[,ro][,pci|,mmio]");
+	snprintf(arg, sizeof(arg), "%s,tag,ro", dir);
+	check_refused("--9p", "/nonexistent-thpvm,tag",
+		      "/nonexistent-thpvm: No such file or directory");
+	snprintf(arg, sizeof(arg), "%s,tag,rw", dir);
+	check_refused("--9p", arg, "unknown option \"rw\" after the mount "
+		      "tag");
+	snprintf(file, sizeof(file), "%s/f", dir);
+	fd = open(file, O_CREAT | O_WRONLY, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(arg, sizeof(arg), "%s,tag", file);
+	check_refused("--9p", arg, "/f is not a directory");
+	unlink(file);
+
+	/* A tag given twice, whatever the directories. */
+	snprintf(arg, sizeof(arg), "%s,same", dir);
+	CHECK_EQ(PARSE(&cfg, "--9p", "/,same", "--9p", arg), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "--9p", "/,same", "--9p", "/,other"),
+		 RUN_PARSE_OK);
+	rmdir(dir);
+}
+
+/* lkvm's -d DIR: the root file system over 9p, tag /dev/root, and a
+ * kernel told to mount it unless -p names a root. */
+static void test_disk_dir(void)
+{
+	char dir[] = "/tmp/thpvm-root-XXXXXX", arg[80], want[512];
+	const struct machine_config *m;
+	struct run_options cfg;
+
+	m = &cfg.machine;
+	CHECK(mkdtemp(dir));
+	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-d", dir), RUN_PARSE_OK);
+	CHECK_EQ(m->nr_disks, 0);
+	CHECK_EQ(m->nr_shares, 1);
+	CHECK_STR(m->shares[0].dir, dir);
+	CHECK_STR(m->shares[0].tag, SHARE_ROOT_TAG);
+	CHECK(!m->shares[0].read_only);
+	CHECK(cfg.root_share);
+	snprintf(want, sizeof(want), "%s %s", linux_defaults(NULL),
+		 "root=/dev/root rw rootflags=rw,trans=virtio,"
+		 "version=9p2000.L rootfstype=9p");
+	CHECK_STR(m->cmdline, want);
+
+	/* After the defaults, before -p; none when -p has a root. */
+	snprintf(arg, sizeof(arg), "%s,ro", dir);
+	CHECK_EQ(PARSE(&cfg, "-k", "bz", "--disk", arg, "-p", "quiet"),
+		 RUN_PARSE_OK);
+	CHECK(m->shares[0].read_only);
+	CHECK(strstr(m->cmdline, "rootfstype=9p quiet"));
+	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-d", dir, "-p", "root=/dev/vda"),
+		 RUN_PARSE_OK);
+	CHECK(!strstr(m->cmdline, "9p"));
+	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-d", dir, "-p", "nfsroot=x"),
+		 RUN_PARSE_OK);
+	CHECK(strstr(m->cmdline, "rootfstype=9p nfsroot=x"));
+	/* The test guest and --nodefaults get -p alone. */
+	CHECK_EQ(PARSE(&cfg, "-d", dir), RUN_PARSE_OK);
+	CHECK_STR(m->cmdline, "");
+	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-d", dir, "--nodefaults"),
+		 RUN_PARSE_OK);
+	CHECK_STR(m->cmdline, "");
+
+	/* A disk image's options, a second root, a tag taken. */
+	snprintf(arg, sizeof(arg), "%s,direct", dir);
+	check_refused("-d", arg, "direct, aio and queues are for disk images");
+	CHECK_EQ(PARSE(&cfg, "-d", dir, "-d", "/"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-d", dir, "--9p", "/,/dev/root"),
+		 RUN_PARSE_ERROR);
+	rmdir(dir);
 }
 
 /* A word after a comma is an option, or part of a path that exists. */
@@ -681,6 +834,8 @@ int main(void)
 		UNIT_TEST(test_lkvm_spellings),
 		UNIT_TEST(test_lkvm_option_find),
 		UNIT_TEST(test_disk_options),
+		UNIT_TEST(test_9p),
+		UNIT_TEST(test_disk_dir),
 		UNIT_TEST(test_help),
 	};
 

@@ -1,8 +1,8 @@
 /* lkvm's run options thpvm refuses by name: those of kvmtool's
  * builtin-run.c and of its x86 and arm64 code that thpvm has no
- * counterpart for. Its --name, -c, -m, -d, -k, -i, -p, -n, --balloon,
- * --hugetlbfs, --virtio-transport, --dump-dtb, --console, --rng,
- * --nodefaults, --loglevel and --debug are run_options.c's. */
+ * counterpart for. Its --name, -c, -m, -d, -k, -i, -p, -n, --9p,
+ * --balloon, --hugetlbfs, --virtio-transport, --dump-dtb, --console,
+ * --rng, --nodefaults, --loglevel and --debug are run_options.c's. */
 #include "cli/lkvm_options.h"
 
 #include <stddef.h>
@@ -20,7 +20,6 @@ static const struct lkvm_option lkvm_options[] = {
 	{ 0, "vnc", "--vnc" },
 	{ 0, "gtk", "--gtk" },
 	{ 0, "sdl", "--sdl" },
-	{ 0, "9p", "--9p" },
 	{ 0, "vsock", "--vsock" },
 	{ 0, "dev", "--dev" },
 	{ 0, "tty", "--tty" },

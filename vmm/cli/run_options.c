@@ -15,6 +15,7 @@
 
 #include "cli/lkvm_options.h"
 #include "cli/option_args.h"
+#include "cli/share_options.h"
 #include "control/control_path.h"
 #include "core/arch.h"
 #include "lib/host_mem.h"
@@ -79,6 +80,22 @@ static int parse_cpus(struct run_options *opts, const char *opt,
 	return err;
 }
 
+/* lkvm's -d DIR: DIR is the guest's root file system, shared over 9p
+ * (d holds what parse_disk read, and stays unused). */
+static int disk_dir(struct run_options *opts, const char *opt,
+		    const char *arg, const struct disk_config *d)
+{
+	if (d->opts.direct || d->opts.engine != BLK_ENGINE_AUTO ||
+	    d->opts.queues) {
+		pr_err("%s %s: a directory is shared over 9p: direct, aio and "
+		       "queues are for disk images", opt, arg);
+		return -EINVAL;
+	}
+	opts->root_share = true;
+	return share_option_root(&opts->machine, opt, arg, d->path,
+				 d->opts.read_only, d->transport);
+}
+
 /* PATH[,ro][,direct][,aio=io_uring|threads][,queues=N][,pci|,mmio]:
  * options are taken off the end, so a path may hold commas as long as it
  * does not end in one of the option names. A word after a comma that is
@@ -132,10 +149,18 @@ static int parse_disk(struct run_options *opts, const char *opt,
 		       "threads][,queues=N][,pci|,mmio]", opt, arg);
 		return -EINVAL;
 	}
+	if (share_is_dir(d->path))
+		return disk_dir(opts, opt, arg, d);
 	if (arg_transport_offered(opt, arg, d->transport))
 		return -EINVAL;
 	cfg->nr_disks++;
 	return 0;
+}
+
+static int parse_9p(struct run_options *opts, const char *opt,
+		    const char *arg, void *field)
+{
+	return share_option_parse(&opts->machine, opt, arg);
 }
 
 static bool parse_mac(const char *s, uint8_t mac[ETH_ALEN])
@@ -609,8 +634,20 @@ static void help_disk(char *buf, size_t len)
 		 "io_uring or worker threads (default: io_uring where the "
 		 "kernel allows it); queues: request queues, each with a "
 		 "thread, 1 to %d (default: one per vCPU, up to %d); pci or "
-		 "mmio: its transport", MACHINE_MAX_DISKS, BLK_MAX_QUEUES,
-		 BLK_MAX_QUEUES);
+		 "mmio: its transport. A directory (lkvm's rootfs) is shared "
+		 "over 9p as tag %s instead, and a kernel with no root= in -p "
+		 "gets \"%s\"", MACHINE_MAX_DISKS, BLK_MAX_QUEUES,
+		 BLK_MAX_QUEUES, SHARE_ROOT_TAG, SHARE_ROOT_PARAMS);
+}
+
+static void help_9p(char *buf, size_t len)
+{
+	snprintf(buf, len, "share host directory DIR with the guest over "
+		 "virtio-9p (9P2000.L), under mount tag TAG (1 to %d bytes; "
+		 "Linux: mount -t 9p -o trans=virtio TAG /mnt); repeatable, up "
+		 "to %d; ro: read-only; pci or mmio: its transport. Files are "
+		 "made as the user running thpvm; see docs/lkvm-and-qemu.md",
+		 P9_TAG_MAX, MACHINE_MAX_SHARES);
 }
 
 static void help_mem_hotplug(char *buf, size_t len)
@@ -685,6 +722,8 @@ static const struct run_option run_option_table[] = {
 	{ "disk", 'd', ARG_REQ,
 	  "PATH[,ro][,direct][,aio=io_uring|threads][,queues=N][,pci|,mmio]",
 	  .text = help_disk, .parse = parse_disk },
+	{ "9p", 0, ARG_REQ, "DIR,TAG[,ro][,pci|,mmio]", .text = help_9p,
+	  .parse = parse_9p },
 	{ "network", 'n', ARG_REQ,
 	  "mode=tap[,tapif=NAME][,mac=MAC][,transport=pci|mmio]",
 	  "a virtio-net device on tap NAME (default thpvmN), created if "
@@ -883,8 +922,8 @@ const char *run_usage(void)
 	help_options(f, false);
 	fputs("\nlkvm's spellings, besides those above:\n", f);
 	help_options(f, true);
-	help_wrap(f, "Other lkvm options (--9p, --vnc, --sandbox, "
-		  "-f/--firmware, ...) are refused by name.", 0, 0);
+	help_wrap(f, "Other lkvm options (--vnc, --sandbox, -f/--firmware, "
+		  "...) are refused by name.", 0, 0);
 	fputc('\n', f);
 	help_wrap(f, "Ctrl-A x stops the VM from its console, which is the "
 		  "terminal unless --detach or --console-socket.", 0, 0);
@@ -939,14 +978,27 @@ static unsigned option_row(int opt)
 	return i;
 }
 
+/* Whether params has a root= of its own. */
+static bool params_name_root(const char *params)
+{
+	const char *p;
+
+	for (p = params; (p = strstr(p, "root=")); p++)
+		if (p == params || p[-1] == ' ')
+			return true;
+	return false;
+}
+
 /* As kvmtool does: a Linux kernel gets -p after the arch's defaults
- * (its console on the arch's UART, or hvc0 with --console virtio),
+ * (its console on the arch's UART, or hvc0 with --console virtio, and
+ * with -d DIR, the root file system on 9p unless -p names a root),
  * unless --nodefaults; the test guest reads its own keys and gets -p
  * alone. */
 static int cmdline_build(struct run_options *opts)
 {
 	const struct machine_config *cfg = &opts->machine;
 	const char *params = opts->params ? opts->params : "";
+	bool root = opts->root_share && !params_name_root(params);
 	int n;
 
 	if (!cfg->kernel_path || opts->nodefaults)
@@ -954,8 +1006,9 @@ static int cmdline_build(struct run_options *opts)
 			     params);
 	else
 		n = snprintf(opts->cmdline, sizeof(opts->cmdline),
-			     "console=%s %s%s%s", cfg->virtio_console ?
+			     "console=%s %s%s%s%s%s", cfg->virtio_console ?
 			     "hvc0" : arch_linux_uart, arch_linux_params,
+			     root ? " " : "", root ? SHARE_ROOT_PARAMS : "",
 			     params[0] ? " " : "", params);
 	if (n >= (int)sizeof(opts->cmdline)) {
 		pr_err("-p: the kernel command line would be %d bytes long; "

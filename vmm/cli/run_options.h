@@ -30,6 +30,7 @@ struct run_options {
 	const char *user;	/* --user NAME, or NULL */
 	bool nodefaults;	/* lkvm's --nodefaults: -p is all the
 				 * kernel command line */
+	bool root_share;	/* lkvm's -d DIR: the root on 9p */
 };
 
 /* The help text of `thpvm run`, made from its option table once. */
