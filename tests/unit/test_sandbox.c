@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/p9_server.h"
 #include "lib/sandbox.h"
 #include "lib/thread_start.h"
 #include "unit.h"
@@ -35,6 +36,14 @@ static void *child_thread(void *arg)
 	cr->body();
 	return NULL;
 }
+
+/* A share the 9p case's child serves (made before the filters, as
+ * thpvm makes it), and its scratch directory. */
+static struct p9_server *share;
+static char share_dir[64];
+/* The ids files get: read before the filter, which has no getuid. */
+static uid_t uid;
+static gid_t gid;
 
 /* Runs body in a thread of kind in a child with filters on (or off);
  * returns the child's wait status, its stderr in err. */
@@ -225,6 +234,257 @@ static void test_open_refused_not_killed(void)
 }
 #endif
 
+/* One 9P message being built for the 9p case. */
+struct msg {
+	uint8_t b[512];
+	size_t n;
+	const char *what;
+};
+
+static void put(struct msg *m, uint64_t v, unsigned bytes)
+{
+	unsigned i;
+
+	for (i = 0; i < bytes; i++)
+		m->b[m->n++] = v >> (8 * i);
+}
+
+static void put_s(struct msg *m, const char *s)
+{
+	put(m, strlen(s), 2);
+	memcpy(m->b + m->n, s, strlen(s));
+	m->n += strlen(s);
+}
+
+static struct msg *begin(struct msg *m, uint8_t type, const char *what)
+{
+	m->n = 0;
+	m->what = what;
+	put(m, 0, 4);
+	put(m, type, 1);
+	put(m, 1, 2);
+	return m;
+}
+
+/* Has the share answer m; anything but its R-message ends the child
+ * with status 3, naming the message. */
+static void answer(struct msg *m)
+{
+	static uint8_t reply[8192];
+	struct iovec req = { m->b, m->n }, resp = { reply, sizeof(reply) };
+	int64_t n;
+
+	m->b[0] = m->n;
+	m->b[1] = m->n >> 8;
+	n = p9_server_handle(share, &req, 1, &resp, 1);
+	if (n < P9_HEADER_SIZE || reply[4] != m->b[4] + 1) {
+		fprintf(stderr, "%s: reply %d, error %d\n", m->what,
+			n < 5 ? -1 : reply[4], n < 11 ? 0 :
+			reply[7] | reply[8] << 8);
+		_exit(3);
+	}
+}
+
+static void walk(struct msg *m, uint32_t fid, uint32_t newfid,
+		 const char *name)
+{
+	begin(m, P9_TWALK, name ? name : "Twalk");
+	put(m, fid, 4);
+	put(m, newfid, 4);
+	put(m, name ? 1 : 0, 2);
+	if (name)
+		put_s(m, name);
+	answer(m);
+}
+
+/* The session, then a file made, written, read and changed. */
+static void p9_file_calls(struct msg *m)
+{
+	begin(m, P9_TVERSION, "Tversion");
+	put(m, 8192, 4);
+	put_s(m, "9P2000.L");
+	answer(m);
+	begin(m, P9_TATTACH, "Tattach");
+	put(m, 0, 4);
+	put(m, P9_NOFID, 4);
+	put_s(m, "");
+	put_s(m, "");
+	put(m, 0, 4);
+	answer(m);
+	walk(m, 0, 1, NULL);
+	begin(m, P9_TLCREATE, "Tlcreate");
+	put(m, 1, 4);
+	put_s(m, "f");
+	put(m, O_RDWR, 4);
+	put(m, 0644, 4);
+	put(m, gid, 4);
+	answer(m);
+	begin(m, P9_TWRITE, "Twrite");
+	put(m, 1, 4);
+	put(m, 0, 8);
+	put(m, 5, 4);
+	put_s(m, "hel");	/* 2 bytes of length, 3 of text: 5 */
+	answer(m);
+	begin(m, P9_TREAD, "Tread");
+	put(m, 1, 4);
+	put(m, 0, 8);
+	put(m, 5, 4);
+	answer(m);
+	begin(m, P9_TFSYNC, "Tfsync");
+	put(m, 1, 4);
+	put(m, 0, 4);
+	answer(m);
+	begin(m, P9_TFSYNC, "Tfsync datasync");
+	put(m, 1, 4);
+	put(m, 1, 4);
+	answer(m);
+	walk(m, 0, 2, "f");
+	/* mode, uid, gid, size, atime and mtime set: of a fid not open. */
+	begin(m, P9_TSETATTR, "Tsetattr");
+	put(m, 2, 4);
+	put(m, 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x20 | 0x80 | 0x100, 4);
+	put(m, 0600, 4);
+	put(m, uid, 4);
+	put(m, gid, 4);
+	put(m, 3, 8);
+	put(m, 1, 8);
+	put(m, 0, 8);
+	put(m, 2, 8);
+	put(m, 0, 8);
+	answer(m);
+	begin(m, P9_TGETATTR, "Tgetattr");
+	put(m, 2, 4);
+	put(m, 0x7ff, 8);
+	answer(m);
+	begin(m, P9_TSTATFS, "Tstatfs");
+	put(m, 0, 4);
+	answer(m);
+}
+
+/* Names made, renamed, read, listed and removed. */
+static void p9_dir_calls(struct msg *m)
+{
+	begin(m, P9_TMKDIR, "Tmkdir");
+	put(m, 0, 4);
+	put_s(m, "d");
+	put(m, 0755, 4);
+	put(m, gid, 4);
+	answer(m);
+	begin(m, P9_TSYMLINK, "Tsymlink");
+	put(m, 0, 4);
+	put_s(m, "l");
+	put_s(m, "f");
+	put(m, gid, 4);
+	answer(m);
+	begin(m, P9_TLINK, "Tlink");
+	put(m, 0, 4);
+	put(m, 2, 4);
+	put_s(m, "h");
+	answer(m);
+	begin(m, P9_TMKNOD, "Tmknod");
+	put(m, 0, 4);
+	put_s(m, "p");
+	put(m, S_IFIFO | 0644, 4);
+	put(m, 0, 4);
+	put(m, 0, 4);
+	put(m, gid, 4);
+	answer(m);
+	begin(m, P9_TRENAMEAT, "Trenameat");
+	put(m, 0, 4);
+	put_s(m, "h");
+	put(m, 0, 4);
+	put_s(m, "h2");
+	answer(m);
+	walk(m, 0, 3, "l");
+	begin(m, P9_TREADLINK, "Treadlink");
+	put(m, 3, 4);
+	answer(m);
+	begin(m, P9_TRENAME, "Trename");
+	put(m, 3, 4);
+	put(m, 0, 4);
+	put_s(m, "l2");
+	answer(m);
+	walk(m, 0, 4, "d");
+	begin(m, P9_TLOPEN, "Tlopen");
+	put(m, 4, 4);
+	put(m, 0200000, 4);	/* O_RDONLY | DOTL_DIRECTORY */
+	answer(m);
+	begin(m, P9_TREADDIR, "Treaddir");
+	put(m, 4, 4);
+	put(m, 0, 8);
+	put(m, 4096, 4);
+	answer(m);
+	begin(m, P9_TUNLINKAT, "Tunlinkat");
+	put(m, 0, 4);
+	put_s(m, "p");
+	put(m, 0, 4);
+	answer(m);
+	begin(m, P9_TUNLINKAT, "Tunlinkat dir");
+	put(m, 0, 4);
+	put_s(m, "d");
+	put(m, 0x200, 4);
+	answer(m);
+	begin(m, P9_TREMOVE, "Tremove");
+	put(m, 3, 4);
+	answer(m);
+	begin(m, P9_TCLUNK, "Tclunk");
+	put(m, 1, 4);
+	answer(m);
+}
+
+static void p9_server_calls(void)
+{
+	struct msg m;
+
+	p9_file_calls(&m);
+	p9_dir_calls(&m);
+}
+
+/* Scratch files left by the 9p case. */
+static void share_clean(void)
+{
+	static const char *const names[] = { "f", "h2", "l2", "p", "d" };
+	char path[96];
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(path, sizeof(path), "%s/%s", share_dir, names[i]);
+		if (unlink(path))
+			rmdir(path);
+	}
+	rmdir(share_dir);
+}
+
+/* The 9p kind's list holds every call the 9p server makes, as this
+ * arch's C library makes them: a share answers each kind of message
+ * from a filtered thread. */
+static void test_9p_server_calls(void)
+{
+	char err[512];
+	int status;
+
+	if (kernel_filters())
+		return;
+	uid = getuid();
+	gid = getgid();
+	snprintf(share_dir, sizeof(share_dir), "/tmp/thpvm-sandbox-XXXXXX");
+	CHECK(mkdtemp(share_dir));
+	CHECK_EQ(p9_server_create(&share, "test", share_dir, false), 0);
+	if (!share)
+		return;
+	status = run_in_child(true, SANDBOX_9P, p9_server_calls, err,
+			      sizeof(err));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_STR(err, "");
+	/* And a socket is still refused there. */
+	status = run_in_child(true, SANDBOX_9P, make_socket, err,
+			      sizeof(err));
+	CHECK(killed_for(status, err, "9p thread made forbidden system call "
+			 "socket"));
+	p9_server_destroy(share);
+	share_clean();
+}
+
 static void test_off_filters_nothing(void)
 {
 	char err[512];
@@ -275,6 +535,7 @@ int main(void)
 		UNIT_TEST(test_forbidden_call_named),
 		UNIT_TEST(test_allowed_calls_work),
 		UNIT_TEST(test_arguments_checked),
+		UNIT_TEST(test_9p_server_calls),
 #ifndef THPVM_SANITIZE
 		UNIT_TEST(test_open_refused_not_killed),
 #endif
