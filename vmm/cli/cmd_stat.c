@@ -1,5 +1,5 @@
 /* thpvm stat NAME: a VM's state, how its RAM and hotplug region are
- * backed on the host, and what its rng served. */
+ * backed on the host, what its rng served, its disks and 9p shares. */
 #include <stdio.h>
 
 #include "cli/cmd_util.h"
@@ -55,6 +55,32 @@ static void print_disks(const json_t *disks)
 	}
 }
 
+/* "Share virtio-9p0: DIR as TAG (read-only): N requests, N errors, N
+ * fids (N open)" for each. */
+static void print_shares(const json_t *shares)
+{
+	uint64_t requests, errors, fids, open;
+	const char *name, *tag, *path;
+	json_t *sh;
+	size_t i;
+
+	json_array_foreach(shares, i, sh) {
+		if (json_unpack(sh, "{s:s, s:s, s:s}", "name", &name,
+				"tag", &tag, "path", &path) ||
+		    !json_get_u64(sh, "requests", &requests) ||
+		    !json_get_u64(sh, "errors", &errors) ||
+		    !json_get_u64(sh, "fids", &fids) ||
+		    !json_get_u64(sh, "open", &open))
+			continue;
+		printf("Share %s: %s as %s%s: %llu requests, %llu errors, "
+		       "%llu fids (%llu open)\n", name, path, tag,
+		       json_is_true(json_object_get(sh, "read_only")) ?
+		       " (read-only)" : "", (unsigned long long)requests,
+		       (unsigned long long)errors, (unsigned long long)fids,
+		       (unsigned long long)open);
+	}
+}
+
 static int stat_print(const char *name, json_t *reply)
 {
 	uint64_t pid, vcpus, ram, resident, huge, pending, dropped, filtered;
@@ -107,6 +133,7 @@ static int stat_print(const char *name, json_t *reply)
 		       (unsigned long long)rng_requests,
 		       size_format(rng_rate, rng_s, sizeof(rng_s)));
 	print_disks(json_object_get(reply, "disks"));
+	print_shares(json_object_get(reply, "shares"));
 	return 0;
 }
 
@@ -192,8 +219,9 @@ const struct command cmd_stat = {
 		 "RAM the host\nbacks now, and with huge pages, the "
 		 "guest's console output that\nwaits for thpvm's stdout or "
 		 "was dropped because stdout was not read,\nfor a VM "
-		 "with --mem-hotplug, its hotplug region likewise, and\nfor "
-		 "a VM with --rng, what its rng served.\n"
+		 "with --mem-hotplug, its hotplug region likewise, for "
+		 "a VM\nwith --rng, what its rng served, and its disks and "
+		 "9p shares.\n"
 		 "\n"
 		 "  NAME, -n, --name NAME\n"
 		 "                 the VM called NAME\n"
@@ -214,8 +242,11 @@ const struct command cmd_stat = {
 		 "--mem-hotplug\n"
 		 "                 hotplug_region, hotplug_requested, "
 		 "hotplug_plugged,\n"
-		 "                 hotplug_resident, hotplug_huge; with -a, "
-		 "an array of them\n"
+		 "                 hotplug_resident, hotplug_huge; disks "
+		 "and shares (each\n"
+		 "                 9p share's requests, errors, fids, "
+		 "open); with -a, an\n"
+		 "                 array of them\n"
 		 "  -h, --help     print this help\n",
 	.main = stat_main,
 };

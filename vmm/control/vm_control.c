@@ -137,6 +137,35 @@ static int write_disks(struct machine *m, json_t *reply)
 	return control_reply_add(reply, json_pack("{s:o}", "disks", disks));
 }
 
+/* Each 9p share with what its server answered and holds. */
+static int write_shares(struct machine *m, json_t *reply)
+{
+	json_t *shares = json_array();
+	struct p9_server_stats st;
+	struct virtio_p9 *p9;
+	unsigned i;
+	int err = 0;
+
+	for (i = 0; (p9 = machine_share(m, i)); i++) {
+		p9_server_stats(p9->server, &st);
+		err |= json_array_append_new(shares, json_pack(
+			"{s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o}",
+			"name", p9->name,
+			"tag", json_string_lossy(p9->tag),
+			"path", json_string_lossy(p9->dir),
+			"read_only", p9->read_only,
+			"requests", json_from_u64(st.requests),
+			"errors", json_from_u64(st.errors),
+			"fids", json_from_u64(st.fids),
+			"open", json_from_u64(st.open)));
+	}
+	if (err) {
+		json_decref(shares);
+		return -ENOMEM;
+	}
+	return control_reply_add(reply, json_pack("{s:o}", "shares", shares));
+}
+
 static int handle_stat(void *opaque, json_t *request, json_t *reply)
 {
 	struct vm *vm = vm_of(opaque);
@@ -159,6 +188,8 @@ static int handle_stat(void *opaque, json_t *request, json_t *reply)
 		err = write_rng(opaque, reply);
 	if (!err)
 		err = write_disks(opaque, reply);
+	if (!err)
+		err = write_shares(opaque, reply);
 	return err;
 }
 
