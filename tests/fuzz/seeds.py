@@ -136,6 +136,16 @@ def blk_request(kind, sector, data_len, data_writable):
                                    (0x1100, b"thpvm" * 8)]
 
 
+def p9_str(s):
+    """A 9P string: its 16-bit length, then its bytes."""
+    return struct.pack("<H", len(s)) + s.encode()
+
+
+def p9_msg(kind, tag, body):
+    """A 9P message: size[4] type[1] tag[2], then body."""
+    return struct.pack("<IBH", 7 + len(body), kind, tag) + body
+
+
 def main():
     kernel = elf()
     write("elf", "pvh-note", kernel)
@@ -188,6 +198,26 @@ def main():
         features=1 << 32))
     write("virtio_rng", "read", device(
         [0], ram(0x1100, queue(0, [(0x1000, 64, WRITE, 0)], [0]))))
+    # Tversion, Tattach, a Twalk to "file", Tlopen and Tread, then a
+    # Tflush of the read (answered after it, or at once) and of a tag
+    # not in flight: request i's message at 0x1000 + 0x80 * i, its
+    # reply at 0x2000 + 0x200 * i.
+    msgs = [p9_msg(100, 0xffff, struct.pack("<I", 8192) + p9_str("9P2000.L")),
+            p9_msg(104, 1, struct.pack("<II", 0, 0xffffffff) + p9_str("") +
+                   p9_str("") + struct.pack("<I", 0)),
+            p9_msg(110, 2, struct.pack("<IIH", 0, 1, 1) + p9_str("file")),
+            p9_msg(12, 3, struct.pack("<II", 1, 0)),
+            p9_msg(116, 4, struct.pack("<IQI", 1, 0, 64)),
+            p9_msg(108, 5, struct.pack("<H", 4)),
+            p9_msg(108, 6, struct.pack("<H", 77))]
+    descs, writes = [], []
+    for i, m in enumerate(msgs):
+        descs += [(0x1000 + 0x80 * i, len(m), NEXT, 2 * i + 1),
+                  (0x2000 + 0x200 * i, 0x200, WRITE, 0)]
+        writes.append((0x1000 + 0x80 * i, m))
+    write("virtio_p9", "session", device(
+        [0], ram(0x3000, queue(0, descs, [2 * i for i in range(len(msgs))]) +
+                 writes), qsize_log2=4))
     write("virtio_console", "tx-rx", device(
         [1, 8], ram(0x1200, queue(1, [(0x1000, 5, 0, 0)], [0]) +
                     queue(0, [(0x1100, 16, WRITE, 0)], [0]) +
