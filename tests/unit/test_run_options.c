@@ -669,6 +669,7 @@ static void test_9p(void)
 	CHECK_EQ(run_options_parse(2 * MACHINE_MAX_SHARES + 1, argv, &cfg),
 		 RUN_PARSE_OK);
 	CHECK_EQ(m->nr_shares, MACHINE_MAX_SHARES);
+	argv[1 + 2 * MACHINE_MAX_SHARES] = "--9p";
 	argv[3 + 2 * MACHINE_MAX_SHARES] = NULL;
 	CHECK_EQ(run_options_parse(2 * MACHINE_MAX_SHARES + 3, argv, &cfg),
 		 RUN_PARSE_ERROR);
