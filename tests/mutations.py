@@ -164,6 +164,31 @@ MUTATIONS = {
         "\tif (c->nr_out) {",
         "\tif (0) {",
         "unit-virtio-rng", []),
+    "p9-flush-before-its-request": (
+        "virtio/p9.c",
+        "\t\ttarget = request_find(p9, get_le16(hdr + P9_HEADER_SIZE));",
+        "\t\ttarget = NULL;",
+        "unit-virtio-p9", []),
+    "p9-reset-keeps-session": (
+        "virtio/p9.c",
+        "\t\tp9_server_reset(p9->server);",
+        "\t\t;",
+        "unit-virtio-p9", []),
+    "p9-reset-runs-dropped-requests": (
+        "virtio/p9.c",
+        "\twhile ((req = p9->pending)) {",
+        "\twhile ((req = NULL)) {",
+        "unit-virtio-p9", []),
+    "p9-sandbox-lacks-mknodat": (
+        "vmm/lib/sandbox_rules.c",
+        "\tANY(\"mkdirat\"), ANY(\"mknodat\"), ANY(\"symlinkat\"), ANY(\"linkat\"),",
+        "\tANY(\"mkdirat\"), ANY(\"symlinkat\"), ANY(\"linkat\"),",
+        "unit-sandbox", []),
+    "9p-tag-length-unchecked": (
+        "vmm/cli/share_options.c",
+        "\tif (strlen(tag) > P9_TAG_MAX) {",
+        "\tif (0) {",
+        "unit-run-options", []),
     "mem-plugs-over-plugged": (
         "virtio/mem.c",
         "\tif (!why && count_plugged(m, &r))",
