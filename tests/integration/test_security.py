@@ -40,23 +40,25 @@ def thread_status(pid):
 
 def serve(name, extra=()):
     """A VM with a thread of each kind: vCPUs, device threads (a disk on
-    io_uring, one with worker threads, rng, balloon), control, console
-    socket."""
+    io_uring, one with worker threads, rng, balloon, a 9p share), the 9p
+    share's workers, control, console socket."""
     harness.require_kvm()
     disks = [tempfile.NamedTemporaryFile(suffix=".img") for _ in range(2)]
     for disk in disks:
         disk.truncate(4 << 20)
+    share = tempfile.TemporaryDirectory()
     p = start(["run", "--name", name, "-m", "256M", "-c", "2",
                "-d", disks[0].name, "-d", disks[1].name + ",aio=threads",
-               "--rng", "--balloon",
+               "--rng", "--balloon", "--9p", share.name + ",sec",
                "--console-socket", harness.console_socket(name),
                "-p", SERVE] + list(extra))
     p.disks = disks
+    p.share = share
     return p
 
 
-WANT = ("vcpu0", "vcpu1", "blk0", "blk1-io", "rng0", "balloon0", "control",
-        "console-sock")
+WANT = ("vcpu0", "vcpu1", "blk0", "blk1-io", "rng0", "balloon0", "9p0",
+        "9p0-io", "control", "console-sock")
 
 
 def wait_threads(p, seccomp):
@@ -117,6 +119,10 @@ def forbidden_call_in(thread, kind):
 
 def test_forbidden_call_from_device_thread():
     forbidden_call_in("rng0", "device")
+
+
+def test_forbidden_call_from_9p_worker():
+    forbidden_call_in("9p0-io", "9p")
 
 
 def test_forbidden_call_from_vcpu_thread():
