@@ -17,7 +17,8 @@
 
 #define P9_QUEUE_SIZE 128
 #define P9_WORKERS 4
-/* The longest mount tag (Linux's v9fs takes up to 31 bytes of it). */
+/* The longest mount tag thpvm offers: a name typed at a mount command,
+ * for which 31 bytes are plenty. */
 #define P9_TAG_MAX 31
 
 struct p9_request;
@@ -43,7 +44,7 @@ struct virtio_p9 {
 	struct p9_request *running;
 	unsigned inflight;		/* taken and not yet used */
 	pthread_cond_t idle;		/* inflight dropped to 0 */
-	pthread_cond_t work;		/* pending is not empty, or stopping */
+	pthread_cond_t work;		/* pending not empty, or stopping */
 	bool stopping;
 	pthread_t workers[P9_WORKERS];
 	unsigned nr_workers;
