@@ -658,6 +658,16 @@ static void test_9p(void)
 	CHECK_STR(m->shares[1].dir, "/");
 	CHECK_STR(m->shares[1].tag, "root");
 
+	/* A tag may be an option's word: one is always left for it. */
+	snprintf(arg, sizeof(arg), "%s,ro,ro", dir);
+	CHECK_EQ(PARSE(&cfg, "--9p", arg), RUN_PARSE_OK);
+	CHECK_STR(m->shares[0].tag, "ro");
+	CHECK(m->shares[0].read_only);
+	snprintf(arg, sizeof(arg), "%s,mmio", dir);
+	CHECK_EQ(PARSE(&cfg, "--9p", arg), RUN_PARSE_OK);
+	CHECK_STR(m->shares[0].tag, "mmio");
+	CHECK_EQ(m->shares[0].transport, VIRTIO_TRANSPORT_DEFAULT);
+
 	/* Up to MACHINE_MAX_SHARES, one more refused. */
 	argv[0] = "run";
 	for (i = 0; i <= MACHINE_MAX_SHARES; i++) {
@@ -681,7 +691,6 @@ static void test_9p(void)
 	check_refused("--9p", arg, "expected DIR,TAG[,ro][,pci|,mmio]");
 	check_refused("--9p", dir, "expected DIR,TAG[,ro][,pci|,mmio]");
 	check_refused("--9p", ",tag", "expected DIR,TAG[,ro][,pci|,mmio]");
-	snprintf(arg, sizeof(arg), "%s,tag,ro", dir);
 	check_refused("--9p", "/nonexistent-thpvm,tag",
 		      "/nonexistent-thpvm: No such file or directory");
 	snprintf(arg, sizeof(arg), "%s,tag,rw", dir);

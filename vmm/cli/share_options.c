@@ -52,25 +52,28 @@ static int share_add(struct machine_config *cfg, const char *opt,
 	return 0;
 }
 
-/* The options after the tag, taken off the end of spec. */
+/* The options after the tag, taken off the end of spec while a tag is
+ * left before them: "DIR,ro,ro" shares DIR read-only as "ro". */
 static int take_options(char *spec, const char *opt, const char *arg,
 			struct share_config *sc)
 {
-	char *comma;
+	char *comma = strrchr(spec, ',');
 
-	while ((comma = strrchr(spec, ','))) {
+	if (!comma) {
+		pr_err("%s %s: expected DIR,TAG[,ro][,pci|,mmio]", opt, arg);
+		return -EINVAL;
+	}
+	while (comma != strchr(spec, ',')) {
 		const char *word = comma + 1;
 
-		if (!strcmp(word, "ro")) {
+		if (!strcmp(word, "ro"))
 			sc->read_only = true;
-		} else if (!arg_is_transport(word, &sc->transport)) {
-			/* The tag: the options are all taken. */
-			return 0;
-		}
+		else if (!arg_is_transport(word, &sc->transport))
+			break;	/* the tag: the options are all taken */
 		*comma = '\0';
+		comma = strrchr(spec, ',');
 	}
-	pr_err("%s %s: expected DIR,TAG[,ro][,pci|,mmio]", opt, arg);
-	return -EINVAL;
+	return 0;
 }
 
 int share_option_parse(struct machine_config *cfg, const char *opt,
