@@ -8,7 +8,9 @@ A gzip'd newc cpio holding /init (guest/linux/init), the static busybox of
 Debian's busybox-static with its applet links, hackbench from rt-tests with
 the libraries and loader it needs, usemem (guest/linux/usemem.c, built by
 Meson), the virtio modules of kernel VERSION in load order
-(/lib/modules/load-order), optionally cont_balloon.ko, and the run scripts
+(/lib/modules/load-order), the 9p modules a 9p root file system needs
+and that list lacks (/lib/modules/9p-root-order, which /init loads for
+rootfstype=9p only), optionally cont_balloon.ko, and the run scripts
 (/run-scripts/). VERSION defaults to the newest /lib/modules/* with virtio
 modules (Debian's linux-image-amd64 installs them). The output is the same
 for the same inputs: entries sorted, owners root, mtimes fixed
@@ -47,6 +49,9 @@ MODULES = [
     ("virtio_balloon", False), ("virtio_rng", False),
     ("virtio_console", False), ("virtio_mem", True),
 ]
+# What a 9p root file system (thpvm run -d DIR) needs besides MODULES;
+# optional, as a kernel may have them built in.
+ROOT_9P_MODULES = [("9pnet", True), ("9pnet_virtio", True), ("9p", True)]
 MODULE_EXT = re.compile(r"\.ko(\.xz|\.gz|\.zst)?$")
 
 
@@ -357,11 +362,14 @@ def build(args):
                 img.file(path, host, 0o755)
 
     mods = resolve_modules(version, root=root)
-    for name, host in mods:
+    root_9p = [m for m in resolve_modules(version, ROOT_9P_MODULES, root)
+               if m not in mods]
+    for name, host in mods + root_9p:
         img.add(f"lib/modules/{name}.ko", stat.S_IFREG | 0o644,
                 read_module(host))
-    img.add("lib/modules/load-order", stat.S_IFREG | 0o644,
-            "".join(f"{n}.ko\n" for n, _ in mods).encode())
+    for order, listed in (("load-order", mods), ("9p-root-order", root_9p)):
+        img.add(f"lib/modules/{order}", stat.S_IFREG | 0o644,
+                "".join(f"{n}.ko\n" for n, _ in listed).encode())
     if args.cont_balloon:
         if not os.path.isfile(args.cont_balloon):
             raise Error(f"no {args.cont_balloon}")
@@ -375,7 +383,7 @@ def build(args):
 
     mtime = int(os.environ.get("SOURCE_DATE_EPOCH", "0"))
     img.write(args.out, mtime)
-    return version, len(img.entries), [n for n, _ in mods]
+    return version, len(img.entries), [n for n, _ in mods + root_9p]
 
 
 def main():

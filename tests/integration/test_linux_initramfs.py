@@ -44,10 +44,12 @@ PARAMS = ("thpvm.run=hackbench thpvm.runs=1 "
 APPLETS = ["sh", "mount", "mkdir", "cat", "insmod", "uname", "setsid",
            "cttyhack", "poweroff", "sync", "dd", "printf", "sed", "grep",
            "tail", "date", "sleep", "kill", "env", "md5sum", "cut", "ip",
-           "ping"]
+           "ping", "switch_root", "umount"]
 RUN_SCRIPTS = ["hackbench", "balloon-frag", "virtio-io", "mem"]
 MODULES = ["virtio_ring", "virtio", "virtio_pci", "virtio_blk", "virtio_net",
            "virtio_balloon", "virtio_rng", "virtio_console"]
+# What a 9p root file system (thpvm run -d DIR) needs besides.
+ROOT_9P_MODULES = ["9pnet", "9pnet_virtio", "9p"]
 
 
 def usemem_path():
@@ -276,7 +278,13 @@ def test_mkinitramfs_contents():
     assert all(o.endswith(".ko") for o in order), order
     for m in MODULES:
         assert m in names, (m, order)
+    # The 9p root's modules, loaded after those, and only for it.
+    root_9p = [o[:-3] for o in
+               regular("lib/modules/9p-root-order", False).decode().split()]
+    for m in ROOT_9P_MODULES:
+        assert m in root_9p and m not in names, (m, order, root_9p)
     deps = modules_dep(version)
+    names += root_9p
     for i, name in enumerate(names):
         data = regular(f"lib/modules/{name}.ko", False)
         assert data[:4] == b"\x7fELF", f"{name}.ko is not an ELF"
@@ -477,15 +485,16 @@ exit 0
 
 
 def run_init(root, start, cmdline, fails=""):
-    """/init of the image with mount, insmod and poweroff replaced by
-    stubs that only log (nothing is mounted or loaded on the host, and
+    """/init of the image with mount, insmod, poweroff and switch_root
+    replaced by stubs that only log (nothing is mounted or loaded on the host, and
     there is no /dev/port), in a user namespace besides; (status, output,
     stub log). busybox sh runs some applets (insmod) without a PATH
     search, so a copy of /init calls the stubs by their paths."""
     if subprocess.run(["unshare", "--user", "--map-root-user", "true"],
                       capture_output=True).returncode != 0:
         harness.skip("no user namespaces (unshare --user failed)")
-    for name in ("bin/mount", "sbin/insmod", "sbin/poweroff"):
+    for name in ("bin/mount", "sbin/insmod", "sbin/poweroff",
+                 "sbin/switch_root"):
         path = os.path.join(root, name + ".stub")
         with open(path, "w") as f:
             f.write(STUB)
@@ -494,8 +503,10 @@ def run_init(root, start, cmdline, fails=""):
         init = f.read()
     for cmd, path in (("mount", "/bin/mount.stub"),
                       ("insmod", "/sbin/insmod.stub"),
-                      ("poweroff", "/sbin/poweroff.stub")):
-        init, n = re.subn(rf"(?m)^(\s*){cmd} ", rf"\g<1>{path} ", init)
+                      ("poweroff", "/sbin/poweroff.stub"),
+                      ("switch_root", "/sbin/switch_root.stub")):
+        init, n = re.subn(rf"(?m)^(\s*(?:if ! |exec )?){cmd} ",
+                          rf"\g<1>{path} ", init)
         assert n, f"no {cmd} in /init"
     with open(os.path.join(root, "init.stubbed"), "w") as f:
         f.write(init)
@@ -590,6 +601,50 @@ def test_image_init_logic():
         assert "thpvm-guest: unknown thpvm.balloon=foo (virtio_balloon, " \
             "cont_balloon or none); loading none" in out, out
         assert ko("virtio_balloon.ko") not in log, log
+
+        # rootfstype=9p (thpvm run -d DIR): the 9p modules too, the share
+        # mounted with rootflags, /dev, /proc and /sys moved into it, and
+        # its init exec'd instead of the run.
+        with open(os.path.join(root, "lib", "modules", "9p-root-order")) as f:
+            root_order = f.read().split()
+        newroot = os.path.join(root, "newroot")
+        for d in ("dev", "proc", "sys", "sbin"):
+            os.makedirs(os.path.join(newroot, d))
+        with open(os.path.join(newroot, "sbin", "init"), "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(os.path.join(newroot, "sbin", "init"), 0o755)
+        rc, out, log = run_init(
+            root, start, "console=ttyS0 root=/dev/root rw "
+            "rootflags=rw,trans=virtio,version=9p2000.L rootfstype=9p "
+            "thpvm.run=hackbench")
+        assert rc == 0, out
+        assert [l for l in log if "insmod" in l] == \
+            [ko(o) for o in order + root_order], log
+        assert log[-5:] == [
+            "stub: mount.stub -t 9p -o rw,trans=virtio,version=9p2000.L "
+            "/dev/root /newroot",
+            "stub: mount.stub --move /dev /newroot/dev",
+            "stub: mount.stub --move /proc /newroot/proc",
+            "stub: mount.stub --move /sys /newroot/sys",
+            "stub: switch_root.stub /newroot /sbin/init"], log
+        lines = [l for l in out.splitlines() if l.startswith("thpvm-guest:")]
+        assert lines == [
+            f"thpvm-guest: init ready kernel={kernel}",
+            "thpvm-guest: root /dev/root on 9p: exec /sbin/init"], out
+
+        # An init= the root lacks: said, and then as without a 9p root.
+        rc, out, log = run_init(
+            root, start, "root=r rootflags=trans=virtio rootfstype=9p "
+            "init=/sbin/none thpvm.run=nothing")
+        assert "stub: switch_root" not in "\n".join(log), log
+        lines = [l for l in out.splitlines() if l.startswith("thpvm-guest:")]
+        assert lines == [
+            f"thpvm-guest: init ready kernel={kernel}",
+            "thpvm-guest: root r on 9p failed: no executable /sbin/none "
+            "in it",
+            "thpvm-guest: run nothing begin",
+            "thpvm-guest: no /run-scripts/nothing",
+            "thpvm-guest: run nothing end rc=127"], out
     in_image(check)
 
 
