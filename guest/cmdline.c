@@ -70,6 +70,11 @@ static bool parse_name_list(const char *v, size_t len,
 	return true;
 }
 
+/* Names of the p9bench_parts= bits (P9BENCH_*). */
+static const char *const p9bench_part_names[] = {
+	"seq", "rand4k", "stat", "create"
+};
+
 /* Names of the virtio= bits (VIRTIO_T_*). */
 static const char *const transport_names[] = { "pci", "mmio" };
 
@@ -188,6 +193,8 @@ static bool parse_one(const char *tok, size_t len)
 			params.p9 = true;
 		else if (is_key(tok, klen, "9p_hostile"))
 			params.p9_hostile = true;
+		else if (is_key(tok, klen, "p9bench"))
+			params.p9bench = true;
 		else if (is_key(tok, klen, "punch_holes"))
 			params.punch_holes = true;
 		return true;
@@ -279,6 +286,20 @@ static bool parse_one(const char *tok, size_t len)
 		return parse_tag(v, vlen, params.p9_tag);
 	if (is_key(tok, klen, "9p_ro"))
 		return parse_tag(v, vlen, params.p9_ro_tag);
+	if (is_key(tok, klen, "p9bench_parts")) {
+		params.p9bench_parts = 0;
+		return parse_name_list(v, vlen, p9bench_part_names,
+				       sizeof(p9bench_part_names) /
+				       sizeof(p9bench_part_names[0]),
+				       &params.p9bench_parts) &&
+		       params.p9bench_parts;
+	}
+	if (is_key(tok, klen, "p9bench_reads"))
+		return parse_u64(v, vlen, false, &params.p9bench_reads);
+	if (is_key(tok, klen, "p9bench_files"))
+		return parse_u64(v, vlen, false, &params.p9bench_files);
+	if (is_key(tok, klen, "p9bench_creates"))
+		return parse_u64(v, vlen, false, &params.p9bench_creates);
 	if (is_key(tok, klen, "ip"))
 		return parse_ipv4(v, vlen, &params.ip);
 	if (is_key(tok, klen, "hostip"))
@@ -308,10 +329,11 @@ bool params_want_blk(void)
 	       params.blk_stream;
 }
 
-/* Any of the tokens that run the virtio-9p checks. */
+/* Any of the tokens that run the virtio-9p checks or benchmark. */
 bool params_want_9p(void)
 {
-	return params.p9 || params.p9_hostile || *params.p9_ro_tag;
+	return params.p9 || params.p9_hostile || *params.p9_ro_tag ||
+	       params.p9bench;
 }
 
 void parse_params(const char *cl)
@@ -323,6 +345,10 @@ void parse_params(const char *cl)
 	params.hostip = 0x0a000202;	/* 10.0.2.2 */
 	params.udp_port = 7777;
 	params.netbench_packets = 100000;
+	params.p9bench_parts = P9BENCH_ALL;
+	params.p9bench_reads = 20000;
+	params.p9bench_files = 10000;
+	params.p9bench_creates = 1000;
 	params.virtio = VIRTIO_T_PCI | VIRTIO_T_MMIO;
 	while (*cl) {
 		size_t len = 0;

@@ -691,6 +691,8 @@ void run_9p(void)
 		run_on(params.p9_tag, "9p-evil", p9_check_hostile);
 	if (*params.p9_ro_tag)
 		run_on(params.p9_ro_tag, "9p-ro", p9_check_read_only);
+	if (params.p9bench)
+		run_on(params.p9_tag, "p9bench", p9_bench);
 	/* Quiet the devices for whatever runs next (dead ones are). */
 	for (unsigned i = 0; i < ndevs; i++)
 		if (!devs[i].dead)

@@ -1,6 +1,6 @@
 /* virtio-9p (virtio spec 5.11) and a 9P2000.L client, one request at a
- * time (p9.c); the checks on a share (p9_test.c) and the hostile
- * requests (p9_evil.c). */
+ * time (p9.c); the checks on a share (p9_test.c), the hostile requests
+ * (p9_evil.c) and the benchmark (p9_bench.c). */
 #ifndef TG_P9_H
 #define TG_P9_H
 
@@ -176,5 +176,7 @@ void p9_report_refused(struct p9_dev *p, const char *check, int rc);
 void p9_check_share(struct p9_dev *p);
 void p9_check_read_only(struct p9_dev *p);
 void p9_check_hostile(struct p9_dev *p);
+/* The benchmark (p9_bench.c). */
+void p9_bench(struct p9_dev *p);
 
 #endif
