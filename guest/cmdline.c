@@ -70,11 +70,6 @@ static bool parse_name_list(const char *v, size_t len,
 	return true;
 }
 
-/* Names of the p9bench_parts= bits (P9BENCH_*). */
-static const char *const p9bench_part_names[] = {
-	"seq", "rand4k", "stat", "create"
-};
-
 /* Names of the virtio= bits (VIRTIO_T_*). */
 static const char *const transport_names[] = { "pci", "mmio" };
 
@@ -195,6 +190,8 @@ static bool parse_one(const char *tok, size_t len)
 			params.p9_hostile = true;
 		else if (is_key(tok, klen, "p9bench"))
 			params.p9bench = true;
+		else if (is_key(tok, klen, "p9bench_wait"))
+			params.p9bench_wait = true;
 		else if (is_key(tok, klen, "punch_holes"))
 			params.punch_holes = true;
 		return true;
@@ -286,14 +283,6 @@ static bool parse_one(const char *tok, size_t len)
 		return parse_tag(v, vlen, params.p9_tag);
 	if (is_key(tok, klen, "9p_ro"))
 		return parse_tag(v, vlen, params.p9_ro_tag);
-	if (is_key(tok, klen, "p9bench_parts")) {
-		params.p9bench_parts = 0;
-		return parse_name_list(v, vlen, p9bench_part_names,
-				       sizeof(p9bench_part_names) /
-				       sizeof(p9bench_part_names[0]),
-				       &params.p9bench_parts) &&
-		       params.p9bench_parts;
-	}
 	if (is_key(tok, klen, "p9bench_reads"))
 		return parse_u64(v, vlen, false, &params.p9bench_reads);
 	if (is_key(tok, klen, "p9bench_files"))
@@ -345,7 +334,6 @@ void parse_params(const char *cl)
 	params.hostip = 0x0a000202;	/* 10.0.2.2 */
 	params.udp_port = 7777;
 	params.netbench_packets = 100000;
-	params.p9bench_parts = P9BENCH_ALL;
 	params.p9bench_reads = 20000;
 	params.p9bench_files = 10000;
 	params.p9bench_creates = 1000;

@@ -34,12 +34,6 @@ struct mem_range {
 #define VFEAT_NOMRG		4u	/* VIRTIO_NET_F_MRG_RXBUF */
 #define VFEAT_NOCONT		8u	/* VIRTIO_BALLOON_F_CONT_PAGES */
 #define BLKBENCH_QD_MAX		64
-/* p9bench_parts= bits: the parts of p9bench that run. */
-#define P9BENCH_SEQ		1u
-#define P9BENCH_RAND		2u
-#define P9BENCH_STAT		4u
-#define P9BENCH_CREATE		8u
-#define P9BENCH_ALL		15u
 /* virtio= bits: the transports whose devices the drivers take. */
 #define VIRTIO_T_PCI		1u
 #define VIRTIO_T_MMIO		2u
@@ -60,7 +54,7 @@ struct params {
 	bool has_exit_status, echo;
 	bool pci, blk, blkbench, blk_evil, blk_stream, net, netbench, balloon, rng;
 	bool vcons;
-	bool p9, p9_hostile, p9bench;
+	bool p9, p9_hostile, p9bench, p9bench_wait;
 	char p9_tag[P9_TAG_MAX + 1];	/* "": the first virtio-9p device */
 	char p9_ro_tag[P9_TAG_MAX + 1];	/* "": no read-only checks */
 	bool balloon_flood;
@@ -77,7 +71,6 @@ struct params {
 	uint32_t ip, hostip;	/* IPv4, host byte order */
 	unsigned udp_port, net_ping_in;
 	uint64_t netbench_packets;
-	unsigned p9bench_parts;	/* P9BENCH_* */
 	uint64_t p9bench_reads, p9bench_files, p9bench_creates;
 	uint64_t ram;
 	unsigned cpus;

@@ -6,8 +6,9 @@
  * unlink, Twalk (a clone of new/), Tlcreate, Tclunk, then Tunlinkat,
  * of files in new/. One request at a time (queue depth 1: the client is
  * synchronous), timed with the guest's clock, no data compared; a line
- * of figures for each part, the parts p9bench_parts= names (so that the
- * host can tell each part's CPU time apart). */
+ * of figures for each part. With p9bench_wait, each part waits for a
+ * line from the host first, so that the host can read its own CPU time
+ * where the part starts. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -23,6 +24,7 @@
 #define LCG_MUL			6364136223846793005ULL
 #define LCG_ADD			1442695040888963407ULL
 #define NAME_LEN		16
+#define WAIT_MS			60000
 
 /* Requests of one part and when it started. */
 struct part {
@@ -30,8 +32,17 @@ struct part {
 	uint64_t t0;
 };
 
-static void part_start(struct part *t)
+/* With p9bench_wait, once the host's line came (a failure if none did
+ * within WAIT_MS: the part runs all the same). */
+static void part_start(struct part *t, const char *name)
 {
+	char line[8];
+
+	if (params.p9bench_wait) {
+		print("tg: p9bench %s ready\n", name);
+		if (serial_getline(line, sizeof(line), WAIT_MS) < 0)
+			report(false, "p9bench-wait", "part=%s", name);
+	}
 	t->reqs = 0;
 	t->t0 = clock_now();
 }
@@ -136,27 +147,24 @@ static void bench_reads(struct p9_dev *p)
 		p9_clunk(p, FID_FILE);
 		return;
 	}
-	if (params.p9bench_parts & P9BENCH_SEQ) {
-		part_start(&t);
-		rc = read_seq(p, size, &t);
-		ns = part_ns(&t);
-		if (rc != P9_OK)
-			p9_report_failed(p, "p9bench-seq", rc);
-		else
-			print("tg: p9bench seq bytes=%lu reqs=%lu ns=%lu "
-			      "MBps=%lu msize=%u\n", size, t.reqs, ns,
-			      ns ? size * 1000 / ns : 0, p->msize);
-	}
-	if (params.p9bench_parts & P9BENCH_RAND) {
-		part_start(&t);
-		rc = read_random(p, size, params.p9bench_reads, &t);
-		ns = part_ns(&t);
-		if (rc != P9_OK)
-			p9_report_failed(p, "p9bench-rand4k", rc);
-		else
-			print("tg: p9bench rand4k reqs=%lu ns=%lu iops=%lu "
-			      "qd=1\n", t.reqs, ns, rate(t.reqs, ns));
-	}
+	part_start(&t, "seq");
+	rc = read_seq(p, size, &t);
+	ns = part_ns(&t);
+	if (rc != P9_OK)
+		p9_report_failed(p, "p9bench-seq", rc);
+	else
+		print("tg: p9bench seq bytes=%lu reqs=%lu ns=%lu MBps=%lu "
+		      "msize=%u\n", size, t.reqs, ns,
+		      ns ? size * 1000 / ns : 0, p->msize);
+
+	part_start(&t, "rand4k");
+	rc = read_random(p, size, params.p9bench_reads, &t);
+	ns = part_ns(&t);
+	if (rc != P9_OK)
+		p9_report_failed(p, "p9bench-rand4k", rc);
+	else
+		print("tg: p9bench rand4k reqs=%lu ns=%lu iops=%lu qd=1\n",
+		      t.reqs, ns, rate(t.reqs, ns));
 	p9_clunk(p, FID_FILE);
 }
 
@@ -243,7 +251,7 @@ static void bench_stat(struct p9_dev *p)
 	int rc = walk_name(p, FID_ROOT, FID_DIR, "meta");
 
 	if (rc == P9_OK) {
-		part_start(&t);
+		part_start(&t, "stat");
 		rc = stat_files(p, n, &t);
 		ns = part_ns(&t);
 	}
@@ -264,7 +272,7 @@ static void bench_create(struct p9_dev *p)
 	int rc = walk_name(p, FID_ROOT, FID_DIR, "new");
 
 	if (rc == P9_OK) {
-		part_start(&t);
+		part_start(&t, "create");
 		rc = create_files(p, n, &t);
 		create_ns = part_ns(&t);
 	}
@@ -287,11 +295,8 @@ void p9_bench(struct p9_dev *p)
 {
 	if (!p9_session(p, P9_MSIZE, FID_ROOT, "p9bench-session"))
 		return;
-	if (params.p9bench_parts & (P9BENCH_SEQ | P9BENCH_RAND))
-		bench_reads(p);
-	if (params.p9bench_parts & P9BENCH_STAT)
-		bench_stat(p);
-	if (params.p9bench_parts & P9BENCH_CREATE)
-		bench_create(p);
+	bench_reads(p);
+	bench_stat(p);
+	bench_create(p);
 	p9_clunk(p, FID_ROOT);
 }
