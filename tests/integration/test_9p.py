@@ -9,20 +9,29 @@ over the msize, fid exhaustion, clunked fids), then a read-only share.
 The host checks what the guest changed, that the files it made are this
 user's, and that nothing outside the share (a sentinel in its parent,
 the targets of the links) or in a read-only share changed. The QEMU
-peer of these checks is in test_qemu.py."""
+peer of these checks is in test_qemu.py. And the benchmark's workload,
+p9bench, with small counts."""
 import os
 import re
+import subprocess
 import tempfile
 
 import harness
-from harness import assert_guest_passed, run, run_guest
+from harness import (assert_guest_passed, run, run_guest, start,
+                     wait_for_line)
 from p9_share import (HOSTILE_CHECKS, RO_CHECKS, SHARE_CHECKS,
                       check_share_after, make_share, snapshot)
+from p9bench_share import make_p9bench_share
 
 BASE = "skip=smp,lapic,pit"
 # thpvm's server: fids a guest may hold (backend/p9_server.h).
 MAX_FIDS = 16384
 P9_PCI_ID = "1af4:1049"
+# A p9bench small enough for one short boot under emulation: more than
+# two msize reads and a short last one.
+BENCH_SEQ = 2 * (512 * 1024 - 11) + 4096 * 3
+BENCH_READS, BENCH_FILES, BENCH_CREATES = 50, 20, 10
+BENCH_PARTS = ["seq", "rand4k", "stat", "create"]
 
 
 def boot_share(tmp, params, args=(), ro_share=False, checks=()):
@@ -97,6 +106,50 @@ def test_9p_read_only():
                              re.M)) == ["ro", "share"], r
     for check in RO_CHECKS[2:]:
         assert r.tg["ok"][check]["ecode"] == "30", (check, r)
+
+
+def test_9p_bench():
+    """p9bench (bench/9p.py's workload) with small counts, each part
+    started by a line from the host as bench/9p.py starts it: every part
+    ran to its end with the requests it should have made, and left the
+    share as it found it."""
+    harness.require_kvm()
+    with tempfile.TemporaryDirectory(prefix="thpvm-9p-") as tmp:
+        share = make_p9bench_share(os.path.join(tmp, "bench"), BENCH_SEQ,
+                                   BENCH_FILES)
+        p = start(["run", "--9p", f"{share},bench", "-p",
+                   f"p9bench p9bench_wait p9bench_reads={BENCH_READS} "
+                   f"p9bench_files={BENCH_FILES} "
+                   f"p9bench_creates={BENCH_CREATES} {BASE}"],
+                  stdin=subprocess.PIPE)
+        lines = []
+        for part in BENCH_PARTS:
+            lines += wait_for_line(p, f"^tg: p9bench {part} ready",
+                                   timeout=120)
+            p.stdin.write(b"\n")
+        lines += wait_for_line(p, "^tg: done ", timeout=120)
+        out = "\n".join(lines)
+        assert p.wait(timeout=30) == 0, out
+        assert os.listdir(os.path.join(share, "new")) == [], out
+        assert len(os.listdir(os.path.join(share, "meta"))) == BENCH_FILES
+    tg = harness.parse_tg(out)
+    assert tg["done"]["failed"] == "0" and not tg["fail"], out
+    assert "p9bench-session" in tg["ok"], out
+    seq, rand = tg["p9bench seq"], tg["p9bench rand4k"]
+    stat, create = tg["p9bench stat"], tg["p9bench create"]
+    msize = int(seq["msize"])
+    assert msize == 512 * 1024, out
+    assert int(seq["bytes"]) == BENCH_SEQ, out
+    assert int(seq["reqs"]) == -(-BENCH_SEQ // (msize - 11)), out
+    assert int(rand["reqs"]) == BENCH_READS and rand["qd"] == "1", out
+    assert int(stat["files"]) == BENCH_FILES, out
+    assert int(stat["reqs"]) == 3 * BENCH_FILES, out
+    assert int(create["files"]) == BENCH_CREATES, out
+    assert int(create["reqs"]) == 4 * BENCH_CREATES, out
+    assert int(create["create_ns"]) + int(create["unlink_ns"]) == \
+        int(create["ns"]), out
+    for part in (seq, rand, stat, create):
+        assert int(part["ns"]) > 0, out
 
 
 def test_9p_tag_not_found():
