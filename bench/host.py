@@ -61,9 +61,11 @@ def vmm_overhead(p):
 
 
 def is_vcpu_thread(comm):
-    # thpvm names its vCPU threads vcpuN, QEMU "CPU N/KVM".
+    # thpvm names its vCPU threads vcpuN, QEMU "CPU N/KVM", kvmtool
+    # kvm-vcpu-N.
     return (re.fullmatch(r"vcpu\d+", comm) is not None or
-            re.fullmatch(r"CPU \d+/KVM", comm) is not None)
+            re.fullmatch(r"CPU \d+/KVM", comm) is not None or
+            re.fullmatch(r"kvm-vcpu-\d+", comm) is not None)
 
 
 def thread_cpu_ns(task):
