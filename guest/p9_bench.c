@@ -124,7 +124,8 @@ static int read_random(struct p9_dev *p, uint64_t size, uint64_t reads,
 		int rc;
 
 		x = x * LCG_MUL + LCG_ADD;
-		off = (uint64_t)((unsigned __int128)x * blocks >> 64) * RAND_LEN;
+		off = (uint64_t)((unsigned __int128)x * blocks >> 64) *
+		      RAND_LEN;
 		rc = p9_read(p, FID_FILE, off, RAND_LEN, &got);
 		if (rc != P9_OK)
 			return rc;
