@@ -25,7 +25,8 @@ kvmtool's 9p thread) from the part's start to its figures line, divided
 by its requests. The guest waits for a line on its console before each
 part (p9bench_wait), so that the time is read where the part starts;
 what lies between the two readings besides the part's requests is the
-figures line's output and the next part's few set-up requests.
+figures line's output and the next part's few set-up requests. The
+console is a terminal (kvmtool takes input from no pipe).
 
 usage: bench/9p.py [RUNS] [--quick]
   (default 3 runs, medians; --quick: a 4 MiB file, 200 random reads,
@@ -33,8 +34,10 @@ usage: bench/9p.py [RUNS] [--quick]
   a build in ./build or BUILD=)"""
 import argparse
 import os
+import pty
 import subprocess
 import tempfile
+import tty
 
 from common import (LKVM, QEMU, THPVM, Console, RunError, lkvm_cmd, median,
                     print_command, qemu_cmd, quote, require_build,
@@ -93,11 +96,36 @@ def guest_params(sizes):
 
 
 class GuestConsole(Console):
-    """A failed check ends the wait: its part will print no figures."""
+    """The guest's console on a terminal's master side. A failed check
+    ends the wait: its part will print no figures."""
+
+    def _read(self):
+        # The master reads EIO, not an end of file, once the VMM is gone.
+        try:
+            for line in self.proc.stdout:
+                self.q.put(line.rstrip("\r\n"))
+        except OSError:
+            pass
+        self.q.put(None)
 
     def check(self, line, pattern):
         if "tg: FAIL" in line:
             self.fail(f"the guest failed: {line}")
+
+
+def start_on_terminal(cmd, err):
+    """cmd with a terminal for its stdin and stdout, the master side as
+    p.stdout: kvmtool passes console input to the guest only from a
+    terminal, so every VMM gets one. Raw, so that nothing is echoed
+    before the VMM sets its own mode."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    try:
+        p = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=err)
+    finally:
+        os.close(slave)
+    p.stdout = open(master, "r", errors="replace")
+    return p
 
 
 def boot(cmd):
@@ -105,16 +133,13 @@ def boot(cmd):
     host's CPU time read at each part's start and at its figures line."""
     out = {}
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=err, text=True,
-                             errors="replace")
+        p = start_on_terminal(cmd, err)
         con = GuestConsole(p, err, "tg: ")
         try:
             for part, _, figure, _ in PARTS:
                 con.wait(f"p9bench {part} ready$", TIMEOUT)
                 before = vmm_cpu_ns(p.pid)[1]
-                p.stdin.write("\n")
-                p.stdin.flush()
+                os.write(p.stdout.fileno(), b"\n")
                 line = con.wait(f"p9bench {part} \\S+=.*",
                                 TIMEOUT).group(0)
                 dev_ns = vmm_cpu_ns(p.pid)[1] - before
