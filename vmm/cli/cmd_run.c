@@ -18,6 +18,7 @@
 #include "cli/run_detach.h"
 #include "cli/run_options.h"
 #include "cli/run_user.h"
+#include "cli/run_vm.h"
 #include "control/control_server.h"
 #include "control/vm_control.h"
 #include "core/arch.h"
@@ -564,7 +565,7 @@ static void run_teardown(struct run_ctx *run)
 	run->sig_fd = run->ready_fd = -1;
 }
 
-static int run_vm(struct run_options *opts)
+int run_vm(struct run_options *opts)
 {
 	struct run_ctx run;
 

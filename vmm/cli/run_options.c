@@ -1021,7 +1021,7 @@ static int cmdline_build(struct run_options *opts)
 
 /* An option getopt does not know (getopt's optopt has its letter, or 0
  * for a long one): lkvm's are named as such. */
-static void unknown_option(const char *arg)
+static void unknown_option(const char *cmd, const char *arg)
 {
 	char letter[3] = { '-', (char)optopt, 0 };
 	const char *lkvm = lkvm_run_option_find(optopt ? NULL : arg, optopt);
@@ -1029,8 +1029,8 @@ static void unknown_option(const char *arg)
 	if (lkvm)
 		pr_err("lkvm's %s is not supported by thpvm", lkvm);
 	else
-		pr_err("run: unknown option %s (see thpvm run --help)",
-		       optopt ? letter : arg);
+		pr_err("%s: unknown option %s (see thpvm %s --help)", cmd,
+		       optopt ? letter : arg, cmd);
 }
 
 /* What the options say together, once all are read. */
@@ -1047,8 +1047,9 @@ static int options_check(struct run_options *opts)
 	return cmdline_build(opts);
 }
 
-enum run_parse_result run_options_parse(int argc, char **argv,
-					struct run_options *opts)
+enum run_parse_result run_options_parse_args(int argc, char **argv,
+					     struct run_options *opts,
+					     int *first_arg)
 {
 	struct option longopts[NR_RUN_OPTIONS + 1];
 	char shortopts[3 * NR_RUN_OPTIONS + 3], spelling[32];
@@ -1071,12 +1072,12 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 	while ((opt = getopt_long(argc, argv, shortopts, longopts,
 				  NULL)) != -1) {
 		if (opt == ':') {
-			pr_err("run: missing value for %s (see thpvm run "
-			       "--help)", argv[optind - 1]);
+			pr_err("%s: missing value for %s (see thpvm %s --help)",
+			       argv[0], argv[optind - 1], argv[0]);
 			return RUN_PARSE_ERROR;
 		}
 		if (opt == '?') {
-			unknown_option(argv[optind - 1]);
+			unknown_option(argv[0], argv[optind - 1]);
 			return RUN_PARSE_ERROR;
 		}
 		row = option_row(opt);
@@ -1095,9 +1096,27 @@ enum run_parse_result run_options_parse(int argc, char **argv,
 		if (err)
 			return err > 0 ? RUN_PARSE_HELP : RUN_PARSE_ERROR;
 	}
-	if (optind < argc) {
-		pr_err("run: unexpected argument \"%s\"", argv[optind]);
+	*first_arg = optind;
+	return RUN_PARSE_OK;
+}
+
+int run_options_finish(struct run_options *opts)
+{
+	return options_check(opts);
+}
+
+enum run_parse_result run_options_parse(int argc, char **argv,
+					struct run_options *opts)
+{
+	enum run_parse_result res;
+	int first_arg;
+
+	res = run_options_parse_args(argc, argv, opts, &first_arg);
+	if (res != RUN_PARSE_OK)
+		return res;
+	if (first_arg < argc) {
+		pr_err("run: unexpected argument \"%s\"", argv[first_arg]);
 		return RUN_PARSE_ERROR;
 	}
-	return options_check(opts) ? RUN_PARSE_ERROR : RUN_PARSE_OK;
+	return run_options_finish(opts) ? RUN_PARSE_ERROR : RUN_PARSE_OK;
 }

@@ -36,9 +36,21 @@ struct run_options {
 /* The help text of `thpvm run`, made from its option table once. */
 const char *run_usage(void);
 
-/* Fills opts from argv (argv[0] is "run"). Uses getopt, so it resets
- * optind itself. */
+/* Fills opts from argv (argv[0] is "run"), all of which must be
+ * options, and checks them together. Uses getopt, so it resets optind
+ * itself. */
 enum run_parse_result run_options_parse(int argc, char **argv,
 					struct run_options *opts);
+
+/* For a command that takes run's options and then arguments of its own
+ * (argv[0], "sandbox", names it in messages): fills opts from the options
+ * up to the first argument or "--", whose index goes in *first_arg.
+ * run_options_finish() then checks them together, once the command has
+ * added what it adds. */
+enum run_parse_result run_options_parse_args(int argc, char **argv,
+					     struct run_options *opts,
+					     int *first_arg);
+/* 0, or -errno after one message. */
+int run_options_finish(struct run_options *opts);
 
 #endif
