@@ -345,8 +345,8 @@ def test_usage_errors_exit_2():
 def test_help_and_version():
     r = run(["help"])
     assert r.rc == 0 and "run" in r.out, r
-    for cmd in ("run", "list", "stop", "pause", "resume", "stat", "version",
-                "help"):
+    for cmd in ("run", "sandbox", "list", "stop", "pause", "resume", "stat",
+                "version", "help"):
         for args in (["help", cmd], [cmd, "--help"]):
             r = run(args)
             assert r.rc == 0 and "usage: thpvm " + cmd in r.out, (args, r)

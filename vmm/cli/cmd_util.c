@@ -11,8 +11,9 @@
 #include "lib/util.h"
 
 const struct command *const command_table[] = {
-	&cmd_run, &cmd_list, &cmd_stat, &cmd_balloon, &cmd_mem, &cmd_console,
-	&cmd_pause, &cmd_resume, &cmd_stop, &cmd_version, &cmd_help,
+	&cmd_run, &cmd_sandbox, &cmd_list, &cmd_stat, &cmd_balloon, &cmd_mem,
+	&cmd_console, &cmd_pause, &cmd_resume, &cmd_stop, &cmd_version,
+	&cmd_help,
 };
 const size_t command_table_len = ARRAY_SIZE(command_table);
 

@@ -16,6 +16,7 @@ struct command {
 };
 
 extern const struct command cmd_run;
+extern const struct command cmd_sandbox;
 extern const struct command cmd_list;
 extern const struct command cmd_stop;
 extern const struct command cmd_pause;

@@ -1,0 +1,172 @@
+/* `thpvm sandbox [OPTIONS] -- CMD [ARG...]`: CMD in a throw-away Linux
+ * guest whose / is the host's, read-only (docs/sandbox.md). thpvm makes
+ * a private directory with the guest's script, boots the kernel with
+ * the host's / as its 9p root and that script as init, and exits with
+ * the command's status, which the guest leaves in the directory. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/run_options.h"
+#include "cli/run_vm.h"
+#include "cli/sandbox_dir.h"
+#include "cli/sandbox_script.h"
+#include "cli/share_options.h"
+#include "lib/log.h"
+
+/* thpvm's own failure, as env and container tools report theirs: the
+ * command's status cannot be told. */
+#define EXIT_SANDBOX_FAILED 125
+
+/* What run's options must leave to the sandbox. 0, or -EINVAL after one
+ * message. */
+static int options_fit(const struct run_options *opts)
+{
+	if (!opts->machine.kernel_path) {
+		pr_err("sandbox: -k KERNEL is needed: a Linux kernel with "
+		       "virtio-9p (the bundled test guest runs no commands)");
+		return -EINVAL;
+	}
+	if (opts->detach) {
+		pr_err("sandbox: --detach does not go with a sandbox, whose "
+		       "command's status thpvm waits for");
+		return -EINVAL;
+	}
+	if (opts->root_share) {
+		pr_err("sandbox: -d DIR does not go with a sandbox, whose root "
+		       "is the host's /");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The host's / as the root (the words -d DIR adds), the directory as
+ * SANDBOX_TAG, and the script as init, before the user's -p. */
+static int options_add(struct run_options *opts, const struct sandbox_dir *d,
+		       char *params, size_t len)
+{
+	struct machine_config *cfg = &opts->machine;
+	char share[PATH_MAX + sizeof("," SANDBOX_TAG)];
+	int n;
+
+	snprintf(share, sizeof(share), "%s,%s", d->path, SANDBOX_TAG);
+	if (share_option_root(cfg, "sandbox", "/", "/", true,
+			      VIRTIO_TRANSPORT_DEFAULT) ||
+	    share_option_parse(cfg, "sandbox", share))
+		return -EINVAL;
+	opts->root_share = true;
+	n = snprintf(params, len, "init=%s/" SANDBOX_SCRIPT " quiet%s%s",
+		     d->path, opts->params ? " " : "", opts->params ?: "");
+	if (n >= (int)len) {
+		pr_err("sandbox: the kernel command line would be too long");
+		return -E2BIG;
+	}
+	opts->params = params;
+	return run_options_finish(opts);
+}
+
+/* The VM in a child: run_vm confines the process it runs in, and this
+ * one has the directory to read and remove after. Meanwhile the signals
+ * that stop the VM reach the child (the same process group) and leave
+ * this one waiting for it. */
+static int run_vm_child(struct run_options *opts)
+{
+	static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	int status;
+	unsigned i;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		pr_err("sandbox: fork: %s", strerror(errno));
+		return -errno;
+	}
+	if (pid == 0)
+		_exit(run_vm(opts));
+	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		signal(stop_sigs[i], SIG_IGN);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFSIGNALED(status))
+		pr_err("sandbox: the VM's process died of signal %d",
+		       WTERMSIG(status));
+	return 0;
+}
+
+static int sandbox_run(struct run_options *opts, char *const argv[])
+{
+	static char params[RUN_CMDLINE_MAX];
+	char cwd[PATH_MAX];
+	struct sandbox_dir d;
+	int status = EXIT_SANDBOX_FAILED;
+	int err;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		strcpy(cwd, "/");
+	err = sandbox_dir_make(&d, cwd, argv);
+	if (err)
+		return EXIT_SANDBOX_FAILED;
+	err = options_add(opts, &d, params, sizeof(params));
+	if (err)
+		status = EXIT_USAGE;
+	else if (!run_vm_child(opts) && sandbox_dir_status(&d, &status))
+		status = EXIT_SANDBOX_FAILED;
+	sandbox_dir_remove(&d);
+	return status;
+}
+
+static int sandbox_main(int argc, char **argv)
+{
+	struct run_options opts;
+	int first_arg;
+
+	switch (run_options_parse_args(argc, argv, &opts, &first_arg)) {
+	case RUN_PARSE_HELP:
+		return 0;
+	case RUN_PARSE_ERROR:
+		return EXIT_USAGE;
+	case RUN_PARSE_OK:
+		break;
+	}
+	if (first_arg == argc) {
+		pr_err("sandbox: no command (thpvm sandbox [OPTIONS] -- CMD "
+		       "[ARG...])");
+		return EXIT_USAGE;
+	}
+	if (options_fit(&opts))
+		return EXIT_USAGE;
+	return sandbox_run(&opts, argv + first_arg);
+}
+
+const struct command cmd_sandbox = {
+	.name = "sandbox",
+	.summary = "Run a command in a throw-away Linux guest on the host's "
+		   "files",
+	.usage =
+	"usage: thpvm sandbox -k KERNEL [-i INITRD] [OPTIONS] -- CMD [ARG...]\n"
+	"\n"
+	"Runs CMD with its ARGs, as given, in a Linux guest whose / is the\n"
+	"host's, shared read-only over virtio-9p, in the directory thpvm was\n"
+	"started in, and exits with CMD's status. The guest writes to tmpfs\n"
+	"on /tmp and /run only, gone with it; its console is the terminal.\n"
+	"The kernel needs virtio-9p, built in or loaded by -i's initramfs\n"
+	"(guest/linux/mkinitramfs.py makes one). A convenience, not a jail:\n"
+	"the guest reads whatever the user running thpvm can. See\n"
+	"docs/sandbox.md.\n"
+	"\n"
+	"OPTIONS are thpvm run's (thpvm help run), except --detach and -d\n"
+	"DIR; -p's words come after init= and quiet (-p loglevel=7 shows\n"
+	"the kernel's messages).\n"
+	"\n"
+	"Exit status: CMD's; 2 for a bad command line; 125 when thpvm could\n"
+	"not tell CMD's status (the guest never finished it).\n",
+	.main = sandbox_main,
+};

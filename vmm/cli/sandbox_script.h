@@ -1,0 +1,33 @@
+/* The guest side of `thpvm sandbox` (docs/sandbox.md): the shell script
+ * the guest runs as init, with the user's command in it quoted word by
+ * word, and the exit status it leaves behind. Pure: it writes to and
+ * reads from buffers and streams only. */
+#ifndef THPVM_SANDBOX_SCRIPT_H
+#define THPVM_SANDBOX_SCRIPT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* The 9p tag of the throw-away directory, the script's and the status
+ * file's, and where the guest mounts it (on a tmpfs: its / is the
+ * host's, read-only). */
+#define SANDBOX_TAG "thpvm-sandbox"
+#define SANDBOX_GUEST_DIR "/run/thpvm"
+#define SANDBOX_SCRIPT "init"
+#define SANDBOX_STATUS "status"
+
+/* s as one single-quoted shell word: every byte as it is, a ' as '\''. */
+void shell_quote(FILE *f, const char *s);
+
+/* The script: mounts, cd to cwd (or / where the guest has no such
+ * directory), argv[0] with the arguments up to the NULL run as a
+ * command (never a shell builtin), its status written to
+ * SANDBOX_GUEST_DIR/SANDBOX_STATUS, then power-off. 0, or -EIO where f
+ * failed. */
+int sandbox_script_write(FILE *f, const char *cwd, char *const argv[]);
+
+/* The status file's text, len bytes: "N\n", N from 0 to 255, into
+ * *status. 0, or -EINVAL where it is anything else. */
+int sandbox_status_parse(const char *text, size_t len, int *status);
+
+#endif
