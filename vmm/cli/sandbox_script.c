@@ -17,19 +17,19 @@ void shell_quote(FILE *f, const char *s)
 }
 
 /* Before the command: a guest of its own (/proc, /sys, /dev; /tmp and
- * /run writable) on the host's read-only /. Mounted whether or not an
- * initramfs moved its own there: a second mount of each does no harm,
- * and the host's /proc, seen through the share, must not pass for the
- * guest's. */
+ * /run writable) on the host's read-only /. proc first, whatever is
+ * there: until then /proc may be the host's, seen through the share.
+ * sysfs and devtmpfs where an initramfs has not moved its own. */
 static const char script_head[] =
 	"#!/bin/sh\n"
 	"# Written by thpvm sandbox (docs/sandbox.md), run as the guest's "
 	"init.\n"
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
 	"export PATH\n"
+	"mounted() { grep -q \"^[^ ]* $1 \" /proc/mounts; }\n"
 	"mount -t proc proc /proc\n"
-	"mount -t sysfs sysfs /sys\n"
-	"mount -t devtmpfs devtmpfs /dev\n"
+	"mounted /sys || mount -t sysfs sysfs /sys\n"
+	"mounted /dev || mount -t devtmpfs devtmpfs /dev\n"
 	"mount -t tmpfs tmpfs /tmp\n"
 	"mount -t tmpfs tmpfs /run\n"
 	"mkdir " SANDBOX_GUEST_DIR "\n"
@@ -38,12 +38,13 @@ static const char script_head[] =
 
 /* After it: its status for thpvm, the console drained (the power-off
  * does not wait for it), and the end, by the host's poweroff where it
- * has one. PID 1 must not return: the kernel would panic. */
+ * has one (quiet: it would complain of the read-only /), else by sysrq.
+ * PID 1 must not return: the kernel would panic. */
 static const char script_tail[] =
 	"echo $? >" SANDBOX_GUEST_DIR "/" SANDBOX_STATUS "\n"
 	"sync\n"
 	"stty -F /dev/console \"$(stty -F /dev/console -g)\" 2>/dev/null\n"
-	"command -v poweroff >/dev/null && poweroff -f\n"
+	"command -v poweroff >/dev/null && poweroff -f >/dev/null 2>&1\n"
 	"echo o >/proc/sysrq-trigger\n"
 	"sleep 60\n";
 
