@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""thpvm sandbox -- CMD with Debian's kernel and the guest kit's
+initramfs (docs/sandbox.md): the guest's / is the host's, read-only over
+9p; CMD runs in the directory thpvm was started in and its exit status
+is thpvm's; its arguments reach it byte for byte; the throw-away
+directory (under $XDG_RUNTIME_DIR, a fresh one here) is gone afterwards
+and nothing on the host changed. Two boots, on a capable host
+(tests/hosts/svm_host.py provides one here); a VM that never runs the
+command needs no boot."""
+import os
+import tempfile
+
+import harness
+from p9_share import snapshot
+from test_linux_initramfs import (again_if_died, build_image,
+                                  require_capable)
+
+HELLO = "put here by the host"
+# Words a shell would split, expand or end a line at.
+AWKWARD = ["a b", "it's", '"double"', "$HOME", "$(echo no)", "`echo no`",
+           "back\\slash", "*", "line\ntwo", "", "-n"]
+SCRIPT = ('echo "sandbox: hello from $(uname -r) in $(pwd)"; '
+          'echo "sandbox: file $(cat hello.txt)"; '
+          '(echo changed >hello.txt) 2>/dev/null || echo "sandbox: read-only"; '
+          'echo t >/tmp/t && echo "sandbox: tmp writable"; '
+          'exit 3')
+
+
+def sandbox(kernel_args, cmd, timeout=300):
+    """thpvm sandbox kernel_args -- cmd, started in a fresh directory
+    with hello.txt in it (not under /tmp or /run, which the guest's own
+    tmpfs hide), $XDG_RUNTIME_DIR a fresh directory: (result, that
+    directory, what is left in the runtime directory but thpvm run's
+    control socket directory). Neither directory may have changed
+    otherwise."""
+    with tempfile.TemporaryDirectory(prefix="sandbox-test-",
+                                     dir=harness.BUILD) as top:
+        work = os.path.join(top, "work")
+        runtime = os.path.join(top, "runtime")
+        os.mkdir(work)
+        os.mkdir(runtime, 0o700)
+        with open(os.path.join(work, "hello.txt"), "w") as f:
+            f.write(HELLO + "\n")
+        before = snapshot(top)
+        env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
+        old = os.getcwd()
+        os.chdir(work)
+        try:
+            r = harness.run(["sandbox"] + kernel_args + ["--"] + cmd,
+                            timeout=timeout, env=env)
+        finally:
+            os.chdir(old)
+        # thpvm run's directory of control sockets may stay, empty.
+        control = os.path.join(runtime, "thpvm")
+        assert not os.path.isdir(control) or not os.listdir(control), r
+        left = sorted(set(os.listdir(runtime)) - {"thpvm"})
+        assert snapshot(top, leave_out=("runtime/thpvm",)) == before, r
+        return r, work, left
+
+
+def linux_args():
+    harness.require_kvm()
+    require_capable("a sandbox's command")
+    version, image = build_image()
+    kernel = f"/boot/vmlinuz-{version}"
+    if not os.path.isfile(kernel):
+        harness.skip(f"no {kernel} (install linux-image-amd64)")
+    return version, ["-k", kernel, "-i", image, "-m", "512M"]
+
+
+def guest_lines(r):
+    return [line[len("sandbox: "):] for line in r.out.splitlines()
+            if line.startswith("sandbox: ")]
+
+
+def test_sandbox_status_and_files():
+    """sh -c's script runs in the host's directory, reads the host's file,
+    cannot change it, writes to its own /tmp, and its status is
+    thpvm's."""
+    version, args = linux_args()
+    r, work, left = again_if_died(lambda: sandbox(
+        args, ["sh", "-c", SCRIPT]))
+    assert guest_lines(r) == [f"hello from {version} in {work}",
+                              f"file {HELLO}", "read-only",
+                              "tmp writable"], r
+    assert r.rc == 3, r
+    assert left == [], r
+
+
+def test_sandbox_awkward_arguments():
+    """Each argument arrives as one, unexpanded: printf prints it back
+    between < and >."""
+    _, args = linux_args()
+    r, _, left = again_if_died(lambda: sandbox(
+        args, ["printf", "sandbox: <%s>\\n"] + AWKWARD))
+    out = r.out.replace("\r", "")
+    want = "".join(f"sandbox: <{word}>\n" for word in AWKWARD)
+    assert want in out, r
+    assert r.rc == 0, r
+    assert left == [], r
+
+
+def test_sandbox_no_status():
+    """A VM that fails before the command runs: one line saying the
+    status is missing, status 125, the directory gone. (An initrd that
+    is no file fails before any VM is made, KVM or not.)"""
+    r, _, left = sandbox(["-k", os.path.abspath(__file__), "-i",
+                          "/dev/null"], ["true"])
+    assert r.err.splitlines() == [
+        "thpvm: error: initrd /dev/null: not a regular file or a block "
+        "device",
+        "thpvm: error: sandbox: the command's exit status is missing: the "
+        "guest did not finish it (see its console output)"], r
+    assert r.rc == 125, r
+    assert left == [], r
+
+
+if __name__ == "__main__":
+    harness.main(globals())
