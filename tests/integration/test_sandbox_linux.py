@@ -2,12 +2,14 @@
 """thpvm sandbox -- CMD with Debian's kernel and the guest kit's
 initramfs (docs/sandbox.md): the guest's / is the host's, read-only over
 9p; CMD runs in the directory thpvm was started in and its exit status
-is thpvm's; its arguments reach it byte for byte; the throw-away
-directory (under $XDG_RUNTIME_DIR, a fresh one here) is gone afterwards
-and nothing on the host changed. Two boots, on a capable host
+is thpvm's; its arguments reach it byte for byte; SIGTERM stops it;
+the throw-away directory (under $XDG_RUNTIME_DIR, a fresh one here) is
+gone afterwards and nothing on the host changed. Three boots, on a
+capable host
 (tests/hosts/svm_host.py provides one here); a VM that never runs the
 command needs no boot."""
 import os
+import signal
 import tempfile
 
 import harness
@@ -19,6 +21,8 @@ HELLO = "put here by the host"
 # Words a shell would split, expand or end a line at.
 AWKWARD = ["a b", "it's", '"double"', "$HOME", "$(echo no)", "`echo no`",
            "back\\slash", "*", "line\ntwo", "", "-n"]
+MISSING = ("thpvm: error: sandbox: the command's exit status is missing: "
+           "the guest did not finish it (see its console output)")
 SCRIPT = ('echo "sandbox: hello from $(uname -r) in $(pwd)"; '
           'echo "sandbox: file $(cat hello.txt)"; '
           '(echo changed >hello.txt) 2>/dev/null || echo "sandbox: read-only"; '
@@ -100,6 +104,26 @@ def test_sandbox_awkward_arguments():
     assert left == [], r
 
 
+def test_sandbox_stopped():
+    """SIGTERM to thpvm alone, before the command is done: thpvm passes
+    it on to the VM, which stops; status 125 with the line saying why,
+    the directory gone."""
+    _, args = linux_args()
+    with tempfile.TemporaryDirectory(prefix="sandbox-test-",
+                                     dir=harness.BUILD) as runtime:
+        env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
+        p = harness.start(["sandbox"] + args + [
+            "--", "sh", "-c", 'echo "sandbox: waiting"; exec sleep 600'],
+            env=env)
+        harness.wait_for_line(p, r"^sandbox: waiting", timeout=300)
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=60)
+        err = harness.read_stderr(p)
+        assert err.splitlines()[-1] == MISSING, err
+        assert rc == 125, err
+        assert set(os.listdir(runtime)) <= {"thpvm"}, err
+
+
 def test_sandbox_no_status():
     """A VM that fails before the command runs: one line saying the
     status is missing, status 125, the directory gone. (An initrd that
@@ -109,8 +133,7 @@ def test_sandbox_no_status():
     assert r.err.splitlines() == [
         "thpvm: error: initrd /dev/null: not a regular file or a block "
         "device",
-        "thpvm: error: sandbox: the command's exit status is missing: the "
-        "guest did not finish it (see its console output)"], r
+        MISSING], r
     assert r.rc == 125, r
     assert left == [], r
 

@@ -71,30 +71,57 @@ static int options_add(struct run_options *opts, const struct sandbox_dir *d,
 	return run_options_finish(opts);
 }
 
-/* The VM in a child: run_vm confines the process it runs in, and this
- * one has the directory to read and remove after. Meanwhile the signals
- * that stop the VM reach the child (the same process group) and leave
- * this one waiting for it. */
-static int run_vm_child(struct run_options *opts)
+/* The process that runs the VM; 0 until it does. */
+static volatile pid_t vm_pid;
+
+/* A stop signal sent to thpvm alone goes on to the VM, which stops as
+ * thpvm run's does; thpvm waits for it and then cleans up. */
+static void forward_signal(int sig)
+{
+	if (vm_pid > 0)
+		kill(vm_pid, sig);
+}
+
+static void stop_signals_handle(void (*handler)(int))
 {
 	static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	int status;
+	struct sigaction sa = { .sa_handler = handler };
 	unsigned i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		sigaction(stop_sigs[i], &sa, NULL);
+}
+
+/* The VM in a child: run_vm confines the process it runs in, and this
+ * one has the directory to read and remove after. 0, or -errno after
+ * one message. */
+static int run_vm_child(struct run_options *opts)
+{
+	int status, err;
 	pid_t pid;
 
 	fflush(NULL);
+	stop_signals_handle(forward_signal);
 	pid = fork();
 	if (pid < 0) {
-		pr_err("sandbox: fork: %s", strerror(errno));
-		return -errno;
+		err = -errno;
+		pr_err("sandbox: fork: %s", strerror(-err));
+		return err;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		stop_signals_handle(SIG_DFL);
 		_exit(run_vm(opts));
-	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
-		signal(stop_sigs[i], SIG_IGN);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	}
+	vm_pid = pid;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			err = -errno;
+			pr_err("sandbox: waitpid: %s", strerror(-err));
+			return err;
+		}
+	}
+	vm_pid = 0;
 	if (WIFSIGNALED(status))
 		pr_err("sandbox: the VM's process died of signal %d",
 		       WTERMSIG(status));
