@@ -49,6 +49,28 @@ static void test_usage_errors(void)
 		 EXIT_USAGE);
 }
 
+/* -h among the options: sandbox's usage, not run's. */
+static void test_help(void)
+{
+	int out = dup(STDOUT_FILENO);
+	FILE *f = tmpfile();
+	char text[64] = "";
+	int rc;
+
+	CHECK(out >= 0 && f);
+	fflush(stdout);
+	dup2(fileno(f), STDOUT_FILENO);
+	rc = MAIN("-m", "64M", "-h");
+	fflush(stdout);
+	dup2(out, STDOUT_FILENO);
+	close(out);
+	rewind(f);
+	CHECK(fgets(text, sizeof(text), f) != NULL);
+	fclose(f);
+	CHECK_EQ(rc, 0);
+	CHECK(!strncmp(text, "usage: thpvm sandbox ", 21));
+}
+
 /* A fresh directory for $XDG_RUNTIME_DIR, in buf. */
 static void runtime_dir(char *buf, size_t len)
 {
@@ -122,6 +144,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		UNIT_TEST(test_parse_args),
 		UNIT_TEST(test_usage_errors),
+		UNIT_TEST(test_help),
 		UNIT_TEST(test_dir),
 		UNIT_TEST(test_dir_unusable_parent),
 	};

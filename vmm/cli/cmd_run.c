@@ -584,6 +584,7 @@ static int run_main(int argc, char **argv)
 
 	switch (run_options_parse(argc, argv, &opts)) {
 	case RUN_PARSE_HELP:
+		fputs(run_usage(), stdout);
 		return 0;
 	case RUN_PARSE_ERROR:
 		return EXIT_USAGE;

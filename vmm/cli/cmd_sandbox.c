@@ -157,6 +157,7 @@ static int sandbox_main(int argc, char **argv)
 
 	switch (run_options_parse_args(argc, argv, &opts, &first_arg)) {
 	case RUN_PARSE_HELP:
+		fputs(cmd_sandbox.usage, stdout);
 		return 0;
 	case RUN_PARSE_ERROR:
 		return EXIT_USAGE;

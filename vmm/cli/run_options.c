@@ -544,10 +544,10 @@ static int parse_verbose(struct run_options *opts, const char *opt,
 	return 0;
 }
 
+/* The command whose options these are prints its own usage. */
 static int parse_help(struct run_options *opts, const char *opt,
 		      const char *arg, void *field)
 {
-	fputs(run_usage(), stdout);
 	return 1;
 }
 

@@ -8,7 +8,8 @@
 
 enum run_parse_result {
 	RUN_PARSE_OK,
-	RUN_PARSE_HELP,		/* --help was given and printed */
+	RUN_PARSE_HELP,		/* --help was given: the caller prints
+				 * its command's usage */
 	RUN_PARSE_ERROR,	/* one message was printed */
 };
 
