@@ -114,6 +114,16 @@ MUTATIONS = {
         "\t\t\tif (access(d->path, F_OK) == 0)",
         "\t\t\tif (1)",
         "unit-run-options", []),
+    "sandbox-quote-left-open": (
+        "vmm/cli/sandbox_script.c",
+        "\t\tif (*s == '\\'')",
+        "\t\tif (0)",
+        "unit-sandbox-script", []),
+    "sandbox-dir-left-behind": (
+        "vmm/cli/sandbox_dir.c",
+        "\treturn remove(path) && errno != ENOENT ? errno : 0;",
+        "\treturn 0;",
+        "unit-cmd-sandbox", []),
     "pause-all-stops-at-paused-vm": (
         "vmm/cli/cmd_lifecycle.c",
         "\t\treturn !strcmp(state, \"paused\");",
