@@ -25,7 +25,8 @@ MISSING = ("thpvm: error: sandbox: the command's exit status is missing: "
            "the guest did not finish it (see its console output)")
 SCRIPT = ('echo "sandbox: hello from $(uname -r) in $(pwd)"; '
           'echo "sandbox: file $(cat hello.txt)"; '
-          '(echo changed >hello.txt) 2>/dev/null || echo "sandbox: read-only"; '
+          '(echo changed >hello.txt) 2>/dev/null || '
+          'echo "sandbox: read-only"; '
           'echo t >/tmp/t && echo "sandbox: tmp writable"; '
           'exit 3')
 

@@ -25,8 +25,9 @@ static const char *dir_parent(void)
  * which splits at spaces and knows no quoting: a path of plain bytes. */
 static bool path_plain(const char *path)
 {
-	return strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		      "0123456789/._-+") == strlen(path);
+	return strspn(path, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789/._-+") == strlen(path);
 }
 
 static int script_write(const char *path, const char *cwd,
