@@ -975,6 +975,361 @@ static void test_lock_xattr(void)
 	share_close();
 }
 
+/* ".." stops at the share's root, however often it is walked: the
+ * share's parent (which holds outside/) is never reached. */
+static void test_walk_dotdot(void)
+{
+	const char *up[] = { "a", "..", "..", "..", "a" };
+	const char *out[] = { "..", "outside" };
+	struct p9_qid root, qids[5];
+	struct attr a;
+
+	if (!share_open(false))
+		return;
+	CHECK(!mkdir(host("a"), 0755));
+	CHECK_EQ(t_getattr(ROOT, &a), 0);
+	root = a.qid;
+	CHECK_EQ(t_walkn(ROOT, 1, 5, up, qids), 5);
+	CHECK_EQ(qids[1].path, root.path);
+	CHECK_EQ(qids[2].path, root.path);
+	CHECK_EQ(qids[3].path, root.path);
+	CHECK_EQ(qids[4].path, qids[0].path);
+	CHECK_EQ(t_walk(ROOT, 2, "../../..", NULL), 0);
+	CHECK_EQ(t_getattr(2, &a), 0);
+	CHECK_EQ(a.qid.path, root.path);
+	CHECK_EQ(t_walkn(ROOT, 3, 2, out, qids), 1);
+	CHECK_EQ(qids[0].path, root.path);
+	CHECK_EQ(t_getattr(3, &a), -EBADF);
+	/* A name that is a path is no name. */
+	CHECK_EQ(t_walkn(ROOT, 3, 1, (const char *[]){ "../outside" }, qids),
+		 -EINVAL);
+	CHECK_EQ(t_walkn(ROOT, 3, 1, (const char *[]){ "a/.." }, qids),
+		 -EINVAL);
+	share_close();
+}
+
+/* Symbolic links in the share that point out of it, absolutely and
+ * relatively, to the sentinel file and to its directory: walked as
+ * themselves, never through; never opened, truncated, chmod'ed or
+ * created through; never a directory to make or remove entries in. */
+static void test_symlinks_out(void)
+{
+	static const char *const links[] = { "abs", "rel" };
+	static const char *const dirs[] = { "absdir", "reldir" };
+	struct p9_qid qids[2];
+	unsigned i;
+
+	if (!share_open(false))
+		return;
+	CHECK(!symlink(secret_path, host("abs")));
+	CHECK(!symlink("../outside/secret", host("rel")));
+	CHECK(!symlink(outside_dir, host("absdir")));
+	CHECK(!symlink("../outside", host("reldir")));
+	for (i = 0; i < 2; i++) {
+		const char *walk[] = { dirs[i], "secret" };
+
+		CHECK_EQ(t_walkn(ROOT, 1, 2, walk, qids), 1);
+		CHECK_EQ(qids[0].type, P9_QTSYMLINK);
+		CHECK_EQ(t_walk(ROOT, 1, dirs[i], NULL), 0);
+		CHECK(t_walk(1, 2, "secret", NULL) < 0);
+		CHECK(t_lcreate(1, "new", DOTL_RDWR, 0644) < 0);
+		CHECK(t_mkdir(1, "new", 0755, NULL) < 0);
+		CHECK(t_symlink(1, "new", "x") < 0);
+		CHECK(t_mknod(1, "new", S_IFREG | 0644, 0, 0) < 0);
+		CHECK(t_unlinkat(1, "secret", 0) < 0);
+		CHECK(t_renameat(1, "secret", ROOT, "stolen") < 0);
+		CHECK(t_renameat(ROOT, "abs", 1, "new") < 0);
+		CHECK(t_readdir(1, 0, 1000) < 0);
+		CHECK(t_lopen(1, DOTL_RDONLY | DOTL_DIRECTORY) < 0);
+		CHECK_EQ(t_clunk(1), 0);
+
+		CHECK_EQ(t_walk(ROOT, 1, links[i], &qids[0]), 0);
+		CHECK_EQ(qids[0].type, P9_QTSYMLINK);
+		CHECK(t_lopen(1, DOTL_RDONLY) < 0);
+		CHECK(t_lopen(1, DOTL_RDWR | DOTL_TRUNC) < 0);
+		CHECK(t_read(1, 0, 10, qids) < 0);
+		CHECK(t_setattr(1, SETATTR_SIZE, 0, 0, 0, 0) < 0);
+		CHECK(t_setattr(1, SETATTR_MODE, 0666, 0, 0, 0) < 0);
+		/* Times are set on the link itself. */
+		CHECK_EQ(t_setattr(1, SETATTR_MTIME | SETATTR_MTIME_SET, 0, 0,
+				   1, 0), 0);
+		CHECK(t_walk(1, 2, "..", NULL) == 0 && t_clunk(2) == 0);
+		CHECK_EQ(t_clunk(1), 0);
+		CHECK_EQ(t_walk(ROOT, 1, "", NULL), 0);
+		CHECK(t_lcreate(1, links[i], DOTL_WRONLY | DOTL_TRUNC,
+				0644) < 0);
+		CHECK_EQ(t_clunk(1), 0);
+	}
+	share_close();
+}
+
+/* Names that are empty, "." or "..", or hold a '/', in every message
+ * that makes, links, renames or removes an entry: refused, and nothing
+ * changes in the share or outside it. */
+static void test_bad_names(void)
+{
+	static const char *const bad[] = {
+		"", ".", "..", "a/b", "../outside/x", "/tmp/x", "d/..",
+	};
+	char longname[NAME_MAX + 2];
+	unsigned i;
+
+	if (!share_open(false))
+		return;
+	host_write(host("f"), "file", 0644);
+	CHECK(!mkdir(host("d"), 0755));
+	CHECK_EQ(t_walk(ROOT, 1, "f", NULL), 0);
+	CHECK_EQ(t_walk(ROOT, 2, "", NULL), 0);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *name = bad[i];
+
+		CHECK(t_lcreate(2, name, DOTL_RDWR, 0644) < 0);
+		CHECK(t_mkdir(ROOT, name, 0755, NULL) < 0);
+		CHECK(t_symlink(ROOT, name, "f") < 0);
+		CHECK(t_mknod(ROOT, name, S_IFREG | 0644, 0, 0) < 0);
+		CHECK(t_link(ROOT, 1, name) < 0);
+		CHECK(t_rename(1, ROOT, name) < 0);
+		CHECK(t_renameat(ROOT, "f", ROOT, name) < 0);
+		CHECK(t_renameat(ROOT, name, ROOT, "g") < 0);
+		CHECK(t_unlinkat(ROOT, name, 0) < 0);
+		CHECK(t_unlinkat(ROOT, name, DOTL_REMOVEDIR) < 0);
+	}
+	/* A name longer than NAME_MAX. */
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[NAME_MAX + 1] = 0;
+	CHECK(t_mkdir(ROOT, longname, 0755, NULL) < 0);
+	CHECK_EQ(host_entries(share_dir), 2);
+	CHECK_STR(host_read(host("f")), "file");
+	CHECK_EQ(host_entries(host("d")), 0);
+	share_close();
+}
+
+/* Every fid a guest may hold, and one more: refused, and the server
+ * goes on (a clunk makes room again). */
+static void test_fid_exhaustion(void)
+{
+	struct p9_server_stats st;
+	unsigned failed = 0;
+	uint32_t fid;
+	struct attr a;
+
+	if (!share_open(false))
+		return;
+	for (fid = 1; fid < P9_MAX_FIDS; fid++)
+		failed += t_walk(ROOT, fid, "", NULL) != 0;
+	CHECK_EQ(failed, 0);
+	p9_server_stats(srv, &st);
+	CHECK_EQ(st.fids, P9_MAX_FIDS);
+	CHECK_EQ(t_walk(ROOT, P9_MAX_FIDS, "", NULL), -EMFILE);
+	CHECK_EQ(t_attach(P9_MAX_FIDS, NULL), -EMFILE);
+	CHECK_EQ(t_getattr(P9_MAX_FIDS, &a), -EBADF);
+	CHECK_EQ(t_getattr(P9_MAX_FIDS - 1, &a), 0);
+	CHECK_EQ(t_clunk(5), 0);
+	CHECK_EQ(t_walk(ROOT, P9_MAX_FIDS, "", NULL), 0);
+	CHECK_EQ(t_getattr(P9_MAX_FIDS, &a), 0);
+	share_close();
+}
+
+/* A read-only share: every change refused, reading allowed, the host's
+ * files as they were. */
+static void test_read_only(void)
+{
+	struct stat before, after;
+	char buf[16];
+
+	if (!share_open(true))
+		return;
+	host_write(host("f"), "keep", 0644);
+	CHECK(!mkdir(host("d"), 0755));
+	CHECK(!stat(host("f"), &before));
+	CHECK_EQ(t_walk(ROOT, 1, "f", NULL), 0);
+	CHECK_EQ(t_walk(ROOT, 2, "", NULL), 0);
+	CHECK_EQ(t_lopen(1, DOTL_WRONLY), -EROFS);
+	CHECK_EQ(t_lopen(1, DOTL_RDWR), -EROFS);
+	CHECK_EQ(t_lopen(1, DOTL_RDONLY | DOTL_TRUNC), -EROFS);
+	CHECK_EQ(t_lcreate(2, "new", DOTL_RDWR, 0644), -EROFS);
+	CHECK_EQ(t_lcreate(2, "f", DOTL_RDONLY, 0644), -EROFS);
+	CHECK_EQ(t_mkdir(ROOT, "new", 0755, NULL), -EROFS);
+	CHECK_EQ(t_symlink(ROOT, "new", "f"), -EROFS);
+	CHECK_EQ(t_mknod(ROOT, "new", S_IFIFO | 0644, 0, 0), -EROFS);
+	CHECK_EQ(t_link(ROOT, 1, "new"), -EROFS);
+	CHECK_EQ(t_rename(1, ROOT, "new"), -EROFS);
+	CHECK_EQ(t_renameat(ROOT, "f", ROOT, "new"), -EROFS);
+	CHECK_EQ(t_unlinkat(ROOT, "f", 0), -EROFS);
+	CHECK_EQ(t_unlinkat(ROOT, "d", DOTL_REMOVEDIR), -EROFS);
+	CHECK_EQ(t_setattr(1, SETATTR_MODE, 0777, 0, 0, 0), -EROFS);
+	CHECK_EQ(t_setattr(1, SETATTR_SIZE, 0, 0, 0, 0), -EROFS);
+	CHECK_EQ(t_setattr(1, SETATTR_MTIME, 0, 0, 0, 0), -EROFS);
+	/* Reading is what a read-only share is for. */
+	CHECK_EQ(t_lopen(1, DOTL_RDONLY), 0);
+	CHECK_EQ(t_read(1, 0, sizeof(buf), buf), 4);
+	CHECK_EQ(t_write(1, 0, "gone", 4), -EBADF);
+	CHECK_EQ(t_fid_only(P9_TREMOVE, 1), -EROFS);
+	CHECK_EQ(t_fid_only(P9_TREMOVE, 2), -EROFS);
+	CHECK(!stat(host("f"), &after));
+	CHECK_STR(host_read(host("f")), "keep");
+	CHECK_EQ(after.st_mode, before.st_mode);
+	CHECK_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+	CHECK_EQ(after.st_ctim.tv_nsec, before.st_ctim.tv_nsec);
+	CHECK_EQ(host_entries(share_dir), 2);
+	share_close();
+}
+
+/* A reply buffer of room bytes followed by guard bytes. */
+#define GUARD 0xa5
+struct guarded {
+	uint8_t buf[64 + 64];
+};
+
+static bool guard_intact(const struct guarded *g, size_t room)
+{
+	for (size_t i = room; i < sizeof(g->buf); i++)
+		if (g->buf[i] != GUARD)
+			return false;
+	return true;
+}
+
+/* Sends tw with the reply into the first room bytes of g. */
+static int64_t call_guarded(struct guarded *g, size_t room)
+{
+	struct iovec req = { tbuf, p9_end(&tw, 0) };
+	struct iovec resp = { g->buf, room };
+
+	memset(g->buf, GUARD, sizeof(g->buf));
+	return p9_server_handle(srv, &req, 1, &resp, 1);
+}
+
+/* Counts past the reply's buffers, the msize or the message: clamped,
+ * or refused, and nothing written past the buffers. */
+static void test_oversize_counts(void)
+{
+	static char big[8192];
+	struct guarded g;
+	char buf[64];
+	int64_t n;
+
+	if (!share_open_msize(false, 4096))
+		return;
+	memset(big, 'b', sizeof(big) - 1);
+	host_write(host("f"), big, 0644);
+	CHECK_EQ(t_walk(ROOT, 1, "f", NULL), 0);
+	CHECK_EQ(t_lopen(1, DOTL_RDWR), 0);
+	CHECK_EQ(t_walk(ROOT, 2, "", NULL), 0);
+	CHECK_EQ(t_lopen(2, DOTL_RDONLY | DOTL_DIRECTORY), 0);
+
+	/* Tread: the msize bounds it, then the reply's buffers. */
+	p9_put_u32(tmsg(P9_TREAD), 1);
+	p9_put_u64(&tw, 0);
+	p9_put_u32(&tw, UINT32_MAX);
+	CHECK_EQ(call(), 0);
+	CHECK_EQ(p9_get_u32(&rr), 4096 - P9_IO_HEADER);
+	p9_put_u32(tmsg(P9_TREAD), 1);
+	p9_put_u64(&tw, 0);
+	p9_put_u32(&tw, UINT32_MAX);
+	n = call_guarded(&g, 64);
+	CHECK_EQ(n, 64);
+	CHECK(guard_intact(&g, 64));
+	CHECK_EQ(reply_check(n, g.buf), 0);
+	CHECK_EQ(p9_get_u32(&rr), 64 - P9_IO_HEADER);
+	/* Treaddir likewise. */
+	p9_put_u32(tmsg(P9_TREADDIR), 2);
+	p9_put_u64(&tw, 0);
+	p9_put_u32(&tw, UINT32_MAX);
+	n = call_guarded(&g, 40);
+	CHECK(guard_intact(&g, 40));
+	CHECK(n >= P9_IO_HEADER && n <= 40);
+	/* A reply that does not fit: an Rlerror in its place. */
+	p9_put_u32(tmsg(P9_TGETATTR), 1);
+	p9_put_u64(&tw, 0x7ff);
+	n = call_guarded(&g, 64);
+	CHECK(guard_intact(&g, 64));
+	CHECK_EQ(reply_check(n, g.buf), -ENOBUFS);
+	/* Not even an Rlerror's room: the transport's error. */
+	p9_put_u32(tmsg(P9_TGETATTR), 1);
+	p9_put_u64(&tw, 0x7ff);
+	CHECK_EQ(call_guarded(&g, P9_IO_HEADER - 1), -EPROTO);
+	CHECK(guard_intact(&g, P9_IO_HEADER - 1));
+
+	/* Twrite: a count past the message's data, a message past the
+	 * msize. */
+	p9_put_u32(tmsg(P9_TWRITE), 1);
+	p9_put_u64(&tw, 0);
+	p9_put_u32(&tw, 1000);
+	memcpy(tbuf + tw.pos, "0123456789", 10);
+	tw.pos += 10;
+	CHECK_EQ(call(), -EINVAL);
+	memset(big, 'w', sizeof(big));
+	CHECK_EQ(t_write(1, 0, big, 4096), -EMSGSIZE);
+	CHECK_EQ(t_read(1, 0, 4, buf), 4);
+	CHECK(!memcmp(buf, "bbbb", 4));
+	CHECK_EQ(t_write(1, 0, big, 4096 - P9_TWRITE_HEADER), 4073);
+	share_close();
+}
+
+/* Sends len bytes of tbuf as they are: the server's return. */
+static int64_t send_raw(size_t len)
+{
+	struct iovec req = { tbuf, len };
+	struct iovec resp = { rbuf, sizeof(rbuf) };
+
+	return p9_server_handle(srv, &req, 1, &resp, 1);
+}
+
+/* Messages cut short or lying about their size: an Rlerror (or the
+ * transport's -EPROTO where not even a header came), and the server
+ * goes on. */
+static void test_truncated(void)
+{
+	struct attr a;
+	size_t len;
+
+	if (!share_open(false))
+		return;
+	p9_put_u32(tmsg(P9_TGETATTR), ROOT);
+	p9_put_u64(&tw, 0x7ff);
+	len = p9_end(&tw, 0);
+	CHECK_EQ(send_raw(3), -EPROTO);
+	CHECK_EQ(reply_check(send_raw(len - 1), rbuf), -EINVAL);
+	put_le32(tbuf, 4);		/* smaller than the header */
+	CHECK_EQ(reply_check(send_raw(len), rbuf), -EINVAL);
+	put_le32(tbuf, len - 4);	/* the fields run past its end */
+	CHECK_EQ(reply_check(send_raw(len), rbuf), -EINVAL);
+	put_le32(tbuf, 1u << 31);
+	CHECK_EQ(reply_check(send_raw(len), rbuf), -EINVAL);
+
+	/* A string whose length runs past the message. */
+	p9_put_u32(tmsg(P9_TMKDIR), ROOT);
+	p9_put_u16(&tw, 200);
+	p9_put_u32(&tw, 0x61616161);
+	CHECK_EQ(call(), -EINVAL);
+	p9_put_u32(tmsg(P9_TWALK), ROOT);
+	p9_put_u32(&tw, 1);
+	p9_put_u16(&tw, 2);
+	put_s("a");
+	CHECK_EQ(call(), -EINVAL);
+	p9_put_u32(tmsg(P9_TWALK), ROOT);
+	p9_put_u32(&tw, 1);
+	p9_put_u16(&tw, P9_MAXWELEM + 1);
+	for (int i = 0; i <= P9_MAXWELEM; i++)
+		put_s(".");
+	CHECK_EQ(call(), -EINVAL);
+	/* A NUL inside a name. */
+	p9_put_u32(tmsg(P9_TMKDIR), ROOT);
+	p9_put_str(&tw, "a\0b", 3);
+	p9_put_u32(&tw, 0755);
+	p9_put_u32(&tw, 0);
+	CHECK_EQ(call(), -EINVAL);
+	/* Types the server has no use for. */
+	tmsg(P9_RLERROR);
+	CHECK_EQ(call(), -EOPNOTSUPP);
+	tmsg(255);
+	CHECK_EQ(send_raw(p9_end(&tw, 0)), P9_HEADER_SIZE + 4);
+	CHECK_EQ(rbuf[4], P9_RLERROR);
+	CHECK_EQ(host_entries(share_dir), 0);
+	CHECK_EQ(t_getattr(ROOT, &a), 0);
+	share_close();
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -988,6 +1343,13 @@ int main(void)
 		UNIT_TEST(test_unlinkat_remove),
 		UNIT_TEST(test_setattr),
 		UNIT_TEST(test_lock_xattr),
+		UNIT_TEST(test_walk_dotdot),
+		UNIT_TEST(test_symlinks_out),
+		UNIT_TEST(test_bad_names),
+		UNIT_TEST(test_fid_exhaustion),
+		UNIT_TEST(test_read_only),
+		UNIT_TEST(test_oversize_counts),
+		UNIT_TEST(test_truncated),
 	};
 
 	return UNIT_RUN(tests);
