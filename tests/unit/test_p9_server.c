@@ -1330,6 +1330,32 @@ static void test_truncated(void)
 	share_close();
 }
 
+/* A device node the host put in the share: no open of any kind
+ * reaches it (an open of a device can act). Making one needs root. */
+static void test_device_node(void)
+{
+	struct p9_server_stats st;
+
+	if (!share_open(false))
+		return;
+	if (mknod(host("null"), S_IFCHR | 0666, makedev(1, 3))) {
+		SKIP("mknod needs root");
+		share_close();
+		return;
+	}
+	CHECK_EQ(t_walk(ROOT, 1, "null", NULL), 0);
+	CHECK(t_lopen(1, DOTL_RDONLY) < 0);
+	CHECK(t_lopen(1, DOTL_WRONLY) < 0);
+	CHECK_EQ(t_walk(ROOT, 2, "", NULL), 0);
+	CHECK(t_lcreate(2, "null", DOTL_WRONLY, 0666) < 0);
+	CHECK(t_lcreate(2, "null", DOTL_RDONLY, 0666) < 0);
+	CHECK(t_lcreate(2, "null", DOTL_RDWR | DOTL_TRUNC, 0666) < 0);
+	CHECK(t_setattr(1, SETATTR_SIZE, 0, 0, 0, 0) < 0);
+	p9_server_stats(srv, &st);
+	CHECK_EQ(st.open, 0);
+	share_close();
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -1350,6 +1376,7 @@ int main(void)
 		UNIT_TEST(test_read_only),
 		UNIT_TEST(test_oversize_counts),
 		UNIT_TEST(test_truncated),
+		UNIT_TEST(test_device_node),
 	};
 
 	return UNIT_RUN(tests);

@@ -358,6 +358,28 @@ int p9_op_lopen(struct p9_server *s, struct p9_req *rq)
 	return 0;
 }
 
+/* Tlcreate's open: a new file, or, unless the guest asked for O_EXCL,
+ * the one already there opened as Tlopen would (so never a device node
+ * the host put in the share). Returns the fd or -errno. */
+static int create_or_open(struct p9_server *s, const char *path, int flags,
+			  mode_t mode, struct p9_qid *qid)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = p9_open(s, path, flags | O_CREAT | O_EXCL, mode);
+	if (fd == -EEXIST && !(flags & O_EXCL))
+		return open_checked(s, path, flags, qid);
+	if (fd < 0)
+		return fd;
+	err = p9_stat_fd(s, fd, &st, qid);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int p9_op_lcreate(struct p9_server *s, struct p9_req *rq)
 {
 	uint32_t fid = p9_get_u32(&rq->in);
@@ -365,7 +387,6 @@ int p9_op_lcreate(struct p9_server *s, struct p9_req *rq)
 	uint32_t dotl, mode;
 	struct p9_fid *f;
 	struct p9_qid qid;
-	struct stat st;
 	int flags, fd, err;
 
 	p9_get_str(&rq->in, name, sizeof(name));
@@ -376,17 +397,14 @@ int p9_op_lcreate(struct p9_server *s, struct p9_req *rq)
 		return -EINVAL;
 	if (s->read_only)
 		return -EROFS;
-	flags = host_flags(dotl) | O_CREAT;
+	flags = host_flags(dotl);
 	f = p9_fid_get(s, fid, dir);
 	if (!f)
 		return -EBADF;
 	err = f->fd >= 0 ? -EBADF : p9_path_join(path, dir, name);
-	fd = err ?: p9_open(s, path, flags, mode & 07777);
-	err = fd < 0 ? fd : p9_stat_fd(s, fd, &st, &qid);
-	if (fd >= 0 && err)
-		close(fd);
-	if (!err)
-		err = p9_fid_set_open(s, f, path, fd, flags & O_ACCMODE);
+	fd = err ?: create_or_open(s, path, flags, mode & 07777, &qid);
+	err = fd < 0 ? fd : p9_fid_set_open(s, f, path, fd,
+					     flags & O_ACCMODE);
 	p9_fid_put(s, f);
 	if (err)
 		return err;
