@@ -136,14 +136,118 @@ def blk_request(kind, sector, data_len, data_writable):
                                    (0x1100, b"thpvm" * 8)]
 
 
-def p9_str(s):
-    """A 9P string: its 16-bit length, then its bytes."""
-    return struct.pack("<H", len(s)) + s.encode()
+# 9P2000.L (fuzz_p9_server.c): message types, and a message and a
+# string as the wire has them.
+P9 = dict(statfs=8, lopen=12, lcreate=14, symlink=16, mknod=18, rename=20,
+          readlink=22, getattr=24, setattr=26, xattrwalk=30, readdir=40,
+          fsync=50, lock=52, getlock=54, link=70, mkdir=72, renameat=74,
+          unlinkat=76, version=100, attach=104, flush=108, walk=110,
+          read=116, write=118, clunk=120, remove=122)
+NOFID = 0xffffffff
 
 
-def p9_msg(kind, tag, body):
-    """A 9P message: size[4] type[1] tag[2], then body."""
-    return struct.pack("<IBH", 7 + len(body), kind, tag) + body
+def p9s(text):
+    data = text.encode() if isinstance(text, str) else text
+    return struct.pack("<H", len(data)) + data
+
+
+def p9(kind, *fields, tag=1):
+    """A T-message of kind with tag: fields are (struct format, value)
+    pairs, strings (str) or raw bytes, after size[4] type[1] tag[2]."""
+    body = b""
+    for f in fields:
+        if isinstance(f, tuple):
+            body += struct.pack("<" + f[0], f[1])
+        elif isinstance(f, str):
+            body += p9s(f)
+        else:
+            body += f
+    return struct.pack("<IBH", 7 + len(body), P9[kind], tag) + body
+
+
+def walk(fid, newfid, *names, tag=1):
+    return p9("walk", ("I", fid), ("I", newfid), ("H", len(names)), *names,
+              tag=tag)
+
+
+def p9_session(mode, room, *msgs):
+    """An input of fuzz_p9_server: mode (bit 0 read-only, bit 1 the
+    harness opens the session, bits 2-7 the pieces' size), the reply's
+    room in 64-byte steps, the messages."""
+    return bytes([mode, room]) + b"".join(msgs)
+
+
+def p9_seeds():
+    version = p9("version", ("I", 8192), "9P2000.L")
+    attach = p9("attach", ("I", 0), ("I", NOFID), "user", "", ("I", 0))
+    write("p9_server", "read", p9_session(
+        0, 255, version, attach, walk(0, 1, "d", "e"),
+        p9("lopen", ("I", 1), ("I", 0)),
+        p9("read", ("I", 1), ("Q", 0), ("I", 100)),
+        p9("getattr", ("I", 1), ("Q", 0x7ff)), p9("clunk", ("I", 1))))
+    write("p9_server", "create-write", p9_session(
+        2, 64, walk(0, 1), p9("lcreate", ("I", 1), "new", ("I", 2),
+                              ("I", 0o644), ("I", 0)),
+        p9("write", ("I", 1), ("Q", 0), ("I", 5), b"hello"),
+        p9("read", ("I", 1), ("Q", 1), ("I", 4)),
+        p9("fsync", ("I", 1), ("I", 0)),
+        p9("setattr", ("I", 1), ("I", 0x1 | 0x8 | 0x20 | 0x100),
+           ("I", 0o600), ("I", 0), ("I", 0), ("Q", 2), ("Q", 0), ("Q", 0),
+           ("Q", 1), ("Q", 2)),
+        p9("statfs", ("I", 1)), p9("remove", ("I", 1))))
+    write("p9_server", "readdir", p9_session(
+        2, 4, walk(0, 1), p9("lopen", ("I", 1), ("I", 0o200000)),
+        p9("readdir", ("I", 1), ("Q", 0), ("I", 120)),
+        p9("readdir", ("I", 1), ("Q", 0), ("I", 0xffffffff))))
+    write("p9_server", "dir-ops", p9_session(
+        2, 16, p9("mkdir", ("I", 0), "m", ("I", 0o755), ("I", 0)),
+        p9("symlink", ("I", 0), "s", "m/x", ("I", 0)),
+        walk(0, 1, "s"), p9("readlink", ("I", 1)),
+        walk(0, 2, "a"), p9("link", ("I", 0), ("I", 2), "h"),
+        p9("rename", ("I", 2), ("I", 0), "a2"),
+        p9("renameat", ("I", 0), "m", ("I", 0), "m2"),
+        p9("mknod", ("I", 0), "p", ("I", 0o10644), ("I", 0), ("I", 0),
+           ("I", 0)),
+        p9("unlinkat", ("I", 0), "m2", ("I", 0x200)),
+        p9("lock", ("I", 2), ("B", 1), ("I", 0), ("Q", 0), ("Q", 10),
+           ("I", 5), "client"),
+        p9("getlock", ("I", 2), ("B", 1), ("Q", 0), ("Q", 10), ("I", 5),
+           "client"),
+        p9("xattrwalk", ("I", 2), ("I", 3), "user.x"),
+        p9("flush", ("H", 1)), p9("clunk", ("I", 2))))
+    write("p9_server", "escape", p9_session(
+        2, 255, walk(0, 1, "..", "..", "outside", "secret"),
+        walk(0, 1, "dirlink", "secret"), walk(0, 2, "d", "up", "secret"),
+        walk(0, 3, "abs"), p9("lopen", ("I", 3), ("I", 2 | 0o1000)),
+        p9("setattr", ("I", 3), ("I", 0x9), ("I", 0o777), ("I", 0),
+           ("I", 0), ("Q", 0), ("Q", 0), ("Q", 0), ("Q", 0), ("Q", 0)),
+        walk(0, 4, "dirlink"),
+        p9("lcreate", ("I", 4), "new", ("I", 2), ("I", 0o644), ("I", 0)),
+        p9("unlinkat", ("I", 4), "secret", ("I", 0)),
+        p9("renameat", ("I", 4), "secret", ("I", 0), "stolen"),
+        p9("mkdir", ("I", 0), "../x", ("I", 0o755), ("I", 0)),
+        p9("symlink", ("I", 0), "..", "/", ("I", 0)),
+        p9("mknod", ("I", 0), "null", ("I", 0o20666), ("I", 1), ("I", 3),
+           ("I", 0))))
+    write("p9_server", "read-only", p9_session(
+        3, 255, walk(0, 1, "a"), p9("lopen", ("I", 1), ("I", 2)),
+        p9("lopen", ("I", 1), ("I", 0)),
+        p9("write", ("I", 1), ("Q", 0), ("I", 1), b"x"),
+        p9("unlinkat", ("I", 0), "a", ("I", 0)),
+        p9("setattr", ("I", 1), ("I", 0x8), ("I", 0), ("I", 0), ("I", 0),
+           ("Q", 0), ("Q", 0), ("Q", 0), ("Q", 0), ("Q", 0))))
+    # Requests and replies cut into 3-byte pieces.
+    write("p9_server", "pieces", p9_session(
+        2 | 3 << 2, 8, walk(0, 1, "a"), p9("lopen", ("I", 1), ("I", 2)),
+        p9("write", ("I", 1), ("Q", 3), ("I", 9), b"fragments"),
+        p9("read", ("I", 1), ("Q", 0), ("I", 0xffffffff))))
+    # Sizes that lie: past the input, below the header, strings past
+    # the message.
+    write("p9_server", "truncated", p9_session(
+        2, 1, struct.pack("<IBH", 5, P9["clunk"], 1),
+        struct.pack("<IBHIH", 40, P9["mkdir"], 1, 0, 300) + b"ab",
+        struct.pack("<IBHIIHH", 21, P9["walk"], 1, 0, 1, 1, 20) + b"xy",
+        struct.pack("<IBHIQI", 0x7fffffff, P9["write"], 1, 0, 0, 100)))
 
 
 def main():
@@ -202,14 +306,13 @@ def main():
     # Tflush of the read (answered after it, or at once) and of a tag
     # not in flight: request i's message at 0x1000 + 0x80 * i, its
     # reply at 0x2000 + 0x200 * i.
-    msgs = [p9_msg(100, 0xffff, struct.pack("<I", 8192) + p9_str("9P2000.L")),
-            p9_msg(104, 1, struct.pack("<II", 0, 0xffffffff) + p9_str("") +
-                   p9_str("") + struct.pack("<I", 0)),
-            p9_msg(110, 2, struct.pack("<IIH", 0, 1, 1) + p9_str("file")),
-            p9_msg(12, 3, struct.pack("<II", 1, 0)),
-            p9_msg(116, 4, struct.pack("<IQI", 1, 0, 64)),
-            p9_msg(108, 5, struct.pack("<H", 4)),
-            p9_msg(108, 6, struct.pack("<H", 77))]
+    msgs = [p9("version", ("I", 8192), "9P2000.L", tag=0xffff),
+            p9("attach", ("I", 0), ("I", NOFID), "", "", ("I", 0), tag=1),
+            walk(0, 1, "file", tag=2),
+            p9("lopen", ("I", 1), ("I", 0), tag=3),
+            p9("read", ("I", 1), ("Q", 0), ("I", 64), tag=4),
+            p9("flush", ("H", 4), tag=5),
+            p9("flush", ("H", 77), tag=6)]
     descs, writes = [], []
     for i, m in enumerate(msgs):
         descs += [(0x1000 + 0x80 * i, len(m), NEXT, 2 * i + 1),
@@ -245,6 +348,7 @@ def main():
         ram(0x1500, blk_request(0, 0, 512, True)))
     write("virtio_mmio", "blk-read", bytes([len(regs)]) + ops +
           ram(0x1500, blk_request(0, 0, 512, True)))
+    p9_seeds()
 
 
 main()
