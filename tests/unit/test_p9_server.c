@@ -1449,6 +1449,60 @@ static void test_threads(void)
 	share_close();
 }
 
+/* test_shared_fid's opener: fid 50 made, opened and clunked again. */
+static void *opener_run(void *arg)
+{
+	struct worker *w = arg;
+
+	for (unsigned i = 0; i < ROUNDS; i++) {
+		w->failures += t_walk(ROOT, 50, "f", NULL) != 0;
+		w->failures += t_lopen(50, i & 1 ? DOTL_RDWR : DOTL_RDONLY) != 0;
+		w->failures += t_clunk(50) != 0;
+	}
+	return NULL;
+}
+
+/* And its user: every call on fid 50 that needs it open, whatever
+ * state the opener has it in (errors expected, nothing else). */
+static void *user_run(void *arg)
+{
+	char buf[8];
+	struct attr a;
+
+	for (unsigned i = 0; i < ROUNDS; i++) {
+		t_read(50, 0, sizeof(buf), buf);
+		t_write(50, 0, "ab", 2);
+		t_fsync(50);
+		t_getattr(50, &a);
+		t_readdir(50, 0, 100);
+		t_setattr(50, SETATTR_SIZE, 0, 2, 0, 0);
+	}
+	return arg;
+}
+
+/* One fid opened in one thread while another uses it: the open file's
+ * descriptor and access mode are seen whole or not at all (a TSan
+ * build, -Db_sanitize=thread, reports a race on them). */
+static void test_shared_fid(void)
+{
+	struct worker opener = { .id = 0 }, user = { .id = 1 };
+	struct p9_server_stats st;
+
+	if (!share_open(false))
+		return;
+	host_write(host("f"), "ab", 0644);
+	CHECK(!pthread_create(&opener.thread, NULL, opener_run, &opener));
+	CHECK(!pthread_create(&user.thread, NULL, user_run, &user));
+	pthread_join(opener.thread, NULL);
+	pthread_join(user.thread, NULL);
+	CHECK_EQ(opener.failures, 0);
+	p9_server_stats(srv, &st);
+	CHECK_EQ(st.fids, 1);
+	CHECK_EQ(st.open, 0);
+	CHECK_STR(host_read(host("f")), "ab");
+	share_close();
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -1471,6 +1525,7 @@ int main(void)
 		UNIT_TEST(test_truncated),
 		UNIT_TEST(test_device_node),
 		UNIT_TEST(test_threads),
+		UNIT_TEST(test_shared_fid),
 	};
 
 	return UNIT_RUN(tests);

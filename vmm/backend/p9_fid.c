@@ -170,6 +170,18 @@ int p9_fid_set_open(struct p9_server *s, struct p9_fid *f, const char *path,
 	return err;
 }
 
+int p9_fid_fd(struct p9_server *s, struct p9_fid *f, int *access)
+{
+	int fd;
+
+	pthread_mutex_lock(&s->lock);
+	fd = f->fd;
+	if (access)
+		*access = f->access;
+	pthread_mutex_unlock(&s->lock);
+	return fd;
+}
+
 /* from's new name is to: path, at or below from, follows into out. */
 static char *renamed(const char *path, const char *from, const char *to)
 {

@@ -86,6 +86,10 @@ void p9_fids_clear(struct p9_server *s);
  * -EMFILE past P9_MAX_OPEN, -ENOMEM; fd is closed on failure. */
 int p9_fid_set_open(struct p9_server *s, struct p9_fid *f, const char *path,
 		    int fd, int access);
+/* f's open file (-1 if none) and, unless access is NULL, its access
+ * mode, read under the lock: a Tlopen in another thread may be setting
+ * them. The fd stays open while the caller holds its reference. */
+int p9_fid_fd(struct p9_server *s, struct p9_fid *f, int *access);
 /* After a rename of from to to below the share: the fids at or below
  * from follow. */
 void p9_fids_renamed(struct p9_server *s, const char *from, const char *to);

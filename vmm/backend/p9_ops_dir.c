@@ -67,6 +67,7 @@ int p9_op_readdir(struct p9_server *s, struct p9_req *rq)
 	struct p9_fid *f;
 	uint8_t *ents;
 	ssize_t n;
+	int fd;
 
 	if (rq->in.bad || offset > INT64_MAX)
 		return -EINVAL;
@@ -74,12 +75,13 @@ int p9_op_readdir(struct p9_server *s, struct p9_req *rq)
 	f = p9_fid_get(s, fid, NULL);
 	if (!f)
 		return -EBADF;
+	fd = p9_fid_fd(s, f, NULL);
 	ents = malloc(count ?: 1);
-	if (f->fd < 0 || !ents) {
+	if (fd < 0 || !ents) {
 		n = ents ? -EBADF : -ENOMEM;
 	} else {
 		pthread_mutex_lock(&f->dir_lock);
-		n = list(f->fd, offset, ents, count);
+		n = list(fd, offset, ents, count);
 		pthread_mutex_unlock(&f->dir_lock);
 	}
 	p9_fid_put(s, f);

@@ -65,8 +65,10 @@ static bool changes_file(int flags)
 static int fid_fd(struct p9_server *s, struct p9_fid *f, const char *path,
 		  bool *own)
 {
-	*own = f->fd < 0;
-	return *own ? p9_open(s, path, O_PATH, 0) : f->fd;
+	int fd = p9_fid_fd(s, f, NULL);
+
+	*own = fd < 0;
+	return *own ? p9_open(s, path, O_PATH, 0) : fd;
 }
 
 int p9_op_getattr(struct p9_server *s, struct p9_req *rq)
@@ -134,13 +136,13 @@ static int chmod_fd(int fd, mode_t mode)
 static int truncate_fd(struct p9_server *s, struct p9_fid *f,
 		       const char *path, int fd, uint64_t size)
 {
+	int access, open_fd = p9_fid_fd(s, f, &access), wfd, err;
 	struct stat st;
-	int wfd, err;
 
 	if (size > INT64_MAX)
 		return -EFBIG;
-	if (f->fd >= 0 && f->access != O_RDONLY)
-		return ftruncate(f->fd, size) < 0 ? -errno : 0;
+	if (open_fd >= 0 && access != O_RDONLY)
+		return ftruncate(open_fd, size) < 0 ? -errno : 0;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
@@ -349,7 +351,8 @@ int p9_op_lopen(struct p9_server *s, struct p9_req *rq)
 	f = p9_fid_get(s, fid, path);
 	if (!f)
 		return -EBADF;
-	fd = f->fd >= 0 ? -EBADF : open_checked(s, path, flags, &qid);
+	fd = p9_fid_fd(s, f, NULL) >= 0 ? -EBADF :
+	     open_checked(s, path, flags, &qid);
 	err = fd < 0 ? fd : p9_fid_set_open(s, f, NULL, fd, flags & O_ACCMODE);
 	p9_fid_put(s, f);
 	if (err)
@@ -401,7 +404,8 @@ int p9_op_lcreate(struct p9_server *s, struct p9_req *rq)
 	f = p9_fid_get(s, fid, dir);
 	if (!f)
 		return -EBADF;
-	err = f->fd >= 0 ? -EBADF : p9_path_join(path, dir, name);
+	err = p9_fid_fd(s, f, NULL) >= 0 ? -EBADF :
+	      p9_path_join(path, dir, name);
 	fd = err ?: create_or_open(s, path, flags, mode & 07777, &qid);
 	err = fd < 0 ? fd : p9_fid_set_open(s, f, path, fd,
 					     flags & O_ACCMODE);
@@ -412,13 +416,18 @@ int p9_op_lcreate(struct p9_server *s, struct p9_req *rq)
 	return 0;
 }
 
-/* Open fid fid with a reference the caller drops, if it was opened for
- * writing (write) or reading; else NULL. */
-static struct p9_fid *open_fid(struct p9_server *s, uint32_t fid, bool write)
+/* Open fid fid with a reference the caller drops, and its file in *fd,
+ * if it was opened for writing (write) or reading; else NULL. */
+static struct p9_fid *open_fid(struct p9_server *s, uint32_t fid, bool write,
+			       int *fd)
 {
 	struct p9_fid *f = p9_fid_get(s, fid, NULL);
+	int access;
 
-	if (f && (f->fd < 0 || f->access == (write ? O_RDONLY : O_WRONLY))) {
+	if (!f)
+		return NULL;
+	*fd = p9_fid_fd(s, f, &access);
+	if (*fd < 0 || access == (write ? O_RDONLY : O_WRONLY)) {
 		p9_fid_put(s, f);
 		return NULL;
 	}
@@ -441,18 +450,19 @@ int p9_op_read(struct p9_server *s, struct p9_req *rq)
 	struct p9_fid *f;
 	unsigned nr;
 	ssize_t n;
+	int fd;
 
 	if (rq->in.bad || offset > INT64_MAX)
 		return -EINVAL;
 	if (rq->nr_resp > P9_MAX_BUFFERS)
 		return -ENOBUFS;
 	count = MIN(count, MIN(rq->msize, rq->resp_room) - P9_IO_HEADER);
-	f = open_fid(s, fid, false);
+	f = open_fid(s, fid, false, &fd);
 	if (!f)
 		return -EBADF;
 	nr = data_iov(rq->resp, rq->nr_resp, P9_IO_HEADER, count, iov);
 	do
-		n = preadv(f->fd, iov, nr, offset);
+		n = preadv(fd, iov, nr, offset);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		n = -errno;
@@ -473,18 +483,19 @@ int p9_op_write(struct p9_server *s, struct p9_req *rq)
 	struct p9_fid *f;
 	unsigned nr;
 	ssize_t n;
+	int fd;
 
 	if (rq->in.bad || offset > INT64_MAX ||
 	    count > rq->size - P9_TWRITE_HEADER)
 		return -EINVAL;
 	if (rq->nr_req > P9_MAX_BUFFERS)
 		return -ENOBUFS;
-	f = open_fid(s, fid, true);
+	f = open_fid(s, fid, true, &fd);
 	if (!f)
 		return -EBADF;
 	nr = data_iov(rq->req, rq->nr_req, P9_TWRITE_HEADER, count, iov);
 	do
-		n = pwritev(f->fd, iov, nr, offset);
+		n = pwritev(fd, iov, nr, offset);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		n = -errno;
@@ -499,18 +510,18 @@ int p9_op_fsync(struct p9_server *s, struct p9_req *rq)
 {
 	uint32_t fid = p9_get_u32(&rq->in), datasync = p9_get_u32(&rq->in);
 	struct p9_fid *f;
-	int err;
+	int fd, err;
 
 	if (rq->in.bad)
 		return -EINVAL;
 	f = p9_fid_get(s, fid, NULL);
 	if (!f)
 		return -EBADF;
-	if (f->fd < 0)
+	fd = p9_fid_fd(s, f, NULL);
+	if (fd < 0)
 		err = -EBADF;
 	else
-		err = (datasync ? fdatasync(f->fd) : fsync(f->fd)) < 0 ?
-		      -errno : 0;
+		err = (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0;
 	p9_fid_put(s, f);
 	return err;
 }
