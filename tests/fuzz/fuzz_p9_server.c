@@ -144,7 +144,11 @@ static void share_setup(void)
 	if (mkdir(share_dir, 0755) || mkdir(outside_dir, 0755))
 		abort();
 	write_file(secret_path, SECRET);
-	if (stat(secret_path, &secret_st) ||
+	/* Times in the past: a read of the file would set its atime (as
+	 * relatime does where the atime is not after the mtime). */
+	if (utimensat(AT_FDCWD, secret_path, (struct timespec[2]){
+			{ 1000000000, 0 }, { 1000000000, 0 } }, 0) ||
+	    stat(secret_path, &secret_st) ||
 	    p9_server_create(&servers[0], "fuzz-p9", share_dir, false) ||
 	    p9_server_create(&servers[1], "fuzz-p9-ro", share_dir, true))
 		abort();
@@ -165,7 +169,8 @@ static unsigned entries(const char *path)
 }
 
 /* The sentinel outside the share, and the directories around it, as
- * they were: nothing written, moved, made or removed outside. */
+ * they were: nothing read (the sentinel's atime), written, moved, made
+ * or removed outside. */
 static void check_outside(void)
 {
 	char buf[64];
@@ -173,13 +178,15 @@ static void check_outside(void)
 	ssize_t n;
 	int fd;
 
-	fd = open(secret_path, O_RDONLY | O_CLOEXEC);
+	/* The check's own read leaves the atime alone (the file is ours). */
+	fd = open(secret_path, O_RDONLY | O_NOATIME | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st))
 		abort();
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (n != (ssize_t)strlen(SECRET) || memcmp(buf, SECRET, n) ||
 	    st.st_ino != secret_st.st_ino || st.st_mode != secret_st.st_mode ||
+	    st.st_atim.tv_sec != secret_st.st_atim.tv_sec ||
 	    st.st_nlink != 1 ||
 	    st.st_mtim.tv_nsec != secret_st.st_mtim.tv_nsec ||
 	    st.st_ctim.tv_nsec != secret_st.st_ctim.tv_nsec)

@@ -474,6 +474,10 @@ static bool share_open_msize(bool read_only, uint32_t msize)
 	snprintf(secret_path, sizeof(secret_path), "%s/secret", outside_dir);
 	CHECK(!mkdir(share_dir, 0755) && !mkdir(outside_dir, 0755));
 	host_write(secret_path, SECRET, 0600);
+	/* Times in the past: a read of the file would set its atime (as
+	 * relatime does where the atime is not after the mtime). */
+	CHECK(!utimensat(AT_FDCWD, secret_path, (struct timespec[2]){
+		{ 1000000000, 0 }, { 1000000000, 0 } }, 0));
 	CHECK(!stat(secret_path, &secret_before));
 	if (p9_server_create(&srv, "p9test", share_dir, read_only)) {
 		CHECK(!"p9_server_create");
@@ -490,19 +494,20 @@ static bool share_open(bool read_only)
 	return share_open_msize(read_only, P9_MAX_MSIZE);
 }
 
-/* The sentinel outside the share is as it was: not written, not
- * truncated, not moved, not changed in mode or times. */
+/* The sentinel outside the share is as it was: not read (its atime),
+ * not written, not truncated, not moved, not changed in mode or times. */
 static void check_secret_untouched(void)
 {
 	struct stat st;
 
-	CHECK_STR(host_read(secret_path), SECRET);
 	CHECK(!stat(secret_path, &st));
+	CHECK_EQ(st.st_atim.tv_sec, secret_before.st_atim.tv_sec);
 	CHECK_EQ(st.st_ino, secret_before.st_ino);
 	CHECK_EQ(st.st_mode, secret_before.st_mode);
 	CHECK_EQ(st.st_mtim.tv_sec, secret_before.st_mtim.tv_sec);
 	CHECK_EQ(st.st_mtim.tv_nsec, secret_before.st_mtim.tv_nsec);
 	CHECK_EQ(st.st_ctim.tv_nsec, secret_before.st_ctim.tv_nsec);
+	CHECK_STR(host_read(secret_path), SECRET);	/* the last read */
 	CHECK_EQ(host_entries(outside_dir), 1);
 	CHECK_EQ(host_entries(tmp_root), 2);
 }
