@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <pthread.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,8 @@
 #include "backend/p9_wire.h"
 #include "unit.h"
 
-/* Linux's open flags and AT_REMOVEDIR as 9P2000.L carries them. */
+/* Linux's open flags, AT_REMOVEDIR and Tsetattr's valid bits as
+ * 9P2000.L carries them. */
 #define DOTL_RDONLY 0
 #define DOTL_WRONLY 1
 #define DOTL_RDWR 2
@@ -95,6 +96,13 @@ static int call(void)
 	return reply_check(p9_server_handle(srv, &req, 1, &resp, 1), rbuf);
 }
 
+static void get_qid(struct p9_qid *q)
+{
+	q->type = p9_get_u8(&rr);
+	q->version = p9_get_u32(&rr);
+	q->path = p9_get_u64(&rr);
+}
+
 static int t_version(uint32_t msize, const char *version, uint32_t *got,
 		     char *got_version, size_t cap)
 {
@@ -121,19 +129,9 @@ static int t_attach(uint32_t fid, struct p9_qid *qid)
 	put_s("");
 	p9_put_u32(&tw, 0);
 	err = call();
-	if (!err && qid) {
-		qid->type = p9_get_u8(&rr);
-		qid->version = p9_get_u32(&rr);
-		qid->path = p9_get_u64(&rr);
-	}
+	if (!err && qid)
+		get_qid(qid);
 	return err;
-}
-
-static void get_qid(struct p9_qid *q)
-{
-	q->type = p9_get_u8(&rr);
-	q->version = p9_get_u32(&rr);
-	q->path = p9_get_u64(&rr);
 }
 
 /* A walk of n names: the qids' number, or -ecode. */
@@ -409,7 +407,7 @@ static void host_write(const char *path, const char *text, mode_t mode)
 	close(fd);
 }
 
-/* The file's contents as a string (cap bytes at most), or "" if none. */
+/* The file's contents as a string (4 KiB at most), or "" if none. */
 static const char *host_read(const char *path)
 {
 	static char buf[4096];
