@@ -427,18 +427,18 @@ static bool host_exists(const char *path)
 	return !lstat(path, &st);
 }
 
-static unsigned host_entries(const char *dir)
+/* Entries of dir, "." and ".." left out. */
+static unsigned host_entries(const char *path)
 {
-	char cmd[300];
+	DIR *dir = opendir(path);
+	struct dirent *d;
 	unsigned n = 0;
-	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "ls -A '%s'", dir);
-	f = popen(cmd, "r");
-	for (int c; f && (c = fgetc(f)) != EOF;)
-		n += c == '\n';
-	if (f)
-		pclose(f);
+	CHECK(dir);
+	while (dir && (d = readdir(dir)))
+		n += strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	if (dir)
+		closedir(dir);
 	return n;
 }
 
