@@ -288,8 +288,10 @@ void p9_qid_of(const struct p9_server *s, const struct stat *st,
 {
 	q->type = S_ISDIR(st->st_mode) ? P9_QTDIR :
 		  S_ISLNK(st->st_mode) ? P9_QTSYMLINK : P9_QTFILE;
-	/* As QEMU does: a change of time or size is a new version. */
-	q->version = st->st_mtime ^ (st->st_size << 8);
+	/* As QEMU does: a change of time or size is a new version. Shifted
+	 * unsigned: a guest can make a file as large as the file system
+	 * allows (2^63 on tmpfs and XFS), past what an off_t holds << 8. */
+	q->version = st->st_mtime ^ ((uint64_t)st->st_size << 8);
 	/* Inode numbers repeat across file systems: one mounted inside the
 	 * share gets its device number mixed into the high bits. */
 	q->path = st->st_ino;
