@@ -79,15 +79,16 @@ def test_9p_pci():
 
 
 def test_9p_mmio():
-    """The same on virtio-mmio, the device found in the DSDT and its
-    interrupt on an IOAPIC line."""
+    """The share's checks on virtio-mmio, the device found in the DSDT
+    and its interrupt on an IOAPIC line. The hostile ones run on PCI
+    alone: they test the server, whatever the transport, and their 32k
+    requests are the longest part of this file in the emulated host CI
+    runs it in, whose stops grow with the time it runs."""
     harness.require_kvm()
     with tempfile.TemporaryDirectory(prefix="thpvm-9p-") as tmp:
-        r, share = boot_share(tmp, "9p 9p_hostile",
-                              ["--virtio-transport", "mmio"],
-                              checks=SHARE_CHECKS + HOSTILE_CHECKS)
+        r, share = boot_share(tmp, "9p", ["--virtio-transport", "mmio"],
+                              checks=SHARE_CHECKS)
         check_share_after(share)
-        check_hostile_outcomes(r, share)
     dev = r.tg["9p"]
     assert "mmio" in dev and dev["irq"] == "ioapic", r
     assert "virtio_mmio.device" not in r.tg["cmdline"], r
