@@ -256,17 +256,24 @@ int p9_open_parent(struct p9_server *s, const char *path, const char **base)
 	return p9_open(s, dir, O_PATH | O_DIRECTORY, 0);
 }
 
-int p9_open_entry(struct p9_server *s, uint32_t dfid, const char *name,
-		  char *path)
+int p9_fid_path(struct p9_server *s, uint32_t id, char *path)
 {
-	char dir[PATH_MAX];
-	struct p9_fid *f = p9_fid_get(s, dfid, dir);
-	int err;
+	struct p9_fid *f = p9_fid_get(s, id, path);
 
 	if (!f)
 		return -EBADF;
 	p9_fid_put(s, f);
-	err = p9_path_join(path, dir, name);
+	return 0;
+}
+
+int p9_open_entry(struct p9_server *s, uint32_t dfid, const char *name,
+		  char *path)
+{
+	char dir[PATH_MAX];
+	int err = p9_fid_path(s, dfid, dir);
+
+	if (!err)
+		err = p9_path_join(path, dir, name);
 	return err ?: p9_open(s, dir, O_PATH | O_DIRECTORY, 0);
 }
 

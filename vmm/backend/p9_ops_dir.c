@@ -186,7 +186,6 @@ int p9_op_link(struct p9_server *s, struct p9_req *rq)
 	uint32_t dfid = p9_get_u32(&rq->in), fid = p9_get_u32(&rq->in);
 	char name[NAME_MAX + 2], path[PATH_MAX], src[PATH_MAX];
 	const char *base;
-	struct p9_fid *f;
 	int dir, from, err;
 
 	p9_get_str(&rq->in, name, sizeof(name));
@@ -194,10 +193,9 @@ int p9_op_link(struct p9_server *s, struct p9_req *rq)
 		return -EINVAL;
 	if (s->read_only)
 		return -EROFS;
-	f = p9_fid_get(s, fid, src);
-	if (!f)
-		return -EBADF;
-	p9_fid_put(s, f);
+	err = p9_fid_path(s, fid, src);
+	if (err)
+		return err;
 	dir = p9_open_entry(s, dfid, name, path);
 	if (dir < 0)
 		return dir;
@@ -233,7 +231,6 @@ int p9_op_rename(struct p9_server *s, struct p9_req *rq)
 {
 	uint32_t fid = p9_get_u32(&rq->in), dfid = p9_get_u32(&rq->in);
 	char name[NAME_MAX + 2], from[PATH_MAX], to[PATH_MAX];
-	struct p9_fid *f;
 	int dir, err;
 
 	p9_get_str(&rq->in, name, sizeof(name));
@@ -241,10 +238,9 @@ int p9_op_rename(struct p9_server *s, struct p9_req *rq)
 		return -EINVAL;
 	if (s->read_only)
 		return -EROFS;
-	f = p9_fid_get(s, fid, from);
-	if (!f)
-		return -EBADF;
-	p9_fid_put(s, f);
+	err = p9_fid_path(s, fid, from);
+	if (err)
+		return err;
 	dir = p9_open_entry(s, dfid, name, to);
 	if (dir < 0)
 		return dir;
@@ -306,15 +302,13 @@ int p9_op_remove(struct p9_server *s, struct p9_req *rq)
 	uint32_t fid = p9_get_u32(&rq->in);
 	char path[PATH_MAX];
 	const char *base;
-	struct p9_fid *f;
 	int dir, err;
 
 	if (rq->in.bad)
 		return -EINVAL;
-	f = p9_fid_get(s, fid, path);
-	if (!f)
-		return -EBADF;
-	p9_fid_put(s, f);
+	err = p9_fid_path(s, fid, path);
+	if (err)
+		return err;
 	dir = s->read_only ? -EROFS : p9_open_parent(s, path, &base);
 	if (dir == -EINVAL)
 		dir = -EBUSY;	/* the share's root */

@@ -235,17 +235,14 @@ int p9_op_statfs(struct p9_server *s, struct p9_req *rq)
 {
 	uint32_t fid = p9_get_u32(&rq->in);
 	char path[PATH_MAX];
-	struct p9_fid *f;
 	struct statfs st;
 	int fd, err;
 
 	if (rq->in.bad)
 		return -EINVAL;
-	f = p9_fid_get(s, fid, path);
-	if (!f)
-		return -EBADF;
-	fd = p9_open(s, path, O_PATH, 0);
-	p9_fid_put(s, f);
+	fd = p9_fid_path(s, fid, path);
+	if (!fd)
+		fd = p9_open(s, path, O_PATH, 0);
 	if (fd < 0)
 		return fd;
 	err = fstatfs(fd, &st) < 0 ? -errno : 0;
@@ -269,17 +266,14 @@ int p9_op_readlink(struct p9_server *s, struct p9_req *rq)
 {
 	uint32_t fid = p9_get_u32(&rq->in);
 	char path[PATH_MAX], target[PATH_MAX];
-	struct p9_fid *f;
 	ssize_t n;
 	int fd;
 
 	if (rq->in.bad)
 		return -EINVAL;
-	f = p9_fid_get(s, fid, path);
-	if (!f)
-		return -EBADF;
-	fd = p9_open(s, path, O_PATH, 0);
-	p9_fid_put(s, f);
+	fd = p9_fid_path(s, fid, path);
+	if (!fd)
+		fd = p9_open(s, path, O_PATH, 0);
 	if (fd < 0)
 		return fd;
 	n = readlinkat(fd, "", target, sizeof(target));
@@ -416,29 +410,36 @@ int p9_op_lcreate(struct p9_server *s, struct p9_req *rq)
 	return 0;
 }
 
-/* Open fid fid with a reference the caller drops, and its file in *fd,
- * if it was opened for writing (write) or reading; else NULL. */
-static struct p9_fid *open_fid(struct p9_server *s, uint32_t fid, bool write,
-			       int *fd)
+/* Tread and Twrite: count bytes at offset of fid's open file, between
+ * it and the guest's buffers (bufs, from skip on), straight. Returns the
+ * bytes moved or -errno; -EBADF unless fid is open for the direction. */
+static ssize_t fid_io(struct p9_server *s, uint32_t fid, bool write,
+		      uint64_t offset, uint32_t count,
+		      const struct iovec *bufs, unsigned nr_bufs,
+		      uint64_t skip)
 {
+	struct iovec iov[P9_MAX_BUFFERS];
 	struct p9_fid *f = p9_fid_get(s, fid, NULL);
-	int access;
+	int fd, access;
+	unsigned nr;
+	ssize_t n;
 
 	if (!f)
-		return NULL;
-	*fd = p9_fid_fd(s, f, &access);
-	if (*fd < 0 || access == (write ? O_RDONLY : O_WRONLY)) {
+		return -EBADF;
+	fd = p9_fid_fd(s, f, &access);
+	if (fd < 0 || access == (write ? O_RDONLY : O_WRONLY)) {
 		p9_fid_put(s, f);
-		return NULL;
+		return -EBADF;
 	}
-	return f;
-}
-
-/* The guest's buffers from skip on, len bytes of them, into iov. */
-static unsigned data_iov(const struct iovec *from, unsigned nr,
-			 uint64_t skip, uint64_t len, struct iovec *iov)
-{
-	return iov_truncate(iov, iov_slice(from, nr, skip, iov), len);
+	nr = iov_truncate(iov, iov_slice(bufs, nr_bufs, skip, iov), count);
+	do
+		n = write ? pwritev(fd, iov, nr, offset) :
+			    preadv(fd, iov, nr, offset);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	p9_fid_put(s, f);
+	return n;
 }
 
 int p9_op_read(struct p9_server *s, struct p9_req *rq)
@@ -446,27 +447,15 @@ int p9_op_read(struct p9_server *s, struct p9_req *rq)
 	uint32_t fid = p9_get_u32(&rq->in);
 	uint64_t offset = p9_get_u64(&rq->in);
 	uint32_t count = p9_get_u32(&rq->in);
-	struct iovec iov[P9_MAX_BUFFERS];
-	struct p9_fid *f;
-	unsigned nr;
 	ssize_t n;
-	int fd;
 
 	if (rq->in.bad || offset > INT64_MAX)
 		return -EINVAL;
 	if (rq->nr_resp > P9_MAX_BUFFERS)
 		return -ENOBUFS;
 	count = MIN(count, MIN(rq->msize, rq->resp_room) - P9_IO_HEADER);
-	f = open_fid(s, fid, false, &fd);
-	if (!f)
-		return -EBADF;
-	nr = data_iov(rq->resp, rq->nr_resp, P9_IO_HEADER, count, iov);
-	do
-		n = preadv(fd, iov, nr, offset);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		n = -errno;
-	p9_fid_put(s, f);
+	n = fid_io(s, fid, false, offset, count, rq->resp, rq->nr_resp,
+		   P9_IO_HEADER);
 	if (n < 0)
 		return n;
 	p9_put_u32(&rq->out, n);
@@ -479,27 +468,15 @@ int p9_op_write(struct p9_server *s, struct p9_req *rq)
 	uint32_t fid = p9_get_u32(&rq->in);
 	uint64_t offset = p9_get_u64(&rq->in);
 	uint32_t count = p9_get_u32(&rq->in);
-	struct iovec iov[P9_MAX_BUFFERS];
-	struct p9_fid *f;
-	unsigned nr;
 	ssize_t n;
-	int fd;
 
 	if (rq->in.bad || offset > INT64_MAX ||
 	    count > rq->size - P9_TWRITE_HEADER)
 		return -EINVAL;
 	if (rq->nr_req > P9_MAX_BUFFERS)
 		return -ENOBUFS;
-	f = open_fid(s, fid, true, &fd);
-	if (!f)
-		return -EBADF;
-	nr = data_iov(rq->req, rq->nr_req, P9_TWRITE_HEADER, count, iov);
-	do
-		n = pwritev(fd, iov, nr, offset);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		n = -errno;
-	p9_fid_put(s, f);
+	n = fid_io(s, fid, true, offset, count, rq->req, rq->nr_req,
+		   P9_TWRITE_HEADER);
 	if (n < 0)
 		return n;
 	p9_put_u32(&rq->out, n);
