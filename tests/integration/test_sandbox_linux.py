@@ -18,6 +18,10 @@ from test_linux_initramfs import (again_if_died, build_image,
                                   require_capable)
 
 HELLO = "put here by the host"
+# The tests' directories: beside the binary under test, in its build
+# directory, as the guest's own tmpfs hide the host's /tmp and /run (and
+# meson runs tests with no BUILD of ours set).
+SCRATCH = os.path.dirname(harness.THPVM)
 # Words a shell would split, expand or end a line at.
 AWKWARD = ["a b", "it's", '"double"', "$HOME", "$(echo no)", "`echo no`",
            "back\\slash", "*", "line\ntwo", "", "-n"]
@@ -39,7 +43,7 @@ def sandbox(kernel_args, cmd, timeout=300):
     control socket directory). Neither directory may have changed
     otherwise."""
     with tempfile.TemporaryDirectory(prefix="sandbox-test-",
-                                     dir=harness.BUILD) as top:
+                                     dir=SCRATCH) as top:
         work = os.path.join(top, "work")
         runtime = os.path.join(top, "runtime")
         os.mkdir(work)
@@ -111,7 +115,7 @@ def test_sandbox_stopped():
     the directory gone."""
     _, args = linux_args()
     with tempfile.TemporaryDirectory(prefix="sandbox-test-",
-                                     dir=harness.BUILD) as runtime:
+                                     dir=SCRATCH) as runtime:
         env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
         p = harness.start(["sandbox"] + args + [
             "--", "sh", "-c", 'echo "sandbox: waiting"; exec sleep 600'],
