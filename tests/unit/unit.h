@@ -84,6 +84,10 @@ struct unit_test {
  * process exit status. */
 int unit_main(const struct unit_test *tests, unsigned nr);
 #define UNIT_RUN(tests) unit_main(tests, sizeof(tests) / sizeof((tests)[0]))
+/* For a program none of whose tests can run here: the TAP plan of no
+ * tests, skipped for reason (one skip, not one per test); returns the
+ * process exit status. */
+int unit_skip_all(const char *reason);
 
 /* Pseudo-random in [0, n): xorshift64 from a fixed seed, so that a
  * failing sequence repeats. */
