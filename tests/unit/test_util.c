@@ -132,6 +132,8 @@ static void test_iov_copy(void)
 	struct iovec v[] = { { a, sizeof(a) }, { NULL, 0 }, { b, sizeof(b) } };
 	static const uint8_t put[] = { 9, 9, 9 };
 
+	CHECK_EQ(iov_bytes(v, 3), 7);
+	CHECK_EQ(iov_bytes(v, 0), 0);
 	/* Across entries from inside the first; stops where they end. */
 	memset(flat, 0, sizeof(flat));
 	CHECK_EQ(iov_to_buf(v, 3, 2, flat, sizeof(flat)), 5);

@@ -159,16 +159,6 @@ bool disk_image_bounces(const struct disk_image *d, const struct iovec *iov,
 	return false;
 }
 
-static uint64_t iov_bytes(const struct iovec *iov, unsigned nr)
-{
-	uint64_t n = 0;
-	unsigned i;
-
-	for (i = 0; i < nr; i++)
-		n += iov[i].iov_len;
-	return n;
-}
-
 /* preadv/pwritev until done; iov is copied so partial progress can move
  * through it. */
 static int transfer(struct disk_image *d, const struct iovec *iov,

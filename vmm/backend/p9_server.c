@@ -196,16 +196,6 @@ static const p9_handler handlers[256] = {
 	[P9_TREMOVE] = p9_op_remove,
 };
 
-static uint64_t iov_bytes(const struct iovec *iov, unsigned nr)
-{
-	uint64_t n = 0;
-	unsigned i;
-
-	for (i = 0; i < nr; i++)
-		n += iov[i].iov_len;
-	return n;
-}
-
 /* Reads the message into msg and runs its handler: 0 or -errno. */
 static int dispatch(struct p9_server *s, struct p9_req *rq, uint8_t *msg,
 		    uint32_t msize)

@@ -145,6 +145,16 @@ out_close:
 	return err;
 }
 
+uint64_t iov_bytes(const struct iovec *iov, unsigned nr)
+{
+	uint64_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < nr; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
 unsigned iov_slice(const struct iovec *iov, unsigned nr, uint64_t skip,
 		   struct iovec *dst)
 {

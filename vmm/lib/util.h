@@ -46,6 +46,8 @@ int file_read_all(const char *path, size_t max_size, uint8_t **data,
  * may be iov itself (each entry is read before it can be overwritten).
  * Empty entries are left out. Returns the number of entries in dst. */
 struct iovec;
+/* The bytes iov[0..nr) holds. */
+uint64_t iov_bytes(const struct iovec *iov, unsigned nr);
 unsigned iov_slice(const struct iovec *iov, unsigned nr, uint64_t skip,
 		   struct iovec *dst);
 /* Shortens iov[0..nr) in place to its first len bytes. Returns the
