@@ -72,8 +72,8 @@ typedef int (*p9_handler)(struct p9_server *s, struct p9_req *rq);
  * none. */
 struct p9_fid *p9_fid_get(struct p9_server *s, uint32_t id, char *path);
 void p9_fid_put(struct p9_server *s, struct p9_fid *f);
-/* Fid id's path into path (PATH_MAX bytes): 0, or -EBADF if there is no
- * such fid. */
+/* Fid id's path into path (PATH_MAX bytes; NULL: only whether the fid
+ * is there): 0, or -EBADF if there is no such fid. */
 int p9_fid_path(struct p9_server *s, uint32_t id, char *path);
 /* A new fid id at path: 0, -EBADF if id is in use or NOFID, -EMFILE
  * past P9_MAX_FIDS, -ENOMEM. With replace, an id in use takes the new

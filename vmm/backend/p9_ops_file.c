@@ -510,7 +510,7 @@ int p9_op_lock(struct p9_server *s, struct p9_req *rq)
 {
 	uint32_t fid = p9_get_u32(&rq->in);
 	char client[256];
-	struct p9_fid *f;
+	int err;
 
 	p9_get_u8(&rq->in);	/* type */
 	p9_get_u32(&rq->in);	/* flags */
@@ -520,10 +520,9 @@ int p9_op_lock(struct p9_server *s, struct p9_req *rq)
 	p9_get_str(&rq->in, client, sizeof(client));
 	if (rq->in.bad)
 		return -EINVAL;
-	f = p9_fid_get(s, fid, NULL);
-	if (!f)
-		return -EBADF;
-	p9_fid_put(s, f);
+	err = p9_fid_path(s, fid, NULL);
+	if (err)
+		return err;
 	p9_put_u8(&rq->out, LOCK_SUCCESS);
 	return 0;
 }
@@ -533,7 +532,7 @@ int p9_op_getlock(struct p9_server *s, struct p9_req *rq)
 	uint32_t fid = p9_get_u32(&rq->in), proc_id;
 	uint64_t start, length;
 	char client[256];
-	struct p9_fid *f;
+	int err;
 
 	p9_get_u8(&rq->in);	/* type */
 	start = p9_get_u64(&rq->in);
@@ -542,10 +541,9 @@ int p9_op_getlock(struct p9_server *s, struct p9_req *rq)
 	p9_get_str(&rq->in, client, sizeof(client));
 	if (rq->in.bad)
 		return -EINVAL;
-	f = p9_fid_get(s, fid, NULL);
-	if (!f)
-		return -EBADF;
-	p9_fid_put(s, f);
+	err = p9_fid_path(s, fid, NULL);
+	if (err)
+		return err;
 	p9_put_u8(&rq->out, LOCK_TYPE_UNLCK);
 	p9_put_u64(&rq->out, start);
 	p9_put_u64(&rq->out, length);
