@@ -16,7 +16,7 @@
 
 #include "lib/log.h"
 #include "lib/sandbox.h"
-#include "lib/thread_name.h"
+#include "lib/thread_start.h"
 #include "lib/util.h"
 
 #define REQ_QUEUE 0
@@ -130,8 +130,9 @@ static int64_t p9_serve(struct virtio_device *vdev, unsigned q,
 	p9->inflight++;
 	req->tag = get_le16(hdr + 5);
 	req->flushes = NULL;
-	/* A Tflush too short for its oldtag is the server's to refuse. */
-	if (hdr[4] == P9_TFLUSH && got == TFLUSH_SIZE) {
+	/* A Tflush whose size is not a Tflush's is the server's to refuse. */
+	if (hdr[4] == P9_TFLUSH && got == TFLUSH_SIZE &&
+	    get_le32(hdr) == TFLUSH_SIZE) {
 		target = request_find(p9, get_le16(hdr + P9_HEADER_SIZE));
 		if (target)
 			flush_hold(target, req);
@@ -180,9 +181,21 @@ static void running_remove(struct virtio_p9 *p9, struct p9_request *req)
 	*p = req->next;
 }
 
-/* A worker answered req with len bytes (-EPROTO: the guest broke the
- * protocol, and its chain is not used): the reply, then the flushes
- * held on it, and the interrupt. */
+/* req, and the flushes held on it, back to the spares unanswered. */
+static void drop_with_flushes(struct virtio_p9 *p9, struct p9_request *req)
+{
+	struct p9_request *flush;
+
+	while ((flush = req->flushes)) {
+		req->flushes = flush->next;
+		request_free(p9, flush);
+	}
+	request_free(p9, req);
+}
+
+/* A worker answered req with len bytes: the reply, then the flushes
+ * held on it, and the interrupt. -EPROTO: the guest broke the protocol,
+ * and the device needs a reset, which nothing on this queue outlives. */
 static void request_done(struct virtio_p9 *p9, struct p9_request *req,
 			 int64_t len)
 {
@@ -190,11 +203,13 @@ static void request_done(struct virtio_p9 *p9, struct p9_request *req,
 	struct p9_request *flush;
 
 	running_remove(p9, req);
-	if (len < 0)
+	if (len < 0) {
 		virtio_device_error(vdev, "request %u: no 9p header, or no "
 				    "room for a reply", req->tag);
-	else
-		virtq_push(&vdev->queues[REQ_QUEUE].vq, req->chain.head, len);
+		drop_with_flushes(p9, req);
+		return;
+	}
+	virtq_push(&vdev->queues[REQ_QUEUE].vq, req->chain.head, len);
 	while ((flush = req->flushes)) {
 		req->flushes = flush->next;
 		push_rflush(p9, flush);
@@ -242,17 +257,6 @@ static void p9_quiesce(struct virtio_device *vdev)
 		pthread_cond_wait(&p9->idle, &vdev->lock);
 }
 
-static void drop_with_flushes(struct virtio_p9 *p9, struct p9_request *req)
-{
-	struct p9_request *flush;
-
-	while ((flush = req->flushes)) {
-		req->flushes = flush->next;
-		request_free(p9, flush);
-	}
-	request_free(p9, req);
-}
-
 /* Requests no worker took yet are dropped, running ones finish; then
  * the new driver finds no fid of the old one's. */
 static void p9_reset(struct virtio_device *vdev)
@@ -279,17 +283,19 @@ static const struct virtio_device_ops p9_ops = {
 
 static int workers_start(struct virtio_p9 *p9, unsigned index)
 {
+	char name[16];
 	unsigned i;
 	int err;
 
+	snprintf(name, sizeof(name), "9p%u-io", index);
 	for (i = 0; i < P9_WORKERS; i++) {
-		err = -pthread_create(&p9->workers[i], NULL, worker, p9);
+		err = thread_start_unsignalled(&p9->workers[i], worker, p9,
+					       name);
 		if (err) {
 			pr_err("%s: cannot start a worker: %s", p9->name,
 			       strerror(-err));
 			return err;
 		}
-		thread_name_set(p9->workers[i], "9p%u-io", index);
 		p9->nr_workers++;
 	}
 	return 0;
