@@ -61,6 +61,9 @@ def check_hostile_outcomes(r, share):
     assert fids["ecode"] != "0" and int(fids["made"]) < MAX_FIDS, r
     for check in HOSTILE_CHECKS:
         assert r.tg["ok"][check].get("outcome") != "needs-reset", r
+    # `..` at the root walked to the root, not refused (which QEMU's
+    # checks let pass).
+    assert "qid" in r.tg["ok"]["9p-evil-dotdot-root"], r
 
 
 def test_9p_pci():
@@ -147,8 +150,7 @@ def test_9p_bench():
     assert int(stat["reqs"]) == 3 * BENCH_FILES, out
     assert int(create["files"]) == BENCH_CREATES, out
     assert int(create["reqs"]) == 4 * BENCH_CREATES, out
-    assert int(create["create_ns"]) + int(create["unlink_ns"]) == \
-        int(create["ns"]), out
+    assert 0 < int(create["create_ns"]) < int(create["ns"]), out
     for part in (seq, rand, stat, create):
         assert int(part["ns"]) > 0, out
 
