@@ -110,6 +110,12 @@ static void test_dir(void)
 	CHECK_EQ(access(path, X_OK), 0);
 	/* No status: the guest never got there. */
 	CHECK_EQ(sandbox_dir_status(&d, &status), -ENOENT);
+	/* A FIFO the guest made there (Tmknod) is no status, and opening
+	 * it must not wait for a writer. */
+	snprintf(path, sizeof(path), "%s/" SANDBOX_STATUS, d.path);
+	CHECK_EQ(mkfifo(path, 0600), 0);
+	CHECK_EQ(sandbox_dir_status(&d, &status), -ENOENT);
+	CHECK_EQ(unlink(path), 0);
 	file_put(d.path, SANDBOX_STATUS, "oops\n");
 	CHECK_EQ(sandbox_dir_status(&d, &status), -EINVAL);
 	file_put(d.path, SANDBOX_STATUS, "42\n");

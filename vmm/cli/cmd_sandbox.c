@@ -136,8 +136,11 @@ static int sandbox_run(struct run_options *opts, char *const argv[])
 	int status = EXIT_SANDBOX_FAILED;
 	int err;
 
-	if (!getcwd(cwd, sizeof(cwd)))
+	if (!getcwd(cwd, sizeof(cwd))) {
+		pr_warn("sandbox: the current directory: %s; the command "
+			"runs in /", strerror(errno));
 		strcpy(cwd, "/");
+	}
 	err = sandbox_dir_make(&d, cwd, argv);
 	if (err)
 		return EXIT_SANDBOX_FAILED;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/sandbox_script.h"
@@ -89,14 +90,18 @@ int sandbox_dir_make(struct sandbox_dir *d, const char *cwd,
 int sandbox_dir_status(const struct sandbox_dir *d, int *status)
 {
 	char path[PATH_MAX + sizeof("/" SANDBOX_STATUS)], text[8];
+	struct stat st;
 	ssize_t n = -1;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/" SANDBOX_STATUS, d->path);
-	/* O_NOFOLLOW: the guest may have put a link there. */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* The guest may have put a link or a FIFO there (Tmknod makes
+	 * FIFOs): O_NOFOLLOW and O_NONBLOCK, and a regular file alone read,
+	 * so that nothing it made can hold thpvm up. */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
-		n = read(fd, text, sizeof(text) - 1);
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode))
+			n = read(fd, text, sizeof(text) - 1);
 		close(fd);
 	}
 	if (n < 0) {
