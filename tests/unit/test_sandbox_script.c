@@ -91,7 +91,8 @@ static void test_script(void)
 			     "echo $? >" SANDBOX_GUEST_DIR "/" SANDBOX_STATUS
 			     "\n"));
 	/* The status is written after the command, the power-off last. */
-	CHECK(strstr(script, "exec") < strstr(script, "poweroff -f"));
+	CHECK(strstr(script, "exec") < strstr(script, "echo $? >"));
+	CHECK(strstr(script, "echo $? >") < strstr(script, "poweroff -f"));
 	CHECK(strstr(script, "poweroff -f") <
 	      strstr(script, "echo o >/proc/sysrq-trigger"));
 	free(script);

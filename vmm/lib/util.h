@@ -42,12 +42,12 @@ int fd_size(int fd, const struct stat *st, uint64_t *size);
 int file_read_all(const char *path, size_t max_size, uint8_t **data,
 		  size_t *size);
 
-/* The bytes of iov[0..nr) from skip on, as entries written to dst, which
- * may be iov itself (each entry is read before it can be overwritten).
- * Empty entries are left out. Returns the number of entries in dst. */
 struct iovec;
 /* The bytes iov[0..nr) holds. */
 uint64_t iov_bytes(const struct iovec *iov, unsigned nr);
+/* The bytes of iov[0..nr) from skip on, as entries written to dst, which
+ * may be iov itself (each entry is read before it can be overwritten).
+ * Empty entries are left out. Returns the number of entries in dst. */
 unsigned iov_slice(const struct iovec *iov, unsigned nr, uint64_t skip,
 		   struct iovec *dst);
 /* Shortens iov[0..nr) in place to its first len bytes. Returns the
