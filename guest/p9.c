@@ -106,8 +106,8 @@ void p9_get_qid(struct p9_dev *p, struct p9_qid *q)
 #define EXCHANGE_RESET		(-2)
 
 /* Queues the request and a reply buffer of reply_room bytes and sleeps
- * until the device returns them: the bytes it wrote, -1 with why, or
- * EXCHANGE_RESET. */
+ * (polls, from user mode) until the device returns them: the bytes it
+ * wrote, -1 with why, or EXCHANGE_RESET. */
 static int64_t exchange(struct p9_dev *p, uint32_t reply_room)
 {
 	struct vq_buf b[2] = {
@@ -127,6 +127,15 @@ static int64_t exchange(struct p9_dev *p, uint32_t reply_room)
 	}
 	vq_kick(vq);
 	while (!(rc = vq_get_used(vq, &token, &used))) {
+		if (p->user) {
+			if (clock_now() > deadline) {
+				p->why = "timeout";
+				p->dead = true;
+				return -1;
+			}
+			cpu_relax();
+			continue;
+		}
 		if (cfg != virtio_config_irqs(&p->vd) &&
 		    virtio_status(&p->vd) & VIRTIO_S_NEEDS_RESET)
 			return EXCHANGE_RESET;

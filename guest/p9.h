@@ -107,6 +107,10 @@ struct p9_dev {
 	const char *why;		/* what broke an exchange */
 	bool restarting;		/* after P9_RESET, a new session */
 	bool dead;			/* timed out, or not restarted */
+	/* Requests from user mode (p9_bench.c): the used ring polled with
+	 * the queue's interrupts off, and a device that times out left
+	 * dead for the caller to reset, which user mode cannot. */
+	bool user;
 	uint32_t asked_msize, root_fid;	/* of the session, for a restart */
 };
 

@@ -6,9 +6,13 @@
  * unlink, Twalk (a clone of new/), Tlcreate, Tclunk, then Tunlinkat,
  * of files in new/. One request at a time (queue depth 1: the client is
  * synchronous), timed with the guest's clock, no data compared; a line
- * of figures for each part. With p9bench_wait, each part waits for a
- * line from the host first, so that the host can read its own CPU time
- * where the part starts. */
+ * of figures for each part. Each part's loop runs in user mode, polling
+ * the used ring with the queue's interrupts off, as blkbench does: on
+ * PVM hosts user mode is native and kernel mode emulated, and a loop
+ * that halted for each reply would time the emulator's interrupt
+ * delivery, not the VMM. With p9bench_wait, each part waits for a line
+ * from the host first, so that the host can read its own CPU time where
+ * the part starts. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -26,10 +30,16 @@
 #define NAME_LEN		16
 #define WAIT_MS			60000
 
-/* Requests of one part and when it started. */
+/* One part: its loop, what the loop works on, its requests and when
+ * it started. The loop returns P9_OK, an errno or P9_BROKEN. */
 struct part {
+	int (*loop)(struct p9_dev *p, struct part *t);
+	struct p9_dev *p;
+	uint64_t size;		/* of seq.bin */
+	uint64_t n;		/* reads, files or creates */
 	uint64_t reqs;
 	uint64_t t0;
+	int rc;
 };
 
 /* With p9bench_wait, once the host's line came (a failure if none did
@@ -50,6 +60,29 @@ static void part_start(struct part *t, const char *name)
 static uint64_t part_ns(const struct part *t)
 {
 	return clock_to_ns(clock_now() - t->t0);
+}
+
+/* User mode. */
+static long u_part(long arg)
+{
+	struct part *t = (struct part *)arg;
+
+	t->rc = t->loop(t->p, t);
+	return 0;
+}
+
+/* t's loop in user mode (p9_dev.user); a device it left dead is reset
+ * here, so that it cannot answer into buffers used again. */
+static int part_run(struct p9_dev *p, struct part *t)
+{
+	vq_disarm(&p->vd.vq[0]);
+	p->user = true;
+	t->p = p;
+	run_user(u_part, (long)t);
+	p->user = false;
+	if (p->dead)
+		virtio_reset(&p->vd);
+	return t->rc;
 }
 
 /* Per second from count in ns, 0 for no time. */
@@ -90,11 +123,11 @@ static int open_seq(struct p9_dev *p, uint64_t *size)
 
 /* The whole file, as much as the msize allows at a time; a read that
  * returns nothing before the end is a failure. */
-static int read_seq(struct p9_dev *p, uint64_t size, struct part *t)
+static int read_seq(struct p9_dev *p, struct part *t)
 {
 	uint32_t chunk = p->msize - P9_RREAD_HEADER, got;
 
-	for (uint64_t off = 0; off < size; off += got, t->reqs++) {
+	for (uint64_t off = 0; off < t->size; off += got, t->reqs++) {
 		int rc = p9_read(p, FID_FILE, off, chunk, &got);
 
 		if (rc != P9_OK)
@@ -107,18 +140,17 @@ static int read_seq(struct p9_dev *p, uint64_t size, struct part *t)
 	return P9_OK;
 }
 
-/* reads reads of RAND_LEN bytes at aligned offsets drawn from a fixed
+/* t->n reads of RAND_LEN bytes at aligned offsets drawn from a fixed
  * seed, so that every VMM is asked for the same ones. */
-static int read_random(struct p9_dev *p, uint64_t size, uint64_t reads,
-		       struct part *t)
+static int read_random(struct p9_dev *p, struct part *t)
 {
-	uint64_t blocks = size / RAND_LEN, x = RAND_SEED;
+	uint64_t blocks = t->size / RAND_LEN, x = RAND_SEED;
 
 	if (!blocks) {
 		p->why = "file-too-small";
 		return P9_BROKEN;
 	}
-	for (; t->reqs < reads; t->reqs++) {
+	for (; t->reqs < t->n; t->reqs++) {
 		uint64_t off;
 		uint32_t got;
 		int rc;
@@ -148,8 +180,9 @@ static void bench_reads(struct p9_dev *p)
 		p9_clunk(p, FID_FILE);
 		return;
 	}
+	t = (struct part){ .loop = read_seq, .size = size };
 	part_start(&t, "seq");
-	rc = read_seq(p, size, &t);
+	rc = part_run(p, &t);
 	ns = part_ns(&t);
 	if (rc != P9_OK)
 		p9_report_failed(p, "p9bench-seq", rc);
@@ -158,8 +191,10 @@ static void bench_reads(struct p9_dev *p)
 		      "msize=%u\n", size, t.reqs, ns,
 		      ns ? size * 1000 / ns : 0, p->msize);
 
+	t = (struct part){ .loop = read_random, .size = size,
+			   .n = params.p9bench_reads };
 	part_start(&t, "rand4k");
-	rc = read_random(p, size, params.p9bench_reads, &t);
+	rc = part_run(p, &t);
 	ns = part_ns(&t);
 	if (rc != P9_OK)
 		p9_report_failed(p, "p9bench-rand4k", rc);
@@ -170,12 +205,12 @@ static void bench_reads(struct p9_dev *p)
 }
 
 /* Walk, getattr and clunk of each of FID_DIR's files f0 .. f<n-1>. */
-static int stat_files(struct p9_dev *p, uint64_t n, struct part *t)
+static int stat_files(struct p9_dev *p, struct part *t)
 {
 	char name[NAME_LEN];
 	struct p9_attr a;
 
-	for (uint64_t i = 0; i < n; i++) {
+	for (uint64_t i = 0; i < t->n; i++) {
 		int rc;
 
 		sprint(name, sizeof(name), "f%lu", i);
@@ -202,13 +237,13 @@ static int stat_files(struct p9_dev *p, uint64_t n, struct part *t)
 /* n new files c0 .. c<n-1> in FID_DIR, each made as Linux's v9fs makes
  * one: a clone of the directory's fid that Tlcreate turns into the
  * open file's, clunked when it is closed. */
-static int create_files(struct p9_dev *p, uint64_t n, struct part *t)
+static int create_files(struct p9_dev *p, struct part *t)
 {
 	char name[NAME_LEN];
 	struct p9_qid qid;
 	unsigned nwqid;
 
-	for (uint64_t i = 0; i < n; i++) {
+	for (uint64_t i = 0; i < t->n; i++) {
 		int rc;
 
 		sprint(name, sizeof(name), "c%lu", i);
@@ -229,11 +264,11 @@ static int create_files(struct p9_dev *p, uint64_t n, struct part *t)
 	return P9_OK;
 }
 
-static int unlink_files(struct p9_dev *p, uint64_t n, struct part *t)
+static int unlink_files(struct p9_dev *p, struct part *t)
 {
 	char name[NAME_LEN];
 
-	for (uint64_t i = 0; i < n; i++) {
+	for (uint64_t i = 0; i < t->n; i++) {
 		int rc;
 
 		sprint(name, sizeof(name), "c%lu", i);
@@ -252,8 +287,9 @@ static void bench_stat(struct p9_dev *p)
 	int rc = walk_name(p, FID_ROOT, FID_DIR, "meta");
 
 	if (rc == P9_OK) {
+		t = (struct part){ .loop = stat_files, .n = n };
 		part_start(&t, "stat");
-		rc = stat_files(p, n, &t);
+		rc = part_run(p, &t);
 		ns = part_ns(&t);
 	}
 	if (rc != P9_OK) {
@@ -273,12 +309,14 @@ static void bench_create(struct p9_dev *p)
 	int rc = walk_name(p, FID_ROOT, FID_DIR, "new");
 
 	if (rc == P9_OK) {
+		t = (struct part){ .loop = create_files, .n = n };
 		part_start(&t, "create");
-		rc = create_files(p, n, &t);
+		rc = part_run(p, &t);
 		create_ns = part_ns(&t);
 	}
 	if (rc == P9_OK) {
-		rc = unlink_files(p, n, &t);
+		t.loop = unlink_files;
+		rc = part_run(p, &t);
 		ns = part_ns(&t);
 	}
 	if (rc != P9_OK) {
