@@ -246,17 +246,27 @@ bool virtq_need_interrupt(struct virtq *vq)
 	return !valid || vring_need_event(used_event, vq->used_idx, old);
 }
 
+/* Where the device asks to be notified, after the used ring. */
+static uint8_t *avail_event(struct virtq *vq)
+{
+	return vq->used + USED_RING + USED_ELEM_SIZE * vq->size;
+}
+
 void virtq_disable_notify(struct virtq *vq)
 {
-	if (!vq->event_idx)
+	/* With EVENT_IDX, avail_event one behind what was taken: a driver
+	 * that adds after it saw everything taken crosses nothing and does
+	 * not notify; left where enable put it, its next addition would. */
+	if (vq->event_idx)
+		store_idx(avail_event(vq), vq->last_avail - 1);
+	else
 		store_idx(vq->used, VRING_USED_F_NO_NOTIFY);
 }
 
 bool virtq_enable_notify(struct virtq *vq)
 {
 	if (vq->event_idx)
-		store_idx(vq->used + USED_RING + USED_ELEM_SIZE * vq->size,
-			  vq->last_avail);
+		store_idx(avail_event(vq), vq->last_avail);
 	else
 		store_idx(vq->used, 0);
 	/* Publish before looking again, or a kick may be lost. */

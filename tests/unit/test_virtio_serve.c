@@ -261,7 +261,9 @@ static void test_wants_and_may_take(void)
 }
 
 /* With EVENT_IDX: avail_event follows what was taken once the ring is
- * empty, and only then; interrupts follow used_event. */
+ * empty; while the device drains, it stays one behind, asking for no
+ * notification (the budget's stop kicks the queue itself); interrupts
+ * follow used_event. */
 static void test_event_idx(void)
 {
 	uint8_t *avail_event;
@@ -273,7 +275,7 @@ static void test_event_idx(void)
 	chains(0, 2);
 	run();
 	CHECK_EQ(used_idx(0), 1);
-	CHECK_EQ(get_le16(avail_event), 0);
+	CHECK_EQ(get_le16(avail_event), 0xffff);
 	/* used_event: the driver wants to hear of the second. */
 	put_le16(gpa(AVAIL_GPA(0) + 4 + 2 * QSIZE), 1);
 	run();

@@ -312,6 +312,13 @@ static void test_used_and_interrupts(void)
 	CHECK_EQ(get_le16(gpa(USED_GPA + 4 + 8 * QSIZE)), 3);
 	publish(0);
 	CHECK(virtq_enable_notify(&vq));
+	/* disable_notify puts it one behind what was taken (3), which a
+	 * driver's next addition does not cross; from 0 it wraps. */
+	virtq_disable_notify(&vq);
+	CHECK_EQ(get_le16(gpa(USED_GPA + 4 + 8 * QSIZE)), 2);
+	setup(ALL_FEATURES);
+	virtq_disable_notify(&vq);
+	CHECK_EQ(get_le16(gpa(USED_GPA + 4 + 8 * QSIZE)), 0xffff);
 }
 
 /* A buffer address as a guest might write one: mostly inside RAM, else
