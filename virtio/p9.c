@@ -4,7 +4,10 @@
  * P9_WORKERS workers take requests in turn and answer them with
  * p9_server_handle, without the lock, straight from and into the
  * chain's buffers. A request's chain goes back to the guest with its
- * reply, then the Tflushes held on it with theirs. */
+ * reply, then the Tflushes held on it with theirs. A worker that
+ * answered one and finds none pending polls the queue a while for the
+ * next (queue_poll), so that a guest with one request at a time costs
+ * neither a kick nor a thread's wake-up per request. */
 #include "virtio/p9.h"
 
 #include <errno.h>
@@ -143,7 +146,9 @@ static int64_t p9_serve(struct virtio_device *vdev, unsigned q,
 	req->next = NULL;
 	*p9->pending_tail = req;
 	p9->pending_tail = &req->next;
-	pthread_cond_signal(&p9->work);
+	/* A polling worker takes the first itself. */
+	if (!p9->polling || p9->pending != req)
+		pthread_cond_signal(&p9->work);
 	return -EINPROGRESS;
 }
 
@@ -218,6 +223,43 @@ static void request_done(struct virtio_p9 *p9, struct p9_request *req,
 	virtio_queue_interrupt(vdev, REQ_QUEUE);
 }
 
+/* Polls until a request is pending, for the worker that answered the
+ * last: the lock is let go between looks, notifications stay off (the
+ * guest's next request needs no kick) and chains are taken here. The
+ * window doubles while polling finds work and halves when it does not.
+ * Then notifications go back on, and what the guest added meanwhile is
+ * the device thread's, so that other workers take it while this one
+ * answers its own. One worker polls at a time, never while the device
+ * pauses, resets or stops. Called and returns with the lock held. */
+static void queue_poll(struct virtio_p9 *p9)
+{
+	struct virtio_device *vdev = &p9->vdev;
+	struct virtq *vq = &vdev->queues[REQ_QUEUE].vq;
+	uint64_t end = monotonic_ns() + p9->poll_ns;
+	uint16_t used = vq->used_idx;
+	unsigned taken = 0;
+
+	p9->polling = true;
+	virtq_disable_notify(vq);
+	while (!p9->pending && !p9->stopping && !vdev->paused &&
+	       virtio_queue_ready(vdev, REQ_QUEUE) && monotonic_ns() < end) {
+		if (virtq_has_avail(vq)) {
+			virtio_queue_drain(vdev, REQ_QUEUE, &p9_server, &taken);
+			continue;
+		}
+		pthread_mutex_unlock(&vdev->lock);
+		pthread_mutex_lock(&vdev->lock);
+	}
+	p9->polling = false;
+	p9->poll_ns = p9->pending ? MIN(p9->poll_ns * 2, P9_POLL_MAX_NS) :
+				    MAX(p9->poll_ns / 2, P9_POLL_MIN_NS);
+	/* Tflushes answered at once. */
+	if (vq->used_idx != used)
+		virtio_queue_interrupt(vdev, REQ_QUEUE);
+	if (virtio_queue_ready(vdev, REQ_QUEUE) && virtq_enable_notify(vq))
+		virtio_queue_kick(vdev, REQ_QUEUE);
+}
+
 static void *worker(void *arg)
 {
 	struct virtio_p9 *p9 = arg;
@@ -242,6 +284,8 @@ static void *worker(void *arg)
 
 		pthread_mutex_lock(&vdev->lock);
 		request_done(p9, req, len);
+		if (!p9->pending && !p9->polling)
+			queue_poll(p9);
 	}
 	pthread_mutex_unlock(&vdev->lock);
 	return NULL;
@@ -340,6 +384,7 @@ int virtio_p9_create(struct virtio_p9 *p9, unsigned index, const char *dir,
 
 	memset(p9, 0, sizeof(*p9));
 	p9->pending_tail = &p9->pending;
+	p9->poll_ns = P9_POLL_MIN_NS;
 	pthread_cond_init(&p9->idle, NULL);
 	pthread_cond_init(&p9->work, NULL);
 	snprintf(p9->name, sizeof(p9->name), "virtio-9p%u", index);

@@ -17,6 +17,10 @@
 
 #define P9_QUEUE_SIZE 128
 #define P9_WORKERS 4
+/* The window in which a worker that answered a request polls for the
+ * next (p9.c, queue_poll): as blk's. */
+#define P9_POLL_MIN_NS 2000
+#define P9_POLL_MAX_NS 32000
 /* The longest mount tag thpvm offers: a name typed at a mount command,
  * for which 31 bytes are plenty. */
 #define P9_TAG_MAX 31
@@ -46,6 +50,8 @@ struct virtio_p9 {
 	pthread_cond_t idle;		/* inflight dropped to 0 */
 	pthread_cond_t work;		/* pending not empty, or stopping */
 	bool stopping;
+	bool polling;			/* a worker polls the queue */
+	uint64_t poll_ns;		/* its window */
 	pthread_t workers[P9_WORKERS];
 	unsigned nr_workers;
 };

@@ -93,7 +93,7 @@ static unsigned running(void)
 	return n;
 }
 
-static bool setup(void)
+static bool setup_with(uint64_t features)
 {
 	snprintf(share, sizeof(share), "/tmp/thpvm-9p-XXXXXX");
 	if (!mkdtemp(share)) {
@@ -116,8 +116,13 @@ static bool setup(void)
 	p9.vdev.notify = count_irq;
 	p9.vdev.isr_cleared = count_isr_cleared;
 	CHECK_EQ(virtio_device_start(&p9.vdev), 0);
-	driver_start(&p9.vdev, FEATURES, 1);
+	driver_start(&p9.vdev, features, 1);
 	return true;
+}
+
+static bool setup(void)
+{
+	return setup_with(FEATURES);
 }
 
 static void teardown(void)
@@ -145,14 +150,20 @@ static uint8_t *put_str(uint8_t *p, const char *s)
 }
 
 /* The message of slot i as one readable and one writable buffer of
- * resp_len, made available and kicked. */
-static void send_slot(unsigned i, uint32_t resp_len)
+ * resp_len, made available. */
+static void offer_slot(unsigned i, uint32_t resp_len)
 {
 	set_desc(0, 2 * i, REQ_GPA(i), get_le32(gpa(REQ_GPA(i))),
 		 VRING_DESC_F_NEXT, 2 * i + 1);
 	set_desc(0, 2 * i + 1, RESP_GPA(i), resp_len, VRING_DESC_F_WRITE, 0);
 	memset(gpa(RESP_GPA(i)), 0xa5, RESP_LEN);
 	publish(0, 2 * i);
+}
+
+/* The same, and kicked. */
+static void send_slot(unsigned i, uint32_t resp_len)
+{
+	offer_slot(i, resp_len);
 	virtio_queue_kick(&p9.vdev, 0);
 }
 
@@ -209,13 +220,18 @@ static void send_chain(uint32_t req_len, uint64_t resp_gpa, uint32_t resp_len)
 }
 
 /* A Tgetattr of a fid nobody attached: an Rlerror, quick. */
-static void send_getattr(unsigned i, uint16_t tag)
+static void msg_getattr(unsigned i, uint16_t tag)
 {
 	uint8_t *p = gpa(REQ_GPA(i));
 
 	p = header(p, P9_TGETATTR, tag, 4 + 8);
 	put_le32(p, 99);
 	put_le64(p + 4, 0x7ff);
+}
+
+static void send_getattr(unsigned i, uint16_t tag)
+{
+	msg_getattr(i, tag);
 	send_slot(i, RESP_LEN);
 }
 
@@ -252,6 +268,71 @@ static void start_session(void)
 	CHECK(WAIT_FOR(used_idx(0) == (uint16_t)(base + 2)));
 	p9_server_stats(p9.server, &st);
 	CHECK_EQ(st.fids, 1);
+}
+
+/* Whether a driver that honours the device's suppression (the used
+ * ring's flag, or avail_event) notifies after moving the available
+ * index from old to old + 1. */
+static bool notify_wanted(bool event_idx, uint16_t old)
+{
+	uint16_t event;
+
+	if (!event_idx)
+		return !(get_le16(gpa(USED_GPA(0))) & VRING_USED_F_NO_NOTIFY);
+	event = get_le16(gpa(USED_GPA(0) + 4 + 8 * QSIZE));
+	return (uint16_t)(old + 1 - event - 1) < 1;
+}
+
+/* used_idx(0) reaching want, watched closely for a while (so that the
+ * next request can come inside the device's poll window), then within
+ * WAIT_FOR's time. */
+static bool answered(uint16_t want)
+{
+	uint64_t end = monotonic_ns() + 1000000;
+
+	while (used_idx(0) != want && monotonic_ns() < end)
+		;
+	return WAIT_FOR(used_idx(0) == want);
+}
+
+/* One request at a time, each offered as soon as the last is answered
+ * by a driver that notifies only where the device asks: every one is
+ * answered, whether the worker that polls after each answer took it
+ * with notifications off or left it to a notification. How many went
+ * without one is timing's and is only printed. */
+static void one_at_a_time(bool event_idx)
+{
+	const unsigned n = 200;
+	unsigned i, quiet = 0;
+	uint16_t old;
+
+	if (!setup_with(FEATURES |
+			(event_idx ? 1ULL << VIRTIO_RING_F_EVENT_IDX : 0)))
+		return;
+	for (i = 0; i < n; i++) {
+		msg_getattr(0, i + 1);
+		old = get_le16(gpa(AVAIL_GPA(0) + 2));
+		offer_slot(0, RESP_LEN);
+		if (notify_wanted(event_idx, old))
+			virtio_queue_kick(&p9.vdev, 0);
+		else
+			quiet++;
+		if (!answered(i + 1)) {
+			CHECK(!"request answered");
+			break;
+		}
+		CHECK_EQ(reply_type(i), P9_RLERROR);
+		CHECK_EQ(reply_tag(i), i + 1);
+	}
+	printf("# event_idx=%d: %u of %u requests without a notification\n",
+	       event_idx, quiet, n);
+	teardown();
+}
+
+static void test_one_at_a_time(void)
+{
+	one_at_a_time(false);
+	one_at_a_time(true);
 }
 
 static void test_identity(void)
@@ -547,6 +628,7 @@ int main(void)
 		UNIT_TEST(test_reset_in_flight),
 		UNIT_TEST(test_pause_waits),
 		UNIT_TEST(test_malformed_chains),
+		UNIT_TEST(test_one_at_a_time),
 	};
 
 	return UNIT_RUN(tests);
