@@ -236,26 +236,30 @@ static void queue_poll(struct virtio_p9 *p9)
 	struct virtio_device *vdev = &p9->vdev;
 	struct virtq *vq = &vdev->queues[REQ_QUEUE].vq;
 	uint64_t end = monotonic_ns() + p9->poll_ns;
-	uint16_t used = vq->used_idx;
 	unsigned taken = 0;
+	uint16_t used;
 
 	p9->polling = true;
 	virtq_disable_notify(vq);
 	while (!p9->pending && !p9->stopping && !vdev->paused &&
 	       virtio_queue_ready(vdev, REQ_QUEUE) && monotonic_ns() < end) {
 		if (virtq_has_avail(vq)) {
+			used = vq->used_idx;
 			virtio_queue_drain(vdev, REQ_QUEUE, &p9_server, &taken);
+			/* Tflushes answered at once; not on a queue that
+			 * broke. */
+			if (virtio_queue_ready(vdev, REQ_QUEUE) &&
+			    vq->used_idx != used)
+				virtio_queue_interrupt(vdev, REQ_QUEUE);
 			continue;
 		}
+		/* A reset or pause may come in between. */
 		pthread_mutex_unlock(&vdev->lock);
 		pthread_mutex_lock(&vdev->lock);
 	}
 	p9->polling = false;
 	p9->poll_ns = p9->pending ? MIN(p9->poll_ns * 2, P9_POLL_MAX_NS) :
 				    MAX(p9->poll_ns / 2, P9_POLL_MIN_NS);
-	/* Tflushes answered at once. */
-	if (vq->used_idx != used)
-		virtio_queue_interrupt(vdev, REQ_QUEUE);
 	if (virtio_queue_ready(vdev, REQ_QUEUE) && virtq_enable_notify(vq))
 		virtio_queue_kick(vdev, REQ_QUEUE);
 }
