@@ -6,7 +6,7 @@
  * chain's buffers. A request's chain goes back to the guest with its
  * reply, then the Tflushes held on it with theirs. A worker that
  * answered one and finds none pending polls the queue a while for the
- * next (queue_poll), so that a guest with one request at a time costs
+ * next (answer_and_poll), so that a guest with one request at a time costs
  * neither a kick nor a thread's wake-up per request. */
 #include "virtio/p9.h"
 
@@ -158,9 +158,28 @@ static const struct virtio_queue_server p9_server = {
 	.serve = p9_serve,
 };
 
+/* A poll that gave up sizes the window by when the next request came:
+ * soon after (a longer window would have caught it), it doubles; later,
+ * it halves (as KVM sizes its halt polling). */
+static void poll_window_update(struct virtio_p9 *p9)
+{
+	uint64_t late;
+
+	if (!p9->poll_missed)
+		return;
+	late = monotonic_ns() - p9->poll_missed;
+	p9->poll_ns = late < P9_POLL_MAX_NS ?
+		      MIN(p9->poll_ns * 2, P9_POLL_MAX_NS) :
+		      MAX(p9->poll_ns / 2, P9_POLL_MIN_NS);
+	p9->poll_missed = 0;
+}
+
 static void p9_queue_notify(struct virtio_device *vdev, unsigned q)
 {
+	struct virtio_p9 *p9 = to_p9(vdev);
+
 	pthread_mutex_lock(&vdev->lock);
+	poll_window_update(p9);
 	virtio_queue_serve(vdev, q, &p9_server);
 	pthread_mutex_unlock(&vdev->lock);
 }
@@ -223,15 +242,17 @@ static void request_done(struct virtio_p9 *p9, struct p9_request *req,
 	virtio_queue_interrupt(vdev, REQ_QUEUE);
 }
 
-/* Polls until a request is pending, for the worker that answered the
- * last: the lock is let go between looks, notifications stay off (the
- * guest's next request needs no kick) and chains are taken here. The
- * window doubles while polling finds work and halves when it does not.
- * Then notifications go back on, and what the guest added meanwhile is
- * the device thread's, so that other workers take it while this one
- * answers its own. One worker polls at a time, never while the device
- * pauses, resets or stops. Called and returns with the lock held. */
-static void queue_poll(struct virtio_p9 *p9)
+/* Answers req and polls until a request is pending: notifications go
+ * off before the reply goes out, as the guest's next request may follow
+ * it at once and then needs no kick; the lock is let go between looks,
+ * and chains are taken here, for up to the window (poll_window_update).
+ * Then notifications go back on, and
+ * what the guest adds meanwhile is the device thread's, so that other
+ * workers take it while this one answers its own. One worker polls at
+ * a time (another just answers), never while the device pauses, resets
+ * or stops. Called and returns with the lock held. */
+static void answer_and_poll(struct virtio_p9 *p9, struct p9_request *req,
+			    int64_t len)
 {
 	struct virtio_device *vdev = &p9->vdev;
 	struct virtq *vq = &vdev->queues[REQ_QUEUE].vq;
@@ -239,8 +260,14 @@ static void queue_poll(struct virtio_p9 *p9)
 	unsigned taken = 0;
 	uint16_t used;
 
+	if (p9->polling) {
+		request_done(p9, req, len);
+		return;
+	}
 	p9->polling = true;
-	virtq_disable_notify(vq);
+	if (virtio_queue_ready(vdev, REQ_QUEUE))
+		virtq_disable_notify(vq);
+	request_done(p9, req, len);
 	while (!p9->pending && !p9->stopping && !vdev->paused &&
 	       virtio_queue_ready(vdev, REQ_QUEUE) && monotonic_ns() < end) {
 		if (virtq_has_avail(vq)) {
@@ -258,8 +285,7 @@ static void queue_poll(struct virtio_p9 *p9)
 		pthread_mutex_lock(&vdev->lock);
 	}
 	p9->polling = false;
-	p9->poll_ns = p9->pending ? MIN(p9->poll_ns * 2, P9_POLL_MAX_NS) :
-				    MAX(p9->poll_ns / 2, P9_POLL_MIN_NS);
+	p9->poll_missed = p9->pending ? 0 : monotonic_ns();
 	if (virtio_queue_ready(vdev, REQ_QUEUE) && virtq_enable_notify(vq))
 		virtio_queue_kick(vdev, REQ_QUEUE);
 }
@@ -287,9 +313,7 @@ static void *worker(void *arg)
 				       c->iov + c->nr_out, c->nr_in);
 
 		pthread_mutex_lock(&vdev->lock);
-		request_done(p9, req, len);
-		if (!p9->pending && !p9->polling)
-			queue_poll(p9);
+		answer_and_poll(p9, req, len);
 	}
 	pthread_mutex_unlock(&vdev->lock);
 	return NULL;

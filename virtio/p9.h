@@ -18,7 +18,7 @@
 #define P9_QUEUE_SIZE 128
 #define P9_WORKERS 4
 /* The window in which a worker that answered a request polls for the
- * next (p9.c, queue_poll): as blk's. */
+ * next (p9.c, answer_and_poll): as blk's. */
 #define P9_POLL_MIN_NS 2000
 #define P9_POLL_MAX_NS 32000
 /* The longest mount tag thpvm offers: a name typed at a mount command,
@@ -52,6 +52,7 @@ struct virtio_p9 {
 	bool stopping;
 	bool polling;			/* a worker polls the queue */
 	uint64_t poll_ns;		/* its window */
+	uint64_t poll_missed;		/* when one last found nothing, or 0 */
 	pthread_t workers[P9_WORKERS];
 	unsigned nr_workers;
 };

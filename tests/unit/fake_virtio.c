@@ -53,6 +53,8 @@ void fake_virtio_publish(const struct guest_ram *ram, uint64_t avail,
 			 uint16_t size, uint16_t *idx, uint16_t head)
 {
 	put_le16(guest_ram_ptr(ram, avail + 4 + 2 * (*idx % size), 2), head);
+	/* Sequentially consistent: a driver reads the device's
+	 * suppression after it, as its barrier orders them. */
 	__atomic_store_n((uint16_t *)guest_ram_ptr(ram, avail + 2, 2), ++*idx,
-			 __ATOMIC_RELEASE);
+			 __ATOMIC_SEQ_CST);
 }

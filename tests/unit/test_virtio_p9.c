@@ -270,17 +270,20 @@ static void start_session(void)
 	CHECK_EQ(st.fids, 1);
 }
 
-/* Whether a driver that honours the device's suppression (the used
- * ring's flag, or avail_event) notifies after moving the available
- * index from old to old + 1. */
+/* Whether a driver that honours the device's suppression notifies
+ * after moving the available index from old to old + 1: the used ring's
+ * flag is clear, or (EVENT_IDX) avail_event is old, the one index the
+ * move crosses. */
 static bool notify_wanted(bool event_idx, uint16_t old)
 {
-	uint16_t event;
+	uint16_t *flags = (uint16_t *)gpa(USED_GPA(0));
+	uint16_t *event = (uint16_t *)gpa(USED_GPA(0) + 4 + 8 * QSIZE);
 
+	/* Ordered after publish()'s store of the index. */
 	if (!event_idx)
-		return !(get_le16(gpa(USED_GPA(0))) & VRING_USED_F_NO_NOTIFY);
-	event = get_le16(gpa(USED_GPA(0) + 4 + 8 * QSIZE));
-	return (uint16_t)(old + 1 - event - 1) < 1;
+		return !(le16toh(__atomic_load_n(flags, __ATOMIC_SEQ_CST)) &
+			 VRING_USED_F_NO_NOTIFY);
+	return le16toh(__atomic_load_n(event, __ATOMIC_SEQ_CST)) == old;
 }
 
 /* used_idx(0) reaching want, watched closely for a while (so that the
