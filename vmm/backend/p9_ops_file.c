@@ -279,6 +279,10 @@ int p9_op_readlink(struct p9_server *s, struct p9_req *rq)
 	n = readlinkat(fd, "", target, sizeof(target));
 	if (n < 0)
 		n = -errno;
+	/* An empty path names no link unless the fd is one: what is no
+	 * link gets readlink(2)'s EINVAL. */
+	if (n == -ENOENT)
+		n = -EINVAL;
 	close(fd);
 	if (n < 0)
 		return n;
