@@ -46,19 +46,19 @@ static int options_fit(const struct run_options *opts)
 	return 0;
 }
 
+_Static_assert(sizeof(SANDBOX_TAG) <= P9_TAG_MAX + 1, "a 9p tag");
+
 /* The host's / as the root (the words -d DIR adds), the directory as
  * SANDBOX_TAG, and the script as init, before the user's -p. */
 static int options_add(struct run_options *opts, const struct sandbox_dir *d,
 		       char *params, size_t len)
 {
 	struct machine_config *cfg = &opts->machine;
-	char share[PATH_MAX + sizeof("," SANDBOX_TAG)];
 	int n;
 
-	snprintf(share, sizeof(share), "%s,%s", d->path, SANDBOX_TAG);
 	if (share_option_root(cfg, "sandbox", "/", "/", true,
 			      VIRTIO_TRANSPORT_DEFAULT) ||
-	    share_option_parse(cfg, "sandbox", share))
+	    share_option_tagged(cfg, "sandbox", d->path, SANDBOX_TAG, false))
 		return -EINVAL;
 	opts->root_share = true;
 	n = snprintf(params, len, "init=%s/" SANDBOX_SCRIPT " quiet%s%s",

@@ -130,3 +130,17 @@ int share_option_root(struct machine_config *cfg, const char *opt,
 	strcpy(sc.dir, dir);
 	return share_add(cfg, opt, arg, &sc);
 }
+
+int share_option_tagged(struct machine_config *cfg, const char *opt,
+			const char *dir, const char *tag, bool read_only)
+{
+	struct share_config sc = {
+		.read_only = read_only, .transport = VIRTIO_TRANSPORT_DEFAULT,
+	};
+
+	if (arg_path(opt, dir, sizeof(sc.dir)))
+		return -ENAMETOOLONG;
+	strcpy(sc.dir, dir);
+	snprintf(sc.tag, sizeof(sc.tag), "%s", tag);
+	return share_add(cfg, opt, dir, &sc);
+}

@@ -26,5 +26,11 @@ bool share_is_dir(const char *path);
 int share_option_root(struct machine_config *cfg, const char *opt,
 		      const char *arg, const char *dir, bool read_only,
 		      enum virtio_transport transport);
+/* dir as tag (the caller's own, 1 to P9_TAG_MAX bytes), for a command
+ * that adds shares of its own: any path, commas and all, with no
+ * DIR,TAG words to split. 0, or -errno after one message naming opt
+ * and dir. */
+int share_option_tagged(struct machine_config *cfg, const char *opt,
+			const char *dir, const char *tag, bool read_only);
 
 #endif
