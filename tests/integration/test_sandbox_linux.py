@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """thpvm sandbox -- CMD with Debian's kernel and the guest kit's
 initramfs (docs/sandbox.md): the guest's / is the host's, read-only over
-9p; CMD runs in the directory thpvm was started in and its exit status
-is thpvm's; its arguments reach it byte for byte; SIGTERM stops it;
-the throw-away directory (under $XDG_RUNTIME_DIR, a fresh one here) is
-gone afterwards and nothing on the host changed. Three boots, on a
-capable host
+9p; CMD runs in the directory thpvm was started in, shared read-write,
+and its exit status is thpvm's; its arguments reach it byte for byte;
+SIGTERM stops it; the throw-away directory (under $XDG_RUNTIME_DIR, a
+fresh one here) is gone afterwards and nothing on the host changed but
+what CMD wrote in its directory. Three boots, on a capable host
 (tests/hosts/svm_host.py provides one here); a VM that never runs the
 command needs no boot."""
 import os
 import signal
+import stat
 import tempfile
 
 import harness
@@ -18,9 +19,11 @@ from test_linux_initramfs import (again_if_died, build_image,
                                   require_capable)
 
 HELLO = "put here by the host"
+WRITTEN = "written by the guest"
 # The tests' directories: beside the binary under test, in its build
-# directory, as the guest's own tmpfs hide the host's /tmp and /run (and
-# meson runs tests with no BUILD of ours set).
+# directory (meson runs tests with no BUILD of ours set); one boot's
+# under /tmp, which the guest's own tmpfs hide until thpvm's script
+# mounts the directory there.
 SCRATCH = os.path.dirname(harness.THPVM)
 # Words a shell would split, expand or end a line at.
 AWKWARD = ["a b", "it's", '"double"', "$HOME", "$(echo no)", "`echo no`",
@@ -29,8 +32,8 @@ MISSING = ("thpvm: error: sandbox: the command's exit status is missing: "
            "the guest did not finish it (see its console output)")
 SCRIPT = ('echo "sandbox: hello from $(uname -r) in $(pwd)"; '
           'echo "sandbox: file $(cat hello.txt)"; '
-          '(echo changed >hello.txt) 2>/dev/null || '
-          'echo "sandbox: read-only"; '
+          f'echo "{WRITTEN}" >hello.txt && echo "sandbox: file changed"; '
+          'echo ok > result; '
           'echo t >/tmp/t && echo "sandbox: tmp writable"; '
           'exit 3')
 
@@ -45,15 +48,16 @@ def runtime_dir():
     return tempfile.TemporaryDirectory(prefix="sandbox-runtime-")
 
 
-def sandbox(kernel_args, cmd, timeout=300):
+def sandbox(kernel_args, cmd, timeout=300, writes=None, parent=SCRATCH):
     """thpvm sandbox kernel_args -- cmd, started in a fresh directory
-    with hello.txt in it (not under /tmp or /run, which the guest's own
-    tmpfs hide), $XDG_RUNTIME_DIR a fresh directory: (result, that
-    directory, what is left in the runtime directory but thpvm run's
-    control socket directory). Neither directory may have changed
-    otherwise."""
+    under parent with hello.txt in it, $XDG_RUNTIME_DIR a fresh
+    directory: (result, that directory, what is left in the runtime
+    directory but thpvm run's control socket directory). writes: name ->
+    the bytes cmd is to leave in its directory, a file of the user's
+    (hello.txt keeping its mode); nothing else may have changed there,
+    nor in the runtime directory."""
     with tempfile.TemporaryDirectory(prefix="sandbox-test-",
-                                     dir=SCRATCH) as top, \
+                                     dir=parent) as top, \
             runtime_dir() as runtime:
         work = os.path.join(top, "work")
         os.mkdir(work)
@@ -72,7 +76,16 @@ def sandbox(kernel_args, cmd, timeout=300):
         control = os.path.join(runtime, "thpvm")
         assert not os.path.isdir(control) or not os.listdir(control), r
         left = sorted(set(os.listdir(runtime)) - {"thpvm"})
-        assert snapshot(top) == before, r
+        want = dict(before)
+        for name, data in (writes or {}).items():
+            rel = os.path.join("work", name)
+            kind, mode, owner, _ = before.get(
+                rel, (stat.S_IFREG, 0o644, os.getuid(), None))
+            want[rel] = (kind, mode, owner, data)
+        after = snapshot(top)
+        assert after == want, (r, {k: (want.get(k), after.get(k))
+                                   for k in set(want) | set(after)
+                                   if want.get(k) != after.get(k)})
         return r, work, left
 
 
@@ -93,13 +106,15 @@ def guest_lines(r):
 
 def test_sandbox_status_and_files():
     """sh -c's script runs in the host's directory, reads the host's file,
-    cannot change it, writes to its own /tmp, and its status is
+    changes it and makes one beside it there (both on the host after,
+    exactly as written), writes to its own /tmp, and its status is
     thpvm's."""
     version, args = linux_args()
     r, work, left = again_if_died(lambda: sandbox(
-        args, ["sh", "-c", SCRIPT]))
+        args, ["sh", "-c", SCRIPT],
+        writes={"hello.txt": f"{WRITTEN}\n".encode(), "result": b"ok\n"}))
     assert guest_lines(r) == [f"hello from {version} in {work}",
-                              f"file {HELLO}", "read-only",
+                              f"file {HELLO}", "file changed",
                               "tmp writable"], r
     assert r.rc == 3, r
     assert left == [], r
@@ -107,10 +122,11 @@ def test_sandbox_status_and_files():
 
 def test_sandbox_awkward_arguments():
     """Each argument arrives as one, unexpanded: printf prints it back
-    between < and >."""
+    between < and >. Started under /tmp: the guest makes the directory
+    in its own tmpfs to mount it there (else no status, 125)."""
     _, args = linux_args()
     r, _, left = again_if_died(lambda: sandbox(
-        args, ["printf", "sandbox: <%s>\\n"] + AWKWARD))
+        args, ["printf", "sandbox: <%s>\\n"] + AWKWARD, parent="/tmp"))
     out = r.out.replace("\r", "")
     want = "".join(f"sandbox: <{word}>\n" for word in AWKWARD)
     assert want in out, r

@@ -93,6 +93,64 @@ static void file_put(const char *dir, const char *name, const char *text)
 	}
 }
 
+/* cmd_sandbox.main's status for argv, its stderr in err. */
+static int main_err(int argc, char **argv, char *err, size_t len)
+{
+	int saved = dup(STDERR_FILENO);
+	FILE *f = tmpfile();
+	size_t n = 0;
+	int rc;
+
+	CHECK(saved >= 0 && f);
+	fflush(stderr);
+	dup2(fileno(f), STDERR_FILENO);
+	rc = cmd_sandbox.main(argc, argv);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(err, 1, len - 1, f);
+	err[n] = '\0';
+	fclose(f);
+	return rc;
+}
+
+/* The sandbox's own shares count against a VM's 8: the host's /, its
+ * directory and the current one, but for / (kept read-only, and said).
+ * Refused before anything is made. */
+static void test_share_limit(void)
+{
+#define SHARES "--9p", "/tmp,t1", "--9p", "/tmp,t2", "--9p", "/tmp,t3", \
+	"--9p", "/tmp,t4", "--9p", "/tmp,t5", "--9p", "/tmp,t6"
+	char *six[] = { "sandbox", "-k", "/boot/none", SHARES, "--", "true",
+			NULL };
+	char *seven[] = { "sandbox", "-k", "/boot/none", SHARES, "--9p",
+			  "/tmp,t7", "--", "true", NULL };
+#undef SHARES
+	char parent[64], old[PATH_MAX], err[1024];
+
+	runtime_dir(parent, sizeof(parent));
+	CHECK(getcwd(old, sizeof(old)) != NULL);
+	CHECK_EQ(chdir(parent), 0);
+	CHECK_EQ(main_err(ARRAY_SIZE(six) - 1, six, err, sizeof(err)),
+		 EXIT_USAGE);
+	CHECK_STR(err, "thpvm: error: sandbox: at most 5 --9p shares, not 6: "
+		  "the sandbox adds 3 of its own (the host's /, its "
+		  "directory, the current directory) to a VM's 8\n");
+	CHECK_EQ(chdir("/"), 0);
+	CHECK_EQ(main_err(ARRAY_SIZE(seven) - 1, seven, err, sizeof(err)),
+		 EXIT_USAGE);
+	CHECK_STR(err, "thpvm: warning: sandbox: the current directory is /, "
+		  "which the guest gets read-only, not the whole host "
+		  "read-write\n"
+		  "thpvm: error: sandbox: at most 6 --9p shares, not 7: the "
+		  "sandbox adds 2 of its own (the host's /, its directory) to "
+		  "a VM's 8\n");
+	CHECK_EQ(chdir(old), 0);
+	/* Nothing made: the runtime directory is as it was, empty. */
+	CHECK_EQ(rmdir(parent), 0);
+}
+
 static void test_dir(void)
 {
 	char *const argv[] = { "true", NULL };
@@ -151,6 +209,7 @@ int main(void)
 		UNIT_TEST(test_parse_args),
 		UNIT_TEST(test_usage_errors),
 		UNIT_TEST(test_help),
+		UNIT_TEST(test_share_limit),
 		UNIT_TEST(test_dir),
 		UNIT_TEST(test_dir_unusable_parent),
 	};

@@ -1,8 +1,9 @@
 /* `thpvm sandbox [OPTIONS] -- CMD [ARG...]`: CMD in a throw-away Linux
- * guest whose / is the host's, read-only (docs/sandbox.md). thpvm makes
- * a private directory with the guest's script, boots the kernel with
- * the host's / as its 9p root and that script as init, and exits with
- * the command's status, which the guest leaves in the directory. */
+ * guest whose / is the host's, read-only, and whose current directory
+ * is thpvm's, read-write (docs/sandbox.md). thpvm makes a private
+ * directory with the guest's script, boots the kernel with the host's /
+ * as its 9p root and that script as init, and exits with the command's
+ * status, which the guest leaves in the directory. */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -47,18 +48,39 @@ static int options_fit(const struct run_options *opts)
 }
 
 _Static_assert(sizeof(SANDBOX_TAG) <= P9_TAG_MAX + 1, "a 9p tag");
+_Static_assert(sizeof(SANDBOX_CWD_TAG) <= P9_TAG_MAX + 1, "a 9p tag");
+
+/* The user's --9p and the sandbox's own shares (the host's /, the
+ * throw-away directory, and cwd where it is shared) within a VM's
+ * limit, checked before anything is made. 0, or -E2BIG after one
+ * message. */
+static int shares_fit(const struct run_options *opts, const char *cwd)
+{
+	unsigned own = cwd ? 3 : 2;
+
+	if (opts->machine.nr_shares + own <= MACHINE_MAX_SHARES)
+		return 0;
+	pr_err("sandbox: at most %u --9p shares, not %u: the sandbox adds %u "
+	       "of its own (the host's /, its directory%s) to a VM's %d",
+	       MACHINE_MAX_SHARES - own, opts->machine.nr_shares, own,
+	       cwd ? ", the current directory" : "", MACHINE_MAX_SHARES);
+	return -E2BIG;
+}
 
 /* The host's / as the root (the words -d DIR adds), the directory as
- * SANDBOX_TAG, and the script as init, before the user's -p. */
+ * SANDBOX_TAG, cwd (where not NULL) read-write as SANDBOX_CWD_TAG, and
+ * the script as init, before the user's -p. */
 static int options_add(struct run_options *opts, const struct sandbox_dir *d,
-		       char *params, size_t len)
+		       const char *cwd, char *params, size_t len)
 {
 	struct machine_config *cfg = &opts->machine;
 	int n;
 
 	if (share_option_root(cfg, "sandbox", "/", "/", true,
 			      VIRTIO_TRANSPORT_DEFAULT) ||
-	    share_option_tagged(cfg, "sandbox", d->path, SANDBOX_TAG, false))
+	    share_option_tagged(cfg, "sandbox", d->path, SANDBOX_TAG, false) ||
+	    (cwd && share_option_tagged(cfg, "sandbox", cwd, SANDBOX_CWD_TAG,
+					false)))
 		return -EINVAL;
 	opts->root_share = true;
 	n = snprintf(params, len, "init=%s/" SANDBOX_SCRIPT " quiet%s%s",
@@ -128,23 +150,40 @@ static int run_vm_child(struct run_options *opts)
 	return 0;
 }
 
+/* The directory thpvm was started in, in buf, for the guest to share;
+ * NULL, said in one line, where the command runs in the read-only /
+ * instead. */
+static const char *current_dir(char *buf, size_t len)
+{
+	if (!getcwd(buf, len)) {
+		pr_warn("sandbox: the current directory: %s; the command "
+			"runs in /", strerror(errno));
+		return NULL;
+	}
+	/* Shared read-write, / would hand the guest the whole host. */
+	if (!strcmp(buf, "/")) {
+		pr_warn("sandbox: the current directory is /, which the guest "
+			"gets read-only, not the whole host read-write");
+		return NULL;
+	}
+	return buf;
+}
+
 static int sandbox_run(struct run_options *opts, char *const argv[])
 {
 	static char params[RUN_CMDLINE_MAX];
-	char cwd[PATH_MAX];
+	char buf[PATH_MAX];
+	const char *cwd = current_dir(buf, sizeof(buf));
 	struct sandbox_dir d;
 	int status = EXIT_SANDBOX_FAILED;
 	int err;
 
-	if (!getcwd(cwd, sizeof(cwd))) {
-		pr_warn("sandbox: the current directory: %s; the command "
-			"runs in /", strerror(errno));
-		strcpy(cwd, "/");
-	}
+	if (shares_fit(opts, cwd))
+		return EXIT_USAGE;
 	err = sandbox_dir_make(&d, cwd, argv);
 	if (err)
 		return EXIT_SANDBOX_FAILED;
-	err = options_add(opts, &d, params, sizeof(params));
+	err = options_add(opts, &d, cwd, params, sizeof(params));
 	if (err)
 		status = EXIT_USAGE;
 	else if (!run_vm_child(opts) && sandbox_dir_status(&d, &status))
@@ -186,16 +225,18 @@ const struct command cmd_sandbox = {
 	"\n"
 	"Runs CMD with its ARGs, as given, in a Linux guest whose / is the\n"
 	"host's, shared read-only over virtio-9p, in the directory thpvm was\n"
-	"started in, and exits with CMD's status. The guest writes to tmpfs\n"
-	"on /tmp and /run only, gone with it; its console is the terminal.\n"
+	"started in, shared read-write at the same path (read-only where it\n"
+	"is /), and exits with CMD's status. What it writes there stays; its\n"
+	"tmpfs on /tmp and /run go with it. Its console is the terminal.\n"
 	"The kernel needs virtio-9p, built in or loaded by -i's initramfs\n"
 	"(guest/linux/mkinitramfs.py makes one). A convenience, not a jail:\n"
-	"the guest reads whatever the user running thpvm can. See\n"
-	"docs/sandbox.md.\n"
+	"the guest reads whatever the user running thpvm can, and changes\n"
+	"what it can below the current directory. See docs/sandbox.md.\n"
 	"\n"
 	"OPTIONS are thpvm run's (thpvm help run), except --detach and -d\n"
-	"DIR; -p's words come after init= and quiet (-p loglevel=7 shows\n"
-	"the kernel's messages).\n"
+	"DIR; the sandbox's own 9p shares (three, two in /) count against\n"
+	"the limit of 8. -p's words come after init= and quiet (-p\n"
+	"loglevel=7 shows the kernel's messages).\n"
 	"\n"
 	"Exit status: CMD's; 2 for a bad command line; 125 when thpvm could\n"
 	"not tell CMD's status (the guest never finished it).\n",

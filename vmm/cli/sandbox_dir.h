@@ -12,7 +12,8 @@ struct sandbox_dir {
 };
 
 /* Makes the directory with the script that runs argv (NULL-terminated)
- * in cwd. 0, or -errno after one message (then nothing is left). */
+ * in cwd, shared as SANDBOX_CWD_TAG, or in / where cwd is NULL. 0, or
+ * -errno after one message (then nothing is left). */
 int sandbox_dir_make(struct sandbox_dir *d, const char *cwd,
 		     char *const argv[]);
 

@@ -19,7 +19,8 @@ void shell_quote(FILE *f, const char *s)
 /* Before the command: a guest of its own (/proc, /sys, /dev; /tmp and
  * /run writable) on the host's read-only /. proc first, whatever is
  * there: until then /proc may be the host's, seen through the share.
- * sysfs and devtmpfs where an initramfs has not moved its own. */
+ * sysfs and devtmpfs where an initramfs has not moved its own. What the
+ * command needs and cannot have is said with unready, on the console. */
 static const char script_head[] =
 	"#!/bin/sh\n"
 	"# Written by thpvm sandbox (docs/sandbox.md), run as the guest's "
@@ -27,21 +28,46 @@ static const char script_head[] =
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
 	"export PATH\n"
 	"mounted() { grep -q \"^[^ ]* $1 \" /proc/mounts; }\n"
+	"unready() { printf 'thpvm sandbox: %s; the command is not run\\n' "
+	"\"$1\" >&2; }\n"
 	"mount -t proc proc /proc\n"
 	"mounted /sys || mount -t sysfs sysfs /sys\n"
 	"mounted /dev || mount -t devtmpfs devtmpfs /dev\n"
 	"mount -t tmpfs tmpfs /tmp\n"
-	"mount -t tmpfs tmpfs /run\n"
-	"mkdir " SANDBOX_GUEST_DIR "\n"
-	"mount -t 9p -o trans=virtio,version=9p2000.L " SANDBOX_TAG " "
-	SANDBOX_GUEST_DIR "\n";
+	"mount -t tmpfs tmpfs /run\n";
+
+/* Each thing the command needs in turn; the first that fails is said
+ * and the command does not run: without its directory there is nowhere
+ * for its status, and without the current directory it would run in
+ * the wrong place. */
+static const char status_mount[] =
+	"if ! { mkdir " SANDBOX_GUEST_DIR " &&\n"
+	"\tmount -t 9p -o trans=virtio,version=9p2000.L " SANDBOX_TAG " "
+	SANDBOX_GUEST_DIR "; }; then\n"
+	"\tunready \"cannot mount thpvm's directory (9p tag " SANDBOX_TAG
+	") on " SANDBOX_GUEST_DIR "\"\n";
+
+/* mkdir -p: where the guest's own tmpfs on /tmp or /run hides the path,
+ * it is made there; anywhere else the host's is already there. */
+static const char cwd_mount[] =
+	"elif ! { mkdir -p \"$dir\" &&\n"
+	"\tmount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 "
+	SANDBOX_CWD_TAG " \"$dir\"; }; then\n"
+	"\tunready \"cannot mount the current directory (9p tag "
+	SANDBOX_CWD_TAG ") on $dir\"\n";
+
+static const char cwd_enter[] =
+	"elif ! cd \"$dir\"; then\n"
+	"\tunready \"cannot change to $dir\"\n"
+	"else\n";
 
 /* After it: its status for thpvm, the console drained (the power-off
  * does not wait for it), and the end, by the host's poweroff where it
  * has one (quiet: it would complain of the read-only /), else by sysrq.
  * PID 1 must not return: the kernel would panic. */
 static const char script_tail[] =
-	"echo $? >" SANDBOX_GUEST_DIR "/" SANDBOX_STATUS "\n"
+	"\techo $? >" SANDBOX_GUEST_DIR "/" SANDBOX_STATUS "\n"
+	"fi\n"
 	"sync\n"
 	"stty -F /dev/console \"$(stty -F /dev/console -g)\" 2>/dev/null\n"
 	"command -v poweroff >/dev/null && poweroff -f >/dev/null 2>&1\n"
@@ -51,12 +77,17 @@ static const char script_tail[] =
 int sandbox_script_write(FILE *f, const char *cwd, char *const argv[])
 {
 	fputs(script_head, f);
-	fputs("cd ", f);
-	shell_quote(f, cwd);
-	fputs(" 2>/dev/null || cd /\n", f);
+	/* The path once, quoted; "$dir" after, which nothing re-reads. */
+	fputs("dir=", f);
+	shell_quote(f, cwd ?: "/");
+	fputc('\n', f);
+	fputs(status_mount, f);
+	if (cwd)
+		fputs(cwd_mount, f);
+	fputs(cwd_enter, f);
 	/* exec runs a program, never a builtin, and in a subshell leaves
 	 * the script to carry on. */
-	fputs("( exec", f);
+	fputs("\t( exec", f);
 	for (; *argv; argv++) {
 		fputc(' ', f);
 		shell_quote(f, *argv);

@@ -15,14 +15,19 @@
 #define SANDBOX_GUEST_DIR "/run/thpvm"
 #define SANDBOX_SCRIPT "init"
 #define SANDBOX_STATUS "status"
+/* The 9p tag of the directory thpvm was started in, shared read-write
+ * and mounted at its own path in the guest. */
+#define SANDBOX_CWD_TAG "thpvm-cwd"
 
 /* s as one single-quoted shell word: every byte as it is, a ' as '\''. */
 void shell_quote(FILE *f, const char *s);
 
-/* The script: mounts, cd to cwd (or / where the guest has no such
- * directory), argv[0] with the arguments up to the NULL run as a
- * command (never a shell builtin), its status written to
- * SANDBOX_GUEST_DIR/SANDBOX_STATUS, then power-off. 0, or -EIO where f
+/* The script: mounts, SANDBOX_CWD_TAG mounted at cwd and cd there (to
+ * / where cwd is NULL), argv[0] with the arguments up to the NULL run
+ * as a command (never a shell builtin), its status written to
+ * SANDBOX_GUEST_DIR/SANDBOX_STATUS, then power-off. Where a mount or
+ * the cd fails, the script says so on the console and powers off
+ * without running the command or writing a status. 0, or -EIO where f
  * failed. */
 int sandbox_script_write(FILE *f, const char *cwd, char *const argv[]);
 
