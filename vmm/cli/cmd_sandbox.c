@@ -169,6 +169,16 @@ static const char *current_dir(char *buf, size_t len)
 	return buf;
 }
 
+/* PVM (KVM without VT-x or AMD-V) stops a stock kernel long before
+ * user space (docs/linux-guests.md); said before the boot, whose
+ * failure is otherwise all there is to see. */
+static void pvm_say(void)
+{
+	if (!access("/sys/module/kvm_pvm", F_OK))
+		pr_warn("sandbox: this host's KVM is PVM, which cannot run a "
+			"stock Linux kernel to user space; trying anyway");
+}
+
 static int sandbox_run(struct run_options *opts, char *const argv[])
 {
 	static char params[RUN_CMDLINE_MAX];
@@ -184,10 +194,13 @@ static int sandbox_run(struct run_options *opts, char *const argv[])
 	if (err)
 		return EXIT_SANDBOX_FAILED;
 	err = options_add(opts, &d, cwd, params, sizeof(params));
-	if (err)
+	if (err) {
 		status = EXIT_USAGE;
-	else if (!run_vm_child(opts) && sandbox_dir_status(&d, &status))
-		status = EXIT_SANDBOX_FAILED;
+	} else {
+		pvm_say();
+		if (!run_vm_child(opts) && sandbox_dir_status(&d, &status))
+			status = EXIT_SANDBOX_FAILED;
+	}
 	sandbox_dir_remove(&d);
 	return status;
 }
