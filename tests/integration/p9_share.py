@@ -50,11 +50,15 @@ def pattern(n, seed):
     return bytes((i * 31 + (i >> 9) + seed) & 0xff for i in range(n))
 
 
-def make_share(parent, name):
+def make_share(parent, name, parent_there=None):
     """parent/name, a share as the checks expect it, and
     parent/sentinel.txt beside it (once per parent); returns the
-    share's path."""
+    share's path. parent_there is parent's path where the share is
+    served, when that is another machine (an emulated host the tree is
+    carried into): the links out of the share by absolute path point
+    there."""
     share = os.path.join(parent, name)
+    there = parent_there or os.path.abspath(parent)
     sentinel = os.path.join(parent, "sentinel.txt")
     if not os.path.exists(sentinel):
         with open(sentinel, "wb") as f:
@@ -68,9 +72,9 @@ def make_share(parent, name):
                        ("doomed.txt", b"unlinked by the guest\n")):
         with open(os.path.join(share, path), "wb") as f:
             f.write(data)
-    for link, target in (("escape_abs", sentinel),
+    for link, target in (("escape_abs", os.path.join(there, "sentinel.txt")),
                          ("escape_rel", "../sentinel.txt"),
-                         ("escape_abs_dir", os.path.abspath(parent)),
+                         ("escape_abs_dir", there),
                          ("escape_rel_dir", "..")):
         os.symlink(target, os.path.join(share, link))
     return share
@@ -107,20 +111,33 @@ def read(share, path):
         return f.read()
 
 
+# What the share's checks leave, below the share: the link they make,
+# with its target, and what they remove. contents_after() has the files.
+LINK_AFTER = ("link", "dir/data.bin")
+GONE_AFTER = ("old.txt", "doomed.txt", "emptydir")
+
+
+def contents_after():
+    """The files the share's checks write, cut, move or only read, as
+    they must be after them: path below the share -> bytes."""
+    return {"created.bin": pattern(WRITE_BYTES, SEED_CREATED),
+            "truncate.bin":
+                pattern(TRUNCATE_BYTES, SEED_TRUNCATE)[:TRUNC_BYTES],
+            "newdir/renamed.txt": OLD_TEXT,
+            "dir/data.bin": pattern(DATA_BYTES, SEED_DATA)}
+
+
 def check_share_after(share):
     """What the 9p checks did, seen from the host: created.bin written
     whole and owned by this user, truncate.bin cut, newdir made with
     old.txt moved into it, link made, doomed.txt and emptydir gone,
     dir/data.bin as it was."""
     created = os.path.join(share, "created.bin")
-    assert read(share, "created.bin") == pattern(WRITE_BYTES, SEED_CREATED)
+    for path, data in contents_after().items():
+        assert read(share, path) == data, path
     assert os.stat(created).st_uid == os.getuid()
-    assert read(share, "truncate.bin") == \
-        pattern(TRUNCATE_BYTES, SEED_TRUNCATE)[:TRUNC_BYTES]
     assert os.path.isdir(os.path.join(share, "newdir"))
-    assert read(share, "newdir/renamed.txt") == OLD_TEXT
-    assert os.readlink(os.path.join(share, "link")) == "dir/data.bin"
-    for gone in ("old.txt", "doomed.txt", "emptydir"):
+    link, target = LINK_AFTER
+    assert os.readlink(os.path.join(share, link)) == target
+    for gone in GONE_AFTER:
         assert not os.path.lexists(os.path.join(share, gone)), gone
-    assert read(share, "dir/data.bin") == pattern(DATA_BYTES, SEED_DATA)
-
