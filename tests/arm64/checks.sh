@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs in the emulated arm64 host (tests/hosts/arm64_host.py), in /work with
 # thpvm, the unit tests (unit/), Debian's arm64 kernel (vmlinuz), the
-# guest's initramfs (guest.cpio) and two disk images. One line per
+# guest's initramfs (guest.cpio), disk images and 9p shares with what
+# must be in them afterwards (test_arm64_host.py's p9_files). One line per
 # check: "check: ok NAME" or "check: not ok NAME: WHY"; the test that
 # made this image turns them into TAP. GIC (set before this script) is
 # the host's GIC version: on 3 everything runs; on 2 (no GICv3, so no
@@ -333,6 +334,87 @@ kill $echo_pid
 	    "status $rc: $(grep -E 'FAIL|net|done' tgnet.out | tail -n 4) $(tail -n 2 tgping.out)"
 expect "test guest: the host's echo server got the guest's datagram" \
 	echo.log "^from 10.0.3.2:7777 "
+
+# virtio-9p: the test guest's 9P2000.L client against thpvm's server on
+# p9/, made by test_arm64_host.py as tests/integration/p9_share.py makes
+# it for test_9p.py: the share's checks and the hostile requests on
+# virtio-pci (MSI-X through the ITS), the read-only checks on a second
+# share on virtio-mmio (an SPI). Then, as test_9p.py does, the host
+# finds the guest's changes in the share, and nothing else changed: not
+# beside it (the sentinel, where its links point), not the read-only
+# share.
+tree_sums() {	# find(1)'s ARGS: each path it prints, links not followed,
+		# with its kind, mode, owner and content's SHA-256 or target
+	find "$@" | sort | while read -r p; do
+		if [ -L "$p" ]; then
+			what=$(readlink "$p")
+		elif [ -f "$p" ]; then
+			what=$(sha256sum <"$p")
+			what=${what%% *}
+		else
+			what=-
+		fi
+		echo "$(stat -c '%F %a %u' "$p") $p $what"
+	done
+}
+outside() {
+	tree_sums p9 \( -path p9/share -o -path p9/ro \) -prune -o -print
+}
+outside >p9-outside.before
+tree_sums p9/ro >p9-ro.before
+timeout 600 ./thpvm run -m 256 --9p p9/share,share --9p p9/ro,ro,ro,mmio \
+	-p "9p 9p_hostile 9p_tag=share 9p_ro=ro skip=vtimer,ptimer" \
+	>tgp9.out 2>&1
+tg_passed "test guest: virtio-9p on virtio-pci with MSI-X, a read-only share on virtio-mmio, every check passed" \
+	tgp9.out $? "^tg: done passed=[0-9]* failed=0" \
+	"^tg: 9p dev=[0-9] .* tag=share .* irq=msix" \
+	"^tg: 9p dev=[0-9] .* tag=ro .* irq=gic" \
+	"^tg: ok 9p-session dev=[0-9] msize=524288 " \
+	"^tg: ok 9p-create dev=[0-9] .*uid=$(id -u)[^0-9]*$"
+# p9-lines.txt: a line for each check, and what each must say.
+missing=
+while IFS= read -r line; do
+	grep -Eq -- "$line" tgp9.out || missing="$missing \"$line\""
+done <p9-lines.txt
+[ -z "$missing" ] &&
+	ok "test guest: each 9p check reported, the read-only share's changes refused with EROFS" ||
+	bad "test guest: each 9p check reported, the read-only share's changes refused with EROFS" \
+	    "no line$missing"
+# Where thpvm's server refuses what QEMU's lets through: the write over
+# the msize left bigwrite.bin empty, and the fids ran out before its
+# limit of 16384 per device; no hostile request broke the device.
+made=$(sed -n 's/^tg: ok 9p-evil-fids .*made=\([0-9]*\) .*/\1/p' tgp9.out)
+[ -f p9/share/bigwrite.bin ] && [ ! -s p9/share/bigwrite.bin ] &&
+	[ -n "$made" ] && [ "$made" -lt 16384 ] &&
+	! grep -q "^tg: ok 9p-evil.* outcome=needs-reset" tgp9.out &&
+	ok "virtio-9p: a write over the msize and fids past the limit refused, the device never broken" ||
+	bad "virtio-9p: a write over the msize and fids past the limit refused, the device never broken" \
+	    "made=${made:-none}: $(ls -l p9/share/bigwrite.bin 2>&1) $(grep 'needs-reset' tgp9.out | head -n 2)"
+# p9-after.sha256: the files the checks leave (and the sentinel);
+# p9-after.txt: the link they make, what they remove.
+why=$(cd p9 && sha256sum -c ../p9-after.sha256 2>&1 | grep -v ': OK$' |
+	tr '\n' ' ')
+while read -r what path target; do
+	case $what in
+	link) [ "$(readlink "p9/share/$path")" = "$target" ] ||
+		why="$why $path -> $(readlink "p9/share/$path")" ;;
+	gone) ! [ -e "p9/share/$path" ] && ! [ -L "p9/share/$path" ] ||
+		why="$why $path still there" ;;
+	esac
+done <p9-after.txt
+[ -d p9/share/newdir ] || why="$why no newdir"
+[ "$(stat -c %u p9/share/created.bin)" = "$(id -u)" ] ||
+	why="$why created.bin is $(stat -c %u p9/share/created.bin)'s"
+[ -z "$why" ] && ok "virtio-9p: the host finds the test guest's changes in the share" ||
+	bad "virtio-9p: the host finds the test guest's changes in the share" "$why"
+outside >p9-outside.after
+tree_sums p9/ro >p9-ro.after
+cmp -s p9-outside.before p9-outside.after && cmp -s p9-ro.before p9-ro.after &&
+	ok "virtio-9p: nothing outside the share changed, nor the read-only share" ||
+	bad "virtio-9p: nothing outside the share changed, nor the read-only share" \
+	    "$({ diff p9-outside.before p9-outside.after
+		diff p9-ro.before p9-ro.after; } | grep '^[-+][^-+]' |
+		tr '\n' ' ')"
 
 # virtio-net on a tap and the balloon, on one VM that waits for the host:
 # the host pings Linux over the tap, then takes 64 MiB back through the

@@ -3,11 +3,12 @@
 tests run in the emulated arm64 host (tests/hosts/arm64_host.py), where thpvm
 boots Debian's arm64 kernel to user space with 1 and 2 vCPUs, virtio
 disks on MMIO and PCI (MSIs through the ITS), power-off and reboot, and
-the bundled arm64 test guest, and refuses a compressed kernel that
-unpacks past guest RAM; then on a host with a GICv2 (no ITS: PCI on
+the bundled arm64 test guest, its 9P2000.L client on virtio-9p, and
+refuses a compressed kernel that unpacks past guest RAM; then on a host with a GICv2 (no ITS: PCI on
 INTx); the device tree it wrote is decompiled here with dtc. The test guest's disks are made with
-tests/integration/disk_images.py. Prints TAP: one line per check of
-tests/arm64/checks.sh, then the device tree's.
+tests/integration/disk_images.py, its 9p shares as
+tests/integration/p9_share.py makes them for test_9p.py. Prints TAP: one
+line per check of tests/arm64/checks.sh, then the device tree's.
 
 Environment (tests/arm64/meson.build sets it): THPVM, the cross-built
 binary; ARM64_UNIT_TESTS, the unit test binaries, colon-separated;
@@ -16,6 +17,7 @@ busybox, hackbench); USEMEM, the cross-built usemem for guest/linux's
 initramfs; UDP_ECHO, the cross-built echo server of the test guest's net
 checks."""
 import glob
+import hashlib
 import os
 import shutil
 import stat
@@ -30,6 +32,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "hosts"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import emulated_host  # noqa: E402 (found through the paths set above)
 from disk_images import MIB, make_image  # noqa: E402
+import p9_share  # noqa: E402
 
 # The guest's modules, in load order (paths under the kernel's
 # lib/modules/VERSION/kernel): Debian builds the virtio transports and
@@ -47,7 +50,7 @@ GUEST_MODULES = [
 ]
 # How many checks checks.sh makes besides the unit tests, on a GICv3 host
 # and on a GICv2 one: the TAP plan is known before the hosts start.
-GICV3_HOST_CHECKS = 44
+GICV3_HOST_CHECKS = 49
 GICV2_HOST_CHECKS = 8
 # What Linux needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
@@ -86,6 +89,49 @@ def guest_image(out, sysroot):
             "".join(os.path.basename(m) + "\n"
                     for m in GUEST_MODULES).encode())
     img.write(out, 0)
+
+
+def p9_files(tmp):
+    """What checks.sh's 9p checks need, under tmp: p9/, the test guest's
+    shares (share, and ro, served read-only) as p9_share.make_share
+    makes them, their links out pointing where the emulated host has
+    them (/work/p9); p9-after.sha256, the files the checks leave in the
+    share and the sentinel beside it, for sha256sum -c in p9/;
+    p9-after.txt, what else they leave ("link PATH TARGET", "gone
+    PATH", below the share); p9-lines.txt, one extended regular
+    expression for each line the guest must print. Returns their
+    paths."""
+    parent = os.path.join(tmp, "p9")
+    os.mkdir(parent)
+    for name in ("share", "ro"):
+        p9_share.make_share(parent, name, parent_there="/work/p9")
+    after = {f"share/{path}": data
+             for path, data in p9_share.contents_after().items()}
+    after["sentinel.txt"] = p9_share.SENTINEL_TEXT
+    sums = os.path.join(tmp, "p9-after.sha256")
+    with open(sums, "w") as f:
+        for path, data in sorted(after.items()):
+            f.write(f"{hashlib.sha256(data).hexdigest()}  {path}\n")
+    rest = os.path.join(tmp, "p9-after.txt")
+    with open(rest, "w") as f:
+        f.write("link %s %s\n" % p9_share.LINK_AFTER)
+        f.writelines(f"gone {path}\n" for path in p9_share.GONE_AFTER)
+    # Every check a "tg: ok" line (a check left out fails as surely as
+    # one that failed); each change to the read-only share refused
+    # with EROFS (30); the fids' clones refused with an error (checks.sh
+    # sees that it came before thpvm's limit); `..` at the root walked
+    # to the root, not refused (as test_9p.py has them).
+    checks = (p9_share.SHARE_CHECKS + p9_share.HOSTILE_CHECKS
+              + p9_share.RO_CHECKS)
+    lines = [f"^tg: ok {c} " for c in checks]
+    lines += [f"^tg: ok {c} dev=[0-9]+ ecode=30([^0-9]|$)"
+              for c in p9_share.RO_CHECKS[2:]]
+    lines += ["^tg: ok 9p-evil-fids dev=[0-9]+ made=[0-9]+ ecode=[1-9]",
+              "^tg: ok 9p-evil-dotdot-root dev=[0-9]+ qid="]
+    expect = os.path.join(tmp, "p9-lines.txt")
+    with open(expect, "w") as f:
+        f.writelines(line + "\n" for line in lines)
+    return [parent, sums, rest, expect]
 
 
 def disk(path, head, size):
@@ -171,8 +217,8 @@ def main():
                  os.path.join(tmp, "tg0.img"), os.path.join(tmp, "tg1.img"),
                  os.path.join(tmp, "bomb.gz")]
         files += [kernel[0] + ":vmlinuz"] if len(kernel) == 1 else []
-        results, dtb = run_host(3, tmp, files + [os.path.join(tmp, "unit")],
-                                sysroot, gicv3_checks)
+        results, dtb = run_host(3, tmp, files + [os.path.join(tmp, "unit")]
+                                + p9_files(tmp), sysroot, gicv3_checks)
         more, _ = run_host(2, tmp, files, sysroot, GICV2_HOST_CHECKS)
     for n, result in enumerate(results + more, 1):
         if result.startswith("ok "):
