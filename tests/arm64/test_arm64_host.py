@@ -3,8 +3,9 @@
 tests run in the emulated arm64 host (tests/hosts/arm64_host.py), where thpvm
 boots Debian's arm64 kernel to user space with 1 and 2 vCPUs, virtio
 disks on MMIO and PCI (MSIs through the ITS), power-off and reboot, and
-the bundled arm64 test guest, its 9P2000.L client on virtio-9p, and
-refuses a compressed kernel that unpacks past guest RAM; then on a host with a GICv2 (no ITS: PCI on
+the bundled arm64 test guest, virtio-9p (the test guest's 9P2000.L
+client, and Linux mounting a share), and refuses a compressed kernel
+that unpacks past guest RAM; then on a host with a GICv2 (no ITS: PCI on
 INTx); the device tree it wrote is decompiled here with dtc. The test guest's disks are made with
 tests/integration/disk_images.py, its 9p shares as
 tests/integration/p9_share.py makes them for test_9p.py. Prints TAP: one
@@ -50,7 +51,7 @@ GUEST_MODULES = [
 ]
 # How many checks checks.sh makes besides the unit tests, on a GICv3 host
 # and on a GICv2 one: the TAP plan is known before the hosts start.
-GICV3_HOST_CHECKS = 49
+GICV3_HOST_CHECKS = 51
 GICV2_HOST_CHECKS = 8
 # What Linux needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
@@ -70,11 +71,18 @@ DTB_NEEDS = [
 
 
 def guest_image(out, sysroot):
-    """The guest's initramfs: busybox, the virtio modules, /init."""
+    """The guest's initramfs: busybox, the virtio modules, the 9p ones
+    (what guest/linux/mkinitramfs.py adds for a 9p root, in its order,
+    loaded by /init only for guest.9p=), /init."""
     mk = emulated_host.load_mkinitramfs()
     moddirs = glob.glob(os.path.join(sysroot, "lib/modules/*/kernel"))
     if len(moddirs) != 1:
         raise OSError(f"{len(moddirs)} kernels' modules in {sysroot}")
+    version = os.path.basename(os.path.dirname(moddirs[0]))
+    listed = {os.path.basename(m)[:-len(".ko")] for m in GUEST_MODULES}
+    mods_9p = [m for m in mk.resolve_modules(version, mk.ROOT_9P_MODULES,
+                                             sysroot)
+               if m[0] not in listed]
     img = mk.Image()
     for d in ("bin", "dev", "proc", "sys", "mnt", "lib/modules"):
         img.add(d, stat.S_IFDIR | 0o755)
@@ -88,6 +96,11 @@ def guest_image(out, sysroot):
     img.add("lib/modules/load-order", stat.S_IFREG | 0o644,
             "".join(os.path.basename(m) + "\n"
                     for m in GUEST_MODULES).encode())
+    for name, path in mods_9p:
+        img.add(f"lib/modules/{name}.ko", stat.S_IFREG | 0o644,
+                mk.read_module(path))
+    img.add("lib/modules/9p-order", stat.S_IFREG | 0o644,
+            "".join(f"{name}.ko\n" for name, _ in mods_9p).encode())
     img.write(out, 0)
 
 
@@ -99,8 +112,8 @@ def p9_files(tmp):
     share and the sentinel beside it, for sha256sum -c in p9/;
     p9-after.txt, what else they leave ("link PATH TARGET", "gone
     PATH", below the share); p9-lines.txt, one extended regular
-    expression for each line the guest must print. Returns their
-    paths."""
+    expression for each line the guest must print; and lshare/, the
+    share Linux mounts. Returns their paths."""
     parent = os.path.join(tmp, "p9")
     os.mkdir(parent)
     for name in ("share", "ro"):
@@ -131,7 +144,9 @@ def p9_files(tmp):
     expect = os.path.join(tmp, "p9-lines.txt")
     with open(expect, "w") as f:
         f.writelines(line + "\n" for line in lines)
-    return [parent, sums, rest, expect]
+    lshare = os.path.join(tmp, "lshare")
+    p9_share.make_linux_share(lshare)
+    return [parent, sums, rest, expect, lshare]
 
 
 def disk(path, head, size):

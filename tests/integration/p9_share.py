@@ -141,3 +141,17 @@ def check_share_after(share):
     assert os.readlink(os.path.join(share, link)) == target
     for gone in GONE_AFTER:
         assert not os.path.lexists(os.path.join(share, gone)), gone
+
+
+def make_linux_share(path):
+    """path, the share a Linux guest in an emulated host mounts
+    (tests/arm64/checks.sh, tests/ppc64/checks.sh, which check what the
+    guest did with it): hello.txt, which the guest prints; data.bin,
+    three times the 512 KiB msize and more, which it copies to copy.bin;
+    old.txt, which it moves to newdir/renamed.txt."""
+    os.makedirs(path)
+    for name, data in (("hello.txt", b"put here by the host\n"),
+                       ("data.bin", pattern(3 * 512 * 1024 + 4099, 0x33)),
+                       ("old.txt", OLD_TEXT)):
+        with open(os.path.join(path, name), "wb") as f:
+            f.write(data)
