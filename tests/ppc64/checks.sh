@@ -1,5 +1,6 @@
 # Run by tests/hosts/ppc64_host.py in the emulated POWER9 host (busybox sh, in
-# /work with thpvm, vmlinux, initrd and kit.cpio.gz): one
+# /work with thpvm, vmlinux, initrd, kit.cpio.gz and lshare/, a 9p
+# share from test_ppc64_linux.py): one
 # "check: ok|fail NAME" line per check, read by test_ppc64_linux.py.
 check() {
 	if [ "$1" = 0 ]; then echo "check: ok $2"; else echo "check: fail $2"; fi
@@ -104,6 +105,28 @@ check $? "the guest's write reached the disk image"
 # counted there.
 grep -Eq 'ppc-guest: irq +[0-9]+: +[1-9][0-9]* +pSeries-PCI-MSI +[0-9]+ +Edge +virtio0-req' disk.log
 check $? "virtio-blk completes through an MSI-X vector"
+
+# Debian's kernel mounts a virtio-9p share (lshare/) on the PCI host
+# bridge, its 9p modules loaded by guest_init.sh, and changes it there:
+# what the host then finds is what Linux wrote.
+cp lshare/old.txt lshare-old.txt
+timeout 300 ./thpvm run -k vmlinux -i initrd -m 512 --9p lshare,lshare \
+	-p 'console=hvc0 panic=-1 quiet nofill guest.9p=lshare' > p9.log 2>&1
+status=$?
+sed 's/^/9p: /' p9.log
+[ $status = 0 ] && ! grep -q 'ppc-guest: insmod' p9.log &&
+	grep -q 'ppc-guest: 9p mount lshare /share 9p .*trans=virtio' p9.log &&
+	grep -q "ppc-guest: 9p hello $(cat lshare/hello.txt)" p9.log &&
+	grep -Eq 'ppc-guest: 9p irq .*pSeries-PCI-MSI.*virtio[0-9]+-requests' p9.log &&
+	grep -q 'ppc-guest: 9p unmounted' p9.log
+check $? "Linux mounts a virtio-9p share, MSI-X through RTAS, and reads the host's file (thpvm's status $status)"
+cmp -s lshare/data.bin lshare/copy.bin &&
+	[ "$(cat lshare/made.txt)" = "written by Linux" ] &&
+	cmp -s lshare-old.txt lshare/newdir/renamed.txt &&
+	[ ! -e lshare/old.txt ] &&
+	[ "$(stat -c %u lshare/made.txt)" = "$(id -u)" ]
+check $? "what Linux wrote through 9p, the host finds"
+ls -lR lshare | sed 's/^/9p host: /'
 
 # Starts VM NAME, with PARAMS on the guest's command line and OPTIONS
 # (its balloon, a network) for thpvm; returns once the guest says it

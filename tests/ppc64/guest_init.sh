@@ -2,7 +2,8 @@
 # /init of the ppc64le Linux guest that tests/ppc64/checks.sh boots under
 # thpvm: says it reached user space and what the kernel made of the
 # machine and how many CPUs it runs, loads the virtio modules, reads and
-# writes /dev/vda if there is one; with waitballoon on its command line,
+# writes /dev/vda if there is one; with guest.9p=TAG, mounts the 9p
+# share TAG and changes it (below); with waitballoon on its command line,
 # addresses eth0, fills 200 MiB and frees it, and waits for the host's
 # pings and balloon; else fills
 # 200 MiB of its memory (a file in its rootfs; not with nofill), waits
@@ -39,6 +40,36 @@ if [ -b /dev/vda ]; then
 	echo -n "guest-wrote-this" |
 		/bin/busybox dd of=/dev/vda bs=4096 seek=1 conv=notrunc,fsync \
 			2>/dev/null
+fi
+# guest.9p=TAG: the 9p modules (9p-order, apart, so that other boots do
+# without them), then the share mounted as docs/9p.md mounts one; the
+# host's hello.txt printed, data.bin copied to copy.bin, made.txt
+# written and old.txt moved into a new directory, for the host to find;
+# the device's interrupts; then unmounted, which waits for the server's
+# last answers.
+share=$(/bin/busybox sed -n 's/.*guest\.9p=\([^ ]*\).*/\1/p' /proc/cmdline)
+if [ -n "$share" ]; then
+	while read -r ko; do
+		/bin/busybox insmod "/lib/modules/$ko" ||
+			echo "ppc-guest: insmod $ko failed"
+	done </lib/modules/9p-order
+	/bin/busybox mkdir -p /share
+	if /bin/busybox mount -t 9p \
+		-o trans=virtio,version=9p2000.L,msize=524288 "$share" /share; then
+		echo "ppc-guest: 9p mount $(/bin/busybox grep ' /share 9p ' /proc/mounts)"
+		echo "ppc-guest: 9p hello $(/bin/busybox cat /share/hello.txt)"
+		/bin/busybox cp /share/data.bin /share/copy.bin &&
+			echo "written by Linux" > /share/made.txt &&
+			/bin/busybox mkdir /share/newdir &&
+			/bin/busybox mv /share/old.txt /share/newdir/renamed.txt &&
+			echo "ppc-guest: 9p wrote" || echo "ppc-guest: 9p writing failed"
+		/bin/busybox grep 'virtio.*requests' /proc/interrupts |
+			/bin/busybox sed 's/^/ppc-guest: 9p irq /'
+		/bin/busybox umount /share && echo "ppc-guest: 9p unmounted" ||
+			echo "ppc-guest: 9p umount failed"
+	else
+		echo "ppc-guest: 9p mount $share failed"
+	fi
 fi
 # How the virtio devices interrupt: MSI-X vectors (edge, one per queue)
 # or INTx (level, one per device).

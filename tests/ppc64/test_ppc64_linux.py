@@ -9,8 +9,9 @@ huge pages while the guest has filled it; the control socket works
 (list, stat, pause, resume); a second vCPU comes online through RTAS
 start-cpu, goes offline and comes back; a virtio-blk disk on the PCI
 host bridge is read and written, its requests completing through an
-MSI-X vector that RTAS ibm,change-msi gave it; the host pings the guest through
-virtio-net on a tap; the balloon inflates and deflates with Debian's
+MSI-X vector that RTAS ibm,change-msi gave it; the guest mounts a
+virtio-9p share and changes it, as the host then finds; the host pings
+the guest through virtio-net on a tap; the balloon inflates and deflates with Debian's
 driver and with thpvm's cont_balloon.ko; free page reporting gives
 the host back what the guest freed, in whole huge pages; bad boot input is refused
 (tests/ppc64/checks.sh). The device tree thpvm wrote is decompiled here
@@ -30,9 +31,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "hosts"))
-import emulated_host  # noqa: E402 (found through the path set above)
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import emulated_host  # noqa: E402 (found through the paths set above)
+from p9_share import make_linux_share  # noqa: E402
 
-CHECKS = 27
+CHECKS = 29
 # What Linux's pseries code needs of the device tree, as dtc prints it.
 DTB_NEEDS = [
     ("a pSeries (CHRP) root", 'device_type = "chrp";'),
@@ -88,6 +91,16 @@ def initramfs(path, sysroot, version, cont_balloon):
     img.file("lib/modules/cont_balloon.ko", cont_balloon, 0o644)
     img.add("lib/modules/load-order", stat.S_IFREG | 0o644,
             "".join(f"{name}.ko\n" for name, _ in mods).encode())
+    # What a 9p mount needs besides those (guest/linux/mkinitramfs.py's
+    # list for a 9p root), loaded by guest_init.sh for guest.9p= only.
+    mods_9p = [m for m in mk.resolve_modules(version, mk.ROOT_9P_MODULES,
+                                             root=sysroot)
+               if m not in mods]
+    for name, mod in mods_9p:
+        img.add(f"lib/modules/{name}.ko", stat.S_IFREG | 0o644,
+                mk.read_module(mod))
+    img.add("lib/modules/9p-order", stat.S_IFREG | 0o644,
+            "".join(f"{name}.ko\n" for name, _ in mods_9p).encode())
     img.write(path, 0)
 
 
@@ -99,6 +112,8 @@ def main():
         initrd = os.path.join(tmp, "initrd")
         version = os.path.basename(kernels[0])[len("vmlinux-"):]
         initramfs(initrd, sysroot, version, build_cont_balloon(sysroot, tmp))
+        lshare = os.path.join(tmp, "lshare")
+        make_linux_share(lshare)
         kit = os.path.join(tmp, "kit.cpio.gz")
         subprocess.run([sys.executable,
                         os.path.join(ROOT, "guest/linux/mkinitramfs.py"),
@@ -109,7 +124,7 @@ def main():
              os.path.join(ROOT, "tests", "hosts", "ppc64_host.py"),
              "--sysroot", sysroot, "--timeout", "600",
              "--file", thpvm, "--file", f"{kernels[0]}:vmlinux",
-             "--file", initrd, "--file", kit,
+             "--file", initrd, "--file", kit, "--file", lshare,
              "--script", os.path.join(HERE, "checks.sh")],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             errors="replace")
