@@ -337,12 +337,15 @@ expect "test guest: the host's echo server got the guest's datagram" \
 
 # virtio-9p: the test guest's 9P2000.L client against thpvm's server on
 # p9/, made by test_arm64_host.py as tests/integration/p9_share.py makes
-# it for test_9p.py: the share's checks and the hostile requests on
-# virtio-pci (MSI-X through the ITS), the read-only checks on a second
-# share on virtio-mmio (an SPI). Then, as test_9p.py does, the host
-# finds the guest's changes in the share, and nothing else changed: not
-# beside it (the sentinel, where its links point), not the read-only
-# share.
+# it for test_9p.py: the share's checks on virtio-pci (MSI-X through
+# the ITS), the read-only checks on a second share on virtio-mmio (an
+# SPI). Then, as test_9p.py does, the host finds the guest's changes in
+# the share, and nothing else changed: not beside it (the sentinel),
+# not the read-only share. The hostile requests (9p_hostile) are left
+# to test_9p.py on x86: they passed here too (2026-12-07), but their
+# 33,000 requests took 73 of this boot's 76 s on an idle machine, with
+# CI near its bound, and what they test is the server's code, the same
+# on every arch.
 tree_sums() {	# find(1)'s ARGS: each path it prints, links not followed,
 		# with its kind, mode, owner and content's SHA-256 or target
 	find "$@" | sort | while read -r p; do
@@ -363,8 +366,7 @@ outside() {
 outside >p9-outside.before
 tree_sums p9/ro >p9-ro.before
 timeout 600 ./thpvm run -m 256 --9p p9/share,share --9p p9/ro,ro,ro,mmio \
-	-p "9p 9p_hostile 9p_tag=share 9p_ro=ro skip=vtimer,ptimer" \
-	>tgp9.out 2>&1
+	-p "9p 9p_tag=share 9p_ro=ro skip=vtimer,ptimer" >tgp9.out 2>&1
 tg_passed "test guest: virtio-9p on virtio-pci with MSI-X, a read-only share on virtio-mmio, every check passed" \
 	tgp9.out $? "^tg: done passed=[0-9]* failed=0" \
 	"^tg: 9p dev=[0-9] .* tag=share .* irq=msix" \
@@ -380,16 +382,6 @@ done <p9-lines.txt
 	ok "test guest: each 9p check reported, the read-only share's changes refused with EROFS" ||
 	bad "test guest: each 9p check reported, the read-only share's changes refused with EROFS" \
 	    "no line$missing"
-# Where thpvm's server refuses what QEMU's lets through: the write over
-# the msize left bigwrite.bin empty, and the fids ran out before its
-# limit of 16384 per device; no hostile request broke the device.
-made=$(sed -n 's/^tg: ok 9p-evil-fids .*made=\([0-9]*\) .*/\1/p' tgp9.out)
-[ -f p9/share/bigwrite.bin ] && [ ! -s p9/share/bigwrite.bin ] &&
-	[ -n "$made" ] && [ "$made" -lt 16384 ] &&
-	! grep -q "^tg: ok 9p-evil.* outcome=needs-reset" tgp9.out &&
-	ok "virtio-9p: a write over the msize and fids past the limit refused, the device never broken" ||
-	bad "virtio-9p: a write over the msize and fids past the limit refused, the device never broken" \
-	    "made=${made:-none}: $(ls -l p9/share/bigwrite.bin 2>&1) $(grep 'needs-reset' tgp9.out | head -n 2)"
 # p9-after.sha256: the files the checks leave (and the sentinel);
 # p9-after.txt: the link they make, what they remove.
 why=$(cd p9 && sha256sum -c ../p9-after.sha256 2>&1 | grep -v ': OK$' |
