@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,15 +27,38 @@
  * command's status cannot be told. */
 #define EXIT_SANDBOX_FAILED 125
 
+/* Without -k, the host's own kernel, as kvmtool's sandbox takes it:
+ * the bundled test guest runs no commands. 0, or -ENOENT after one
+ * message. */
+static int kernel_default(struct run_options *opts)
+{
+	static char path[PATH_MAX];
+	struct utsname uts;
+	struct stat st;
+
+	if (opts->machine.kernel_path)
+		return 0;
+	if (uname(&uts) < 0) {
+		pr_err("sandbox: uname: %s; name a kernel with -k KERNEL",
+		       strerror(errno));
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "/boot/vmlinuz-%s", uts.release);
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+		pr_err("sandbox: no -k KERNEL, and the host's own kernel %s "
+		       "is not there", path);
+		return -ENOENT;
+	}
+	opts->machine.kernel_path = path;
+	return 0;
+}
+
 /* What run's options must leave to the sandbox. 0, or -EINVAL after one
  * message. */
-static int options_fit(const struct run_options *opts)
+static int options_fit(struct run_options *opts)
 {
-	if (!opts->machine.kernel_path) {
-		pr_err("sandbox: -k KERNEL is needed: a Linux kernel with "
-		       "virtio-9p (the bundled test guest runs no commands)");
+	if (kernel_default(opts))
 		return -EINVAL;
-	}
 	if (opts->detach) {
 		pr_err("sandbox: --detach does not go with a sandbox, whose "
 		       "command's status thpvm waits for");
@@ -104,15 +129,29 @@ static void forward_signal(int sig)
 		kill(vm_pid, sig);
 }
 
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
 static void stop_signals_handle(void (*handler)(int))
 {
-	static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa = { .sa_handler = handler };
 	unsigned i;
 
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
 		sigaction(stop_sigs[i], &sa, NULL);
+}
+
+/* Blocks the stop signals (how = SIG_BLOCK) or lets them in again,
+ * those that came meanwhile first. */
+static void stop_signals_mask(int how)
+{
+	sigset_t set;
+	unsigned i;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		sigaddset(&set, stop_sigs[i]);
+	sigprocmask(how, &set, NULL);
 }
 
 /* The VM in a child: run_vm confines the process it runs in, and this
@@ -124,18 +163,24 @@ static int run_vm_child(struct run_options *opts)
 	pid_t pid;
 
 	fflush(NULL);
+	/* Held until the child's pid is known: one that came before would
+	 * find none to go to, and be lost. */
+	stop_signals_mask(SIG_BLOCK);
 	stop_signals_handle(forward_signal);
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
+		stop_signals_mask(SIG_UNBLOCK);
 		pr_err("sandbox: fork: %s", strerror(-err));
 		return err;
 	}
 	if (pid == 0) {
 		stop_signals_handle(SIG_DFL);
+		stop_signals_mask(SIG_UNBLOCK);
 		_exit(run_vm(opts));
 	}
 	vm_pid = pid;
+	stop_signals_mask(SIG_UNBLOCK);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			err = -errno;
@@ -234,15 +279,18 @@ const struct command cmd_sandbox = {
 	.summary = "Run a command in a throw-away Linux guest on the host's "
 		   "files",
 	.usage =
-	"usage: thpvm sandbox -k KERNEL [-i INITRD] [OPTIONS] -- CMD [ARG...]\n"
+	"usage: thpvm sandbox [-k KERNEL] [-i INITRD] [OPTIONS] -- CMD "
+	"[ARG...]\n"
 	"\n"
 	"Runs CMD with its ARGs, as given, in a Linux guest whose / is the\n"
 	"host's, shared read-only over virtio-9p, in the directory thpvm was\n"
 	"started in, shared read-write at the same path (read-only where it\n"
 	"is /), and exits with CMD's status. What it writes there stays; its\n"
 	"tmpfs on /tmp and /run go with it. Its console is the terminal.\n"
-	"The kernel needs virtio-9p, built in or loaded by -i's initramfs\n"
-	"(guest/linux/mkinitramfs.py makes one). A convenience, not a jail:\n"
+	"KERNEL is the host's own, /boot/vmlinuz-$(uname -r), unless -k\n"
+	"names one; it needs virtio-9p, built in or loaded by -i's\n"
+	"initramfs (guest/linux/mkinitramfs.py makes one: Debian's kernels\n"
+	"have it as modules). A convenience, not a jail:\n"
 	"the guest reads whatever the user running thpvm can, and changes\n"
 	"what it can below the current directory. See docs/sandbox.md.\n"
 	"\n"
