@@ -13,14 +13,18 @@ that keeps only the end of the run still shows why.
 
 Usage: summarize.py [--max-skips N] TESTLOG.json...
 With --max-skips, more skipped subtests than N fail the run: a host
-that lost /dev/kvm or QEMU must not turn the suite green by skipping."""
+that lost /dev/kvm or QEMU must not turn the suite green by skipping.
+Then every skip is named, a line for each test and reason, so that the
+record shows which ones were too many."""
 import argparse
 import json
 import re
 import sys
 
-TAP = re.compile(r"^(not ok|ok)\b[^#]*(#\s*(SKIP\S*|TODO)\b)?", re.IGNORECASE)
+TAP = re.compile(r"^(not ok|ok)\b[^#]*(#\s*(SKIP\S*|TODO)\b)?\W*(.*)",
+                 re.IGNORECASE)
 PLAN = re.compile(r"^1\.\.(\d+)")
+WHOLE_SKIP = re.compile(r"^1\.\.0\s*#\s*SKIP\S*\W*(.+)", re.M | re.I)
 # Printed of a failed test's output: lines matching WHY, then its end.
 WHY = re.compile(r"not ok|Error|still running|timed out|threads of process|"
                  r" state=\S+ wchan=")
@@ -29,8 +33,9 @@ TAIL_LINES = 30
 MAX_WIDTH = 300
 
 
-def count(test):
-    """(passed, failed, skipped) of one test program."""
+def count(test, skips):
+    """(passed, failed, skipped) of one test program; the reason of each
+    skip counted in skips[(test, reason)]."""
     p = f = s = 0
     plan = None
     for out in test.get("stdout", "").splitlines():
@@ -45,6 +50,8 @@ def count(test):
             f += 1
         elif m.group(3):
             s += 1
+            key = (test["name"], m.group(4).strip() or "no reason given")
+            skips[key] = skips.get(key, 0) + 1
         else:
             p += 1
     ok = test["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
@@ -57,7 +64,13 @@ def count(test):
     if not ok and f == 0:
         f = 1
     if p + f + s == 0:
-        p, s = (0, 1) if test["result"] == "SKIP" else (1 if ok else 0, 0)
+        if test["result"] == "SKIP":
+            p, s = 0, 1
+            m = WHOLE_SKIP.search(test.get("stdout", ""))
+            key = (test["name"], m.group(1) if m else "the whole program")
+            skips[key] = skips.get(key, 0) + 1
+        else:
+            p = 1 if ok else 0
     return p, f, s
 
 
@@ -76,6 +89,7 @@ def main():
     args = ap.parse_args()
     passed = failed = skipped = 0
     failures = []
+    skips = {}
     for path in args.logs:
         try:
             lines = open(path).read().splitlines()
@@ -91,7 +105,11 @@ def main():
             continue
         for line in lines:
             test = json.loads(line)
-            p, f, s = count(test)
+            # Skips named by build (BUILD/meson-logs/...) and test.
+            if "/meson-logs/" in path:
+                test = dict(test, name=f"{path.split('/meson-logs/')[0]}: "
+                                       f"{test['name']}")
+            p, f, s = count(test, skips)
             passed, failed, skipped = passed + p, failed + f, skipped + s
             if f:
                 failures.append(test)
@@ -101,6 +119,8 @@ def main():
         print("\n".join(why_failed(test.get("stdout") or "")))
     too_many = args.max_skips is not None and skipped > args.max_skips
     if too_many:
+        for (name, reason), n in sorted(skips.items()):
+            print(f"skipped {n}: {name}: {reason}"[:MAX_WIDTH])
         print(f"{skipped} checks skipped, more than the {args.max_skips} "
               "this machine kind skips: something the tests need is "
               "missing")

@@ -399,7 +399,7 @@ def mutate(tree, build, name, keep=None):
 def kvm_tests(build):
     """The names of the build's tests in the 'kvm' suite (.ci/kvm_tests,
     as .ci/run lists them)."""
-    r = sh([os.path.join(ROOT, ".ci", "kvm_tests"), build], ROOT)
+    r = sh([os.path.join(ROOT, ".ci", "kvm_tests"), build, "kvm"], ROOT)
     if r.returncode:
         sys.exit(f".ci/kvm_tests: {r.stderr}")
     return set(r.stdout.split())

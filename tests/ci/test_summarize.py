@@ -96,5 +96,23 @@ def test_skip_cap():
     assert rc == 1 and line == "1 passed, 0 failed, 2 skipped", (rc, line)
 
 
+def test_skips_named_past_the_cap():
+    """Past the cap, each test's skips are named with their reasons (a
+    whole program's from its plan line), so the record says which."""
+    tests = [("t", "OK", "1..3\nok 1 - a # SKIP no kvm\n"
+                         "ok 2 - b # SKIP no kvm\nok 3 - c # skip no qemu\n"),
+             ("u", "SKIP", "1..0 # SKIP no openat2 here\n"),
+             ("v", "OK", "1..1\nok 1 - d\n")]
+    rc, printed = summarize(tests, "--max-skips", "3", whole=True)
+    assert rc == 1 and printed.splitlines() == [
+        "skipped 2: t: no kvm", "skipped 1: t: no qemu",
+        "skipped 1: u: no openat2 here",
+        "4 checks skipped, more than the 3 this machine kind skips: "
+        "something the tests need is missing",
+        "1 passed, 0 failed, 4 skipped"], printed
+    rc, printed = summarize(tests, "--max-skips", "4", whole=True)
+    assert rc == 0 and "no kvm" not in printed, printed
+
+
 if __name__ == "__main__":
     harness.main(globals())
