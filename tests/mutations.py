@@ -104,6 +104,16 @@ MUTATIONS = {
         "\twhile (vm->state == VM_PAUSED ||",
         "\twhile ((0 && vm->state == VM_PAUSED) ||",
         "integration-balloon_guest", ["test_pause_stops_the_guest"]),
+    "pause-does-not-kick": (
+        "vmm/core/vm.c",
+        "\t\tvm->state = VM_PAUSED;\n\t\tkick_all_locked(vm);",
+        "\t\tvm->state = VM_PAUSED;",
+        "integration-control", ["test_pause_stops_a_busy_guest"]),
+    "pause-does-not-wait": (
+        "vmm/core/vm.c",
+        "\t\twhile (vm->state == VM_PAUSED &&",
+        "\t\twhile (0 && vm->state == VM_PAUSED &&",
+        "integration-control", ["test_pause_waits_for_every_vcpu"]),
     "params-replace-linux-defaults": (
         "vmm/cli/run_options.c",
         "\tif (!cfg->kernel_path || opts->nodefaults)",

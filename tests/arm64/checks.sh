@@ -563,6 +563,47 @@ wait $pid
 	bad "virtio-mem: 192 MiB unplugged and released, no host huge page split" \
 	    "thp_split_pmd $sp0 -> $sp1: $(cat vmem.json)"
 
+# Pause stops a guest that never exits to thpvm: the test guest reading
+# its RAM at random at EL0, for good, takes vcpu0's CPU time until
+# paused, none while paused, and again once resumed (clock ticks: USER_HZ
+# is 100 on arm64).
+vcpu0_ticks() {	# PID
+	local t
+	for t in /proc/$1/task/*; do
+		[ "$(cat $t/comm 2>/dev/null)" = vcpu0 ] || continue
+		sed 's/.*) //' $t/stat | awk '{ print $12 + $13 }'
+		return
+	done
+	echo 0
+}
+ticks_in() {	# PID SECONDS: vcpu0's ticks in the next SECONDS
+	local a=$(vcpu0_ticks $1)
+	sleep $2
+	echo $(($(vcpu0_ticks $1) - a))
+}
+./thpvm run -m 256 --name spin \
+	-p "touch=16M rand=1000000000000000 skip=vtimer,ptimer" >spin.out 2>&1 &
+pid=$!
+hz=100
+busy=0 paused=-1 resumed=0
+if wait_line spin.out "^tg: touch bytes=16777216 " 120; then
+	busy=$(ticks_in $pid 2)
+	timeout 30 ./thpvm pause spin >/dev/null &&
+		paused=$(ticks_in $pid 2) &&
+		./thpvm resume spin >/dev/null &&
+		resumed=$(ticks_in $pid 2)
+fi
+./thpvm stop spin >/dev/null
+wait $pid
+rc=$?
+# Busy: at least a fifth of the time; paused: under 0.1 s in 2 s.
+[ $rc = 0 ] && [ $busy -ge $((2 * hz / 5)) ] &&
+	[ $paused -ge 0 ] && [ $paused -lt $((hz / 10)) ] &&
+	[ $resumed -ge $((2 * hz / 5)) ] &&
+	ok "pause stops a guest busy at EL0: no CPU time while paused" ||
+	bad "pause stops a guest busy at EL0: no CPU time while paused" \
+	    "status $rc, ticks of $hz/s in 2 s: busy $busy, paused $paused, resumed $resumed: $(tail -n 2 spin.out)"
+
 # What is not an arm64 Image is refused with a reason.
 ./thpvm run -k guest.cpio -m 256 >bad.out 2>&1
 rc=$?

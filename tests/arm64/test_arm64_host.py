@@ -51,7 +51,7 @@ GUEST_MODULES = [
 ]
 # How many checks checks.sh makes besides the unit tests, on a GICv3 host
 # and on a GICv2 one: the TAP plan is known before the hosts start.
-GICV3_HOST_CHECKS = 50
+GICV3_HOST_CHECKS = 51
 GICV2_HOST_CHECKS = 8
 # What Linux needs of the device tree, as dtc prints it.
 DTB_NEEDS = [

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A running VM driven through its control socket with the real CLI:
 list, stat, pause, resume, stop; names, stale sockets, garbage."""
+import ctypes
 import json
 import os
 import resource
@@ -50,6 +51,92 @@ def test_list_stat_pause_resume_stop():
     assert harness.stop_and_wait(p, "vm1") == 0
     assert not os.path.exists(control_socket("vm1"))
     assert ctl_json(["list"]) == []
+
+
+def cpu_taken(pid, seconds):
+    """CPU seconds vcpu0 of pid takes in the next `seconds`."""
+    before = thread_cpu_s(pid, "vcpu0")
+    time.sleep(seconds)
+    return thread_cpu_s(pid, "vcpu0") - before
+
+
+def test_pause_stops_a_busy_guest():
+    """A guest that never exits to thpvm (the test guest reading its RAM
+    at random in user mode, for good) is where pause matters: it must
+    kick the vCPU out of KVM_RUN and wait until it is parked. For this
+    guest CPU time is progress: while paused, vcpu0 takes none; resumed,
+    it reads again; stop still ends it. A pause that did not kick would
+    wait for ever; one that did not wait would leave the guest running."""
+    harness.require_kvm()
+    p = start(["run", "--name", "busy", "-m", "256M", "-p",
+               "touch=16M rand=1000000000000000 skip=smp,lapic,pit"])
+    wait_for_line(p, r"^tg: touch bytes=16777216 ")
+    busy = cpu_taken(p.pid, 1)
+    assert busy >= 0.2, busy
+    r = run(["pause", "busy"], timeout=30)
+    assert r.rc == 0, r
+    paused = cpu_taken(p.pid, 1)
+    assert paused <= 0.05, (busy, paused)
+    assert ctl_json(["stat", "busy"])["state"] == "paused"
+    assert run(["resume", "busy"]).rc == 0
+    resumed = cpu_taken(p.pid, 1)
+    assert resumed >= 0.2, (busy, paused, resumed)
+    assert harness.stop_and_wait(p, "busy") == 0
+
+
+class HeldThread:
+    """One thread of another process stopped by ptrace (PTRACE_SEIZE,
+    PTRACE_INTERRUPT) and let go on leaving the block: held where it
+    was, as a descheduled thread or a long exit would hold it, while the
+    rest of its process runs on."""
+    SEIZE, INTERRUPT, DETACH = 0x4206, 0x4207, 17
+    WALL = 0x40000000
+
+    def __init__(self, tid):
+        self.tid = tid
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.ptrace.argtypes = [ctypes.c_long] * 4
+        self.libc.ptrace.restype = ctypes.c_long
+
+    def call(self, request):
+        if self.libc.ptrace(request, self.tid, 0, 0) < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"ptrace {request:#x} of {self.tid}: "
+                          f"{os.strerror(err)}")
+
+    def __enter__(self):
+        self.call(self.SEIZE)
+        self.call(self.INTERRUPT)
+        os.waitpid(self.tid, self.WALL)
+        return self
+
+    def __exit__(self, *exc):
+        self.call(self.DETACH)
+
+
+def thread_id(pid, name):
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() == name:
+                return int(tid)
+    raise AssertionError(f"no thread {name} in {pid}")
+
+
+def test_pause_waits_for_every_vcpu():
+    """pause answers only once every vCPU is parked: with vcpu1 held
+    (ptrace-stopped) it does not answer; let go, that vCPU parks and
+    pause answers at once, the VM paused. A pause that did not wait would
+    answer while vcpu1 could still run the guest."""
+    p = serve("held", ["-c", "2"])
+    with HeldThread(thread_id(p.pid, "vcpu1")):
+        pause = harness.start_cmd([harness.THPVM, "pause", "held"])
+        time.sleep(1)
+        answered = pause.poll()
+    assert answered is None, harness.read_stderr(pause)
+    assert pause.wait(timeout=30) == 0, harness.read_stderr(pause)
+    assert ctl_json(["stat", "held"])["state"] == "paused"
+    assert run(["resume", "held"]).rc == 0
+    assert harness.stop_and_wait(p, "held") == 0
 
 
 def test_socket_permissions():
