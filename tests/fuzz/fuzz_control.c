@@ -1,27 +1,25 @@
-/* The control socket's server (control/control_server.c): request lines
- * from the input, sent over a real connection in pieces split where the
- * input says, through the server thread's line buffering, JSON parsing,
- * member checks and dispatch; every reply must be one JSON object per
- * line. The first byte gives the number of pieces, the next ones their
- * lengths; the rest is what the client sends, after which it closes its
- * side and reads the replies to the end. Inputs stay far below
- * CONTROL_LINE_MAX (libFuzzer's -max_len), so each request gets exactly
- * one reply. The commands are stand-ins for the VM's (a VM needs KVM):
- * one echoes its arguments, one fails with a message, one with a bare
- * error number. */
+/* The control protocol as its server speaks it to one client
+ * (control/control_conn.c and control_commands.c), in-process: the bytes
+ * a client sends, in pieces split where the input says, through line
+ * buffering, JSON parsing, member checks and dispatch; every reply must
+ * be one JSON object per line, one for each request. The first byte
+ * gives the number of pieces, the next ones their lengths; the rest is
+ * what the client sends, after which its input ends. Inputs stay far
+ * below CONTROL_LINE_MAX (libFuzzer's -max_len), so each request gets
+ * exactly one reply. The commands are stand-ins for the VM's (a VM needs
+ * KVM): one echoes its arguments, one fails with a message, one with a
+ * bare error number. What needs a real socket (partial sends, clients
+ * that vanish or never read, too many of them) is unit-control's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
-#include "control/control_server.h"
+#include "control/control_conn.h"
 #include "fuzz.h"
 #include "lib/util.h"
 
-static struct control_server *srv;
+static struct control_commands commands;
 static char reply[CONTROL_REPLY_MAX * 2];
 
 static int handle_echo(void *opaque, json_t *request, json_t *reply)
@@ -54,43 +52,17 @@ static int handle_errno(void *opaque, json_t *request, json_t *reply)
 	return -ENOSPC;
 }
 
-static void control_teardown(void)
-{
-	control_server_close(srv);
-}
-
-static void control_setup(void)
+static void commands_setup(void)
 {
 	static const char *const echo_args[] = { "value", "bytes", "force",
 						 NULL };
-	char path[64];
 
-	snprintf(path, sizeof(path), "/tmp/thpvm-fuzz-control-%d.sock",
-		 (int)getpid());
-	if (control_server_open(path, &srv) ||
-	    control_server_add_command(srv, "echo", echo_args, handle_echo,
-				       NULL) ||
-	    control_server_add_command(srv, "fail", NULL, handle_fail, NULL) ||
-	    control_server_add_command(srv, "errno", NULL, handle_errno,
-				       NULL) ||
-	    control_server_start(srv)) {
-		fprintf(stderr, "fuzz_control: cannot start a server at %s\n",
-			path);
+	if (control_commands_add(&commands, "echo", echo_args, handle_echo,
+				 NULL) ||
+	    control_commands_add(&commands, "fail", NULL, handle_fail, NULL) ||
+	    control_commands_add(&commands, "errno", NULL, handle_errno,
+				 NULL))
 		abort();
-	}
-	atexit(control_teardown);
-}
-
-static int control_connect(void)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s",
-		 control_server_path(srv));
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
-		abort();
-	return fd;
 }
 
 /* Requests in text[0..len): one per newline, and one for a last line
@@ -105,18 +77,24 @@ static unsigned requests_count(const uint8_t *text, size_t len)
 	return n + (len && text[len - 1] != '\n');
 }
 
-static void control_send(int fd, const uint8_t *buf, size_t len)
+/* What the server does after each receive: answers every line it can,
+ * each reply taken whole by the client, into reply[*got...]. */
+static void answer_all(struct control_conn *c, size_t *got)
 {
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+	int r;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
+	while ((r = control_conn_answer_next(c, &commands)) == 1) {
+		size_t len;
+		const char *out = control_conn_out(c, &len);
+
+		if (*got + len > sizeof(reply))
 			abort();
-		buf += n;
-		len -= n;
+		memcpy(reply + *got, out, len);
+		*got += len;
+		control_conn_sent(c, len);
 	}
+	if (r < 0)
+		abort();
 }
 
 /* Each line of the replies must be a JSON object saying "ok", one for
@@ -146,31 +124,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_input in = { data, size };
 	unsigned pieces = fuzz_u8(&in) % 8, requests, i;
+	struct control_conn conn;
 	size_t lens[8], got = 0;
-	ssize_t n;
-	int fd;
 
 	for (i = 0; i < pieces; i++)
 		lens[i] = fuzz_u8(&in);
-	if (!srv)
-		control_setup();
+	if (!commands.nr)
+		commands_setup();
+	if (control_conn_init(&conn))
+		abort();
 	requests = requests_count(in.data, in.len);
-	fd = control_connect();
 	for (i = 0; i <= pieces && in.len; i++) {
-		size_t len = i < pieces ? MIN(lens[i], in.len) : in.len;
+		size_t len = i < pieces ? MIN(lens[i], in.len) : in.len, room;
+		char *to = control_conn_in(&conn, &room);
 
-		control_send(fd, in.data, len);
+		if (!len)
+			continue;	/* received(0) is the end of input */
+		if (len > room)
+			abort();
+		memcpy(to, in.data, len);
+		control_conn_received(&conn, len);
 		in.data += len;
 		in.len -= len;
+		answer_all(&conn, &got);
 	}
-	shutdown(fd, SHUT_WR);
-	/* libFuzzer's timeout alarm interrupts system calls. */
-	while ((n = recv(fd, reply + got, sizeof(reply) - got, 0)) > 0 ||
-	       (n < 0 && errno == EINTR))
-		got += n > 0 ? n : 0;
-	if (n < 0)
+	control_conn_received(&conn, 0);
+	answer_all(&conn, &got);
+	if (!control_conn_finished(&conn))
 		abort();
-	close(fd);
+	control_conn_free(&conn);
 	replies_check(reply, got, requests);
 	return 0;
 }

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,22 +25,9 @@
 
 #define TOO_MANY_CLIENTS "{\"ok\":false,\"error\":\"too many clients\"}\n"
 
-struct control_command {
-	char name[CONTROL_COMMAND_NAME_MAX + 1];
-	const char *const *args;	/* NULL-terminated, or NULL */
-	control_handler_fn fn;
-	void *opaque;
-};
-
 struct control_client {
 	int fd;			/* -1: a free slot */
-	char *in;		/* CONTROL_LINE_MAX + 1 bytes */
-	size_t in_len;
-	bool discarding;	/* skipping the rest of a too-long line */
-	bool eof;		/* the client sends no more */
-	char *out;		/* the reply line being sent */
-	size_t out_len;
-	size_t out_pos;
+	struct control_conn conn;
 	int64_t last_active_ms;
 };
 
@@ -52,36 +38,9 @@ struct control_server {
 	pthread_t thread;
 	bool started;
 	bool was_full;		/* all client slots were taken last round */
-	struct control_command commands[CONTROL_MAX_COMMANDS];
-	unsigned nr_commands;
+	struct control_commands commands;
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 };
-
-int control_reply_add(json_t *reply, json_t *fields)
-{
-	return json_object_update_new(reply, fields) ? -ENOMEM : 0;
-}
-
-int control_reply_error(json_t *reply, int err, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	json_object_clear(reply);
-	/* The message may hold what the client sent, or be cut short in
-	 * the middle of a character. */
-	json_object_set_new(reply, "ok", json_false());
-	json_object_set_new(reply, "error", json_string_lossy(msg));
-	return err;
-}
-
-static bool reply_failed(json_t *reply)
-{
-	return json_is_false(json_object_get(reply, "ok"));
-}
 
 int control_server_open(const char *path, struct control_server **out)
 {
@@ -117,185 +76,29 @@ fail:
 	return err;
 }
 
-static const struct control_command *server_find(struct control_server *srv,
-						 const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < srv->nr_commands; i++)
-		if (!strcmp(srv->commands[i].name, name))
-			return &srv->commands[i];
-	return NULL;
-}
-
-static unsigned args_count(const char *const *args)
-{
-	unsigned n = 0;
-
-	while (args && args[n])
-		n++;
-	return n;
-}
-
 int control_server_add_command(struct control_server *srv, const char *cmd,
 			       const char *const *args, control_handler_fn fn,
 			       void *opaque)
 {
-	struct control_command *c;
-
 	if (srv->started)
 		return -EBUSY;
-	if (!cmd[0] || strlen(cmd) > CONTROL_COMMAND_NAME_MAX ||
-	    args_count(args) > CONTROL_MAX_ARGS)
-		return -EINVAL;
-	if (server_find(srv, cmd))
-		return -EEXIST;
-	if (srv->nr_commands == CONTROL_MAX_COMMANDS)
-		return -ENOSPC;
-	c = &srv->commands[srv->nr_commands++];
-	strcpy(c->name, cmd);
-	c->args = args;
-	c->fn = fn;
-	c->opaque = opaque;
-	return 0;
-}
-
-static bool member_taken(const struct control_command *cmd, const char *key)
-{
-	unsigned n;
-
-	if (!strcmp(key, "cmd"))
-		return true;
-	for (n = 0; cmd->args && cmd->args[n]; n++)
-		if (!strcmp(key, cmd->args[n]))
-			return true;
-	return false;
-}
-
-/* The request's members must be "cmd" and the command's arguments (the
- * parser refuses one given twice): a misspelt argument is refused, not
- * silently ignored. */
-static int request_check_members(const struct control_command *cmd,
-				 json_t *req, json_t *reply)
-{
-	const char *key;
-	json_t *value;
-
-	json_object_foreach(req, key, value)
-		if (!member_taken(cmd, key))
-			return control_reply_error(reply, -EINVAL,
-						   "\"%s\" takes no member "
-						   "\"%.64s\"", cmd->name, key);
-	return 0;
-}
-
-/* reply as the line to send, with its newline; NULL when it cannot be
- * written (out of memory, or a reply jansson cannot write). */
-static char *reply_line(json_t *reply, size_t *len)
-{
-	char *text = json_encode(reply), *line;
-
-	if (!text)
-		return NULL;
-	*len = strlen(text);
-	line = realloc(text, *len + 2);
-	if (!line) {
-		free(text);
-		return NULL;
-	}
-	line[(*len)++] = '\n';
-	line[*len] = '\0';
-	return line;
-}
-
-/* Makes reply the line c sends next. Returns -ENOMEM when not even an
- * error reply could be written. */
-static int client_reply(struct control_client *c, json_t *reply)
-{
-	size_t len = 0;
-	char *line = reply_line(reply, &len);
-
-	if (!line || len > CONTROL_REPLY_MAX) {
-		control_reply_error(reply, -EIO, "cannot send the reply: %s",
-				    line ? "too large" :
-					   "it cannot be written as JSON");
-		free(line);
-		line = reply_line(reply, &len);
-		if (!line)
-			return -ENOMEM;
-	}
-	free(c->out);
-	c->out = line;
-	c->out_len = len;
-	c->out_pos = 0;
-	return 0;
-}
-
-/* Answers one request line. Returns -ENOMEM when not even an error reply
- * could be built. */
-static int server_handle(struct control_server *srv, struct control_client *c,
-			 const char *line, size_t len)
-{
-	const struct control_command *cmd;
-	json_t *req = NULL, *reply;
-	struct json_error jerr;
-	const char *name;
-	int err;
-
-	reply = json_pack("{s:b}", "ok", true);
-	if (!reply)
-		return -ENOMEM;
-	err = json_parse(line, len, &req, &jerr);
-	if (err == -EINVAL && jerr.offset == JSON_OFFSET_NONE) {
-		control_reply_error(reply, err, "invalid JSON: %s", jerr.msg);
-	} else if (err == -EINVAL) {
-		control_reply_error(reply, err, "invalid JSON at byte %zu: %s",
-				    jerr.offset, jerr.msg);
-	} else if (err) {
-		control_reply_error(reply, err, "%s", strerror(-err));
-	} else if (!json_is_object(req)) {
-		control_reply_error(reply, -EINVAL,
-				    "a request must be a JSON object");
-	} else if (!(name = json_string_value(json_object_get(req, "cmd")))) {
-		control_reply_error(reply, -EINVAL,
-				    "a request needs \"cmd\" (a string)");
-	} else if (!(cmd = server_find(srv, name))) {
-		control_reply_error(reply, -EINVAL,
-				    "unknown command \"%.64s\"", name);
-	} else if (!request_check_members(cmd, req, reply)) {
-		err = cmd->fn(cmd->opaque, req, reply);
-		if (err < 0 && !reply_failed(reply))
-			control_reply_error(reply, err, "%s", strerror(-err));
-	}
-	json_decref(req);
-	err = client_reply(c, reply);
-	json_decref(reply);
-	return err;
-}
-
-static bool client_pending(const struct control_client *c)
-{
-	return c->out_pos < c->out_len;
+	return control_commands_add(&srv->commands, cmd, args, fn, opaque);
 }
 
 static void client_close(struct control_client *c)
 {
 	close(c->fd);
 	c->fd = -1;
-	free(c->in);
-	c->in = NULL;
-	free(c->out);
-	c->out = NULL;
-	c->out_len = c->out_pos = 0;
+	control_conn_free(&c->conn);
 }
 
 /* Sends what the socket takes now; POLLOUT brings the rest. */
 static void client_flush(struct control_client *c)
 {
-	while (client_pending(c)) {
-		ssize_t n = send(c->fd, c->out + c->out_pos,
-				 c->out_len - c->out_pos,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (control_conn_pending(&c->conn)) {
+		size_t len;
+		const char *out = control_conn_out(&c->conn, &len);
+		ssize_t n = send(c->fd, out, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -305,78 +108,36 @@ static void client_flush(struct control_client *c)
 			client_close(c);	/* gone mid-reply */
 			return;
 		}
-		c->out_pos += (size_t)n;
+		control_conn_sent(&c->conn, (size_t)n);
 		c->last_active_ms = monotonic_ms();
 	}
 }
 
-static void client_consume(struct control_client *c, size_t n)
-{
-	memmove(c->in, c->in + n, c->in_len - n);
-	c->in_len -= n;
-}
-
-static int client_refuse_long_line(struct control_client *c)
-{
-	json_t *reply = json_object();
-	int err;
-
-	if (!reply)
-		return -ENOMEM;
-	control_reply_error(reply, -E2BIG, "request line longer than %d bytes",
-			    CONTROL_LINE_MAX);
-	err = client_reply(c, reply);
-	json_decref(reply);
-	return err;
-}
-
-/* Answers the complete lines buffered, one at a time: the next line waits
- * until the previous reply has gone out, which bounds what a client that
- * does not read can make us buffer. */
+/* Answers the complete lines buffered while their replies go out at
+ * once; a reply the socket does not take yet holds the next line back. */
 static void client_process(struct control_server *srv,
 			   struct control_client *c)
 {
-	while (c->fd >= 0 && !client_pending(c)) {
-		char *nl = memchr(c->in, '\n', c->in_len);
-		int err = 0;
+	while (c->fd >= 0 && !control_conn_pending(&c->conn)) {
+		int r = control_conn_answer_next(&c->conn, &srv->commands);
 
-		if (c->discarding) {
-			if (!nl) {
-				c->in_len = 0;
-				break;
-			}
-			client_consume(c, (size_t)(nl + 1 - c->in));
-			c->discarding = false;
-			continue;
-		}
-		if (nl) {
-			err = server_handle(srv, c, c->in, (size_t)(nl - c->in));
-			client_consume(c, (size_t)(nl + 1 - c->in));
-		} else if (c->in_len > CONTROL_LINE_MAX) {
-			err = client_refuse_long_line(c);
-			c->discarding = true;
-			c->in_len = 0;
-		} else if (c->eof && c->in_len) {
-			/* A last request without its newline. */
-			err = server_handle(srv, c, c->in, c->in_len);
-			c->in_len = 0;
-		} else {
-			break;
-		}
-		if (err) {
+		if (r < 0) {
 			client_close(c);
 			return;
 		}
+		if (!r)
+			break;
 		client_flush(c);
 	}
-	if (c->fd >= 0 && c->eof && !client_pending(c))
+	if (c->fd >= 0 && control_conn_finished(&c->conn))
 		client_close(c);
 }
 
 static void client_read(struct control_client *c)
 {
-	ssize_t n = recv(c->fd, c->in + c->in_len,
-			 CONTROL_LINE_MAX + 1 - c->in_len, MSG_DONTWAIT);
+	size_t room;
+	char *in = control_conn_in(&c->conn, &room);
+	ssize_t n = recv(c->fd, in, room, MSG_DONTWAIT);
 
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
@@ -384,9 +145,7 @@ static void client_read(struct control_client *c)
 		return;
 	}
 	c->last_active_ms = monotonic_ms();
-	if (n == 0)
-		c->eof = true;
-	c->in_len += (size_t)n;
+	control_conn_received(&c->conn, (size_t)n);
 }
 
 static void client_event(struct control_server *srv, struct control_client *c,
@@ -396,7 +155,7 @@ static void client_event(struct control_server *srv, struct control_client *c,
 		client_close(c);
 		return;
 	}
-	if (client_pending(c))
+	if (control_conn_pending(&c->conn))
 		client_flush(c);
 	else
 		client_read(c);
@@ -430,9 +189,7 @@ static void server_accept(struct control_server *srv)
 		fd = listener_accept(&srv->listener);
 		if (fd < 0)
 			return;
-		if (c)
-			c->in = malloc(CONTROL_LINE_MAX + 1);
-		if (!c || !c->in) {
+		if (!c || control_conn_init(&c->conn)) {
 			ssize_t n = send(fd, TOO_MANY_CLIENTS,
 					 sizeof(TOO_MANY_CLIENTS) - 1,
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -442,11 +199,6 @@ static void server_accept(struct control_server *srv)
 			continue;
 		}
 		c->fd = fd;
-		c->in_len = 0;
-		c->discarding = false;
-		c->eof = false;
-		c->out = NULL;
-		c->out_len = c->out_pos = 0;
 		c->last_active_ms = monotonic_ms();
 	}
 }
@@ -499,7 +251,8 @@ static void *server_thread(void *arg)
 			owner[n] = c;
 			pfd[n++] = (struct pollfd){
 				.fd = c->fd,
-				.events = client_pending(c) ? POLLOUT : POLLIN,
+				.events = control_conn_pending(&c->conn) ?
+						  POLLOUT : POLLIN,
 			};
 		}
 		if (poll(pfd, n, timeout) < 0) {
