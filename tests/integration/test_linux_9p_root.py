@@ -6,7 +6,8 @@ share thpvm's command line names and switch_roots into it; the root's
 own /sbin/init, a busybox script, then reads, writes, makes, renames and
 lists there and powers off. The host checks what it changed, that the
 new file is this user's, and that nothing outside DIR changed. A second
-boot gives its own root= in -p: thpvm adds none of its words, and the
+boot shares DIR read-only (-d DIR,ro), which thpvm's words then say; a
+third gives its own root= in -p: thpvm adds none of its words, and the
 guest mounts the root with the user's flags (read-only here). Needs a
 capable host (tests/hosts/svm_host.py provides one here)."""
 import os
@@ -20,9 +21,12 @@ from p9_share import snapshot
 from test_linux_initramfs import (again_if_died, boot_args, build_image,
                                   require_capable)
 
-# What thpvm adds to the command line for -d DIR (vmm/cli/share_options.h).
+# What thpvm adds to the command line for -d DIR and -d DIR,ro
+# (vmm/cli/share_options.h).
 ROOT_PARAMS = ("root=/dev/root rw rootflags=rw,trans=virtio,"
                "version=9p2000.L rootfstype=9p")
+ROOT_PARAMS_RO = ("root=/dev/root ro rootflags=ro,trans=virtio,"
+                  "version=9p2000.L rootfstype=9p")
 HELLO = b"put here by the host\n"
 OLD = b"renamed by the guest\n"
 MADE = b"written by the guest\n"
@@ -76,9 +80,9 @@ def make_root(parent):
     return root
 
 
-def boot_root(params):
-    """Boots the kit's initramfs with -d DIR, DIR a fresh make_root, and
-    params as -p: (result, the guest's p9root lines as {key: rest}, the
+def boot_root(params, options=""):
+    """Boots the kit's initramfs with -d DIR (and options: ",ro"), DIR a
+    fresh make_root, and params as -p: (result, the guest's p9root lines as {key: rest}, the
     snapshots of DIR before and after). The VM must have ended with
     status 0 after the root's init ran as PID 1 to its end, and nothing
     beside DIR changed."""
@@ -92,7 +96,7 @@ def boot_root(params):
 
         def boot():
             return harness.run(boot_args(version, image, "512M", params) +
-                               ["-d", root], timeout=300)
+                               ["-d", root + options], timeout=300)
 
         r = again_if_died(boot)
         out = r.out.replace("\r", "")
@@ -124,6 +128,18 @@ def test_9p_root():
     assert owner == os.getuid(), r
     assert after.pop("newdir/renamed.txt") == before.pop("old.txt"), r
     assert after.pop("newdir")[0] == stat.S_IFDIR, r
+    assert after == before, r
+
+
+def test_9p_root_read_only():
+    """-d DIR,ro: thpvm's root words say read-only, so the kernel and
+    /init mount it so; the guest's writes are refused and DIR stays as it
+    was."""
+    r, lines, before, after = boot_root("quiet", ",ro")
+    assert lines["cmdline"] == (f"{harness.LINUX_DEFAULT_PARAMS} "
+                                f"{ROOT_PARAMS_RO} quiet"), r
+    assert re.fullmatch(r"/dev/root / 9p ro,\S* 0 0", lines["mount"]), r
+    assert "read-only" in lines and "changed" not in lines, r
     assert after == before, r
 
 

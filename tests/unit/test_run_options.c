@@ -739,7 +739,10 @@ static void test_disk_dir(void)
 	CHECK_EQ(PARSE(&cfg, "-k", "bz", "--disk", arg, "-p", "quiet"),
 		 RUN_PARSE_OK);
 	CHECK(m->shares[0].read_only);
-	CHECK(strstr(m->cmdline, "rootfstype=9p quiet"));
+	snprintf(want, sizeof(want), "%s %s", linux_defaults(NULL),
+		 "root=/dev/root ro rootflags=ro,trans=virtio,"
+		 "version=9p2000.L rootfstype=9p quiet");
+	CHECK_STR(m->cmdline, want);
 	CHECK_EQ(PARSE(&cfg, "-k", "bz", "-d", dir, "-p", "root=/dev/vda"),
 		 RUN_PARSE_OK);
 	CHECK(!strstr(m->cmdline, "9p"));

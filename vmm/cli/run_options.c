@@ -636,8 +636,9 @@ static void help_disk(char *buf, size_t len)
 		 "thread, 1 to %d (default: one per vCPU, up to %d); pci or "
 		 "mmio: its transport. A directory (lkvm's rootfs) is shared "
 		 "over 9p as tag %s instead, and a kernel with no root= in -p "
-		 "gets \"%s\"", MACHINE_MAX_DISKS, BLK_MAX_QUEUES,
-		 BLK_MAX_QUEUES, SHARE_ROOT_TAG, SHARE_ROOT_PARAMS);
+		 "gets \"%s\" (ro and rootflags=ro with ro)",
+		 MACHINE_MAX_DISKS, BLK_MAX_QUEUES, BLK_MAX_QUEUES,
+		 SHARE_ROOT_TAG, SHARE_ROOT_PARAMS);
 }
 
 static void help_9p(char *buf, size_t len)
@@ -994,11 +995,21 @@ static bool params_name_root(const char *params)
  * with -d DIR, the root file system on 9p unless -p names a root),
  * unless --nodefaults; the test guest reads its own keys and gets -p
  * alone. */
+static bool root_share_read_only(const struct machine_config *cfg)
+{
+	for (unsigned i = 0; i < cfg->nr_shares; i++)
+		if (!strcmp(cfg->shares[i].tag, SHARE_ROOT_TAG))
+			return cfg->shares[i].read_only;
+	return false;
+}
+
 static int cmdline_build(struct run_options *opts)
 {
 	const struct machine_config *cfg = &opts->machine;
 	const char *params = opts->params ? opts->params : "";
 	bool root = opts->root_share && !params_name_root(params);
+	const char *root_params = root_share_read_only(cfg) ?
+		SHARE_ROOT_PARAMS_RO : SHARE_ROOT_PARAMS;
 	int n;
 
 	if (!cfg->kernel_path || opts->nodefaults)
@@ -1008,7 +1019,7 @@ static int cmdline_build(struct run_options *opts)
 		n = snprintf(opts->cmdline, sizeof(opts->cmdline),
 			     "console=%s %s%s%s%s%s", cfg->virtio_console ?
 			     "hvc0" : arch_linux_uart, arch_linux_params,
-			     root ? " " : "", root ? SHARE_ROOT_PARAMS : "",
+			     root ? " " : "", root ? root_params : "",
 			     params[0] ? " " : "", params);
 	if (n >= (int)sizeof(opts->cmdline)) {
 		pr_err("-p: the kernel command line would be %d bytes long; "

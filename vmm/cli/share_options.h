@@ -11,10 +11,12 @@
 
 /* The tag Linux mounts as root with root=/dev/root rootfstype=9p. */
 #define SHARE_ROOT_TAG "/dev/root"
-/* What a kernel is given for -d DIR, as kvmtool gives it. */
-#define SHARE_ROOT_PARAMS \
-	"root=/dev/root rw rootflags=rw,trans=virtio,version=9p2000.L " \
-	"rootfstype=9p"
+/* What a kernel is given for -d DIR, as kvmtool gives it, and for a
+ * read-only root share (-d DIR,ro, a sandbox's /), read-only too: the
+ * guest's init then neither writes nor remounts it read-write. */
+#define SHARE_ROOT_FLAGS "trans=virtio,version=9p2000.L rootfstype=9p"
+#define SHARE_ROOT_PARAMS "root=/dev/root rw rootflags=rw," SHARE_ROOT_FLAGS
+#define SHARE_ROOT_PARAMS_RO "root=/dev/root ro rootflags=ro," SHARE_ROOT_FLAGS
 
 /* --9p DIR,TAG[,ro][,pci|,mmio], opt as messages spell it: 0, or
  * -errno after one message. */
