@@ -80,7 +80,7 @@ MUTATIONS = {
         "\t\t\t\t       X86_LOW_HOLE_START, E820_TYPE_RAM) ?:",
         "unit-x86-boot", []),
     "control-unknown-member-accepted": (
-        "vmm/control/control_server.c",
+        "vmm/control/control_commands.c",
         "\t\tif (!member_taken(cmd, key))",
         "\t\tif (!member_taken(cmd, key) && 0)",
         "unit-control", []),
