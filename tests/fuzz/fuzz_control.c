@@ -138,8 +138,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t len = i < pieces ? MIN(lens[i], in.len) : in.len, room;
 		char *to = control_conn_in(&conn, &room);
 
-		if (!len)
-			continue;	/* received(0) is the end of input */
 		if (len > room)
 			abort();
 		memcpy(to, in.data, len);
@@ -148,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		in.len -= len;
 		answer_all(&conn, &got);
 	}
-	control_conn_received(&conn, 0);
+	control_conn_input_ended(&conn);
 	answer_all(&conn, &got);
 	if (!control_conn_finished(&conn))
 		abort();

@@ -66,7 +66,7 @@ static void test_one_reply_at_a_time(void)
 		  "{\"ok\":false,\"error\":\"unknown command \\\"nope\\\"\"}\n");
 	CHECK_STR(next_reply(&c), "");
 	CHECK(!control_conn_finished(&c));
-	control_conn_received(&c, 0);
+	control_conn_input_ended(&c);
 	CHECK(control_conn_finished(&c));
 	control_conn_free(&c);
 }
@@ -103,7 +103,7 @@ static void test_last_line_without_newline(void)
 	CHECK_EQ(control_conn_init(&c), 0);
 	receive(&c, last, strlen(last));
 	CHECK_STR(next_reply(&c), "");
-	control_conn_received(&c, 0);
+	control_conn_input_ended(&c);
 	CHECK(!control_conn_finished(&c));
 	CHECK_STR(next_reply(&c), "{\"ok\":true,\"hello\":\"you\"}\n");
 	CHECK(control_conn_finished(&c));

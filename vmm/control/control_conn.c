@@ -26,9 +26,12 @@ char *control_conn_in(struct control_conn *c, size_t *room)
 
 void control_conn_received(struct control_conn *c, size_t n)
 {
-	if (!n)
-		c->eof = true;
 	c->in_len += n;
+}
+
+void control_conn_input_ended(struct control_conn *c)
+{
+	c->eof = true;
 }
 
 bool control_conn_pending(const struct control_conn *c)

@@ -33,9 +33,11 @@ void control_conn_free(struct control_conn *c);
 /* Where the next received bytes go, and how many fit (0 once a line
  * fills the buffer: answering it makes room). */
 char *control_conn_in(struct control_conn *c, size_t *room);
-/* n bytes were written at control_conn_in(); 0 is the end of the
- * client's input. */
+/* n bytes were written at control_conn_in(). */
 void control_conn_received(struct control_conn *c, size_t n);
+/* The client sends no more: a last line without its newline is then
+ * answered too. */
+void control_conn_input_ended(struct control_conn *c);
 
 /* With no reply waiting, answers the next complete line (or refuses a
  * line longer than CONTROL_LINE_MAX, or answers a last line without its

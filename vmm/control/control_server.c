@@ -145,7 +145,10 @@ static void client_read(struct control_client *c)
 		return;
 	}
 	c->last_active_ms = monotonic_ms();
-	control_conn_received(&c->conn, (size_t)n);
+	if (n)
+		control_conn_received(&c->conn, (size_t)n);
+	else
+		control_conn_input_ended(&c->conn);
 }
 
 static void client_event(struct control_server *srv, struct control_client *c,
