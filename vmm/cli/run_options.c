@@ -636,9 +636,9 @@ static void help_disk(char *buf, size_t len)
 		 "thread, 1 to %d (default: one per vCPU, up to %d); pci or "
 		 "mmio: its transport. A directory (lkvm's rootfs) is shared "
 		 "over 9p as tag %s instead, and a kernel with no root= in -p "
-		 "gets \"%s\" (ro and rootflags=ro with ro)",
-		 MACHINE_MAX_DISKS, BLK_MAX_QUEUES, BLK_MAX_QUEUES,
-		 SHARE_ROOT_TAG, SHARE_ROOT_PARAMS);
+		 "gets \"%s\" (with ro: \"%s\")", MACHINE_MAX_DISKS,
+		 BLK_MAX_QUEUES, BLK_MAX_QUEUES, SHARE_ROOT_TAG,
+		 SHARE_ROOT_PARAMS, SHARE_ROOT_PARAMS_RO);
 }
 
 static void help_9p(char *buf, size_t len)
@@ -990,11 +990,6 @@ static bool params_name_root(const char *params)
 	return false;
 }
 
-/* As kvmtool does: a Linux kernel gets -p after the arch's defaults
- * (its console on the arch's UART, or hvc0 with --console virtio, and
- * with -d DIR, the root file system on 9p unless -p names a root),
- * unless --nodefaults; the test guest reads its own keys and gets -p
- * alone. */
 static bool root_share_read_only(const struct machine_config *cfg)
 {
 	for (unsigned i = 0; i < cfg->nr_shares; i++)
@@ -1003,6 +998,11 @@ static bool root_share_read_only(const struct machine_config *cfg)
 	return false;
 }
 
+/* As kvmtool does: a Linux kernel gets -p after the arch's defaults
+ * (its console on the arch's UART, or hvc0 with --console virtio, and
+ * with -d DIR, the root file system on 9p unless -p names a root),
+ * unless --nodefaults; the test guest reads its own keys and gets -p
+ * alone. */
 static int cmdline_build(struct run_options *opts)
 {
 	const struct machine_config *cfg = &opts->machine;
