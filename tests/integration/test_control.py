@@ -53,6 +53,33 @@ def test_list_stat_pause_resume_stop():
     assert ctl_json(["list"]) == []
 
 
+def thread_names(pid):
+    """{tid: name} of pid's threads, as /proc/PID/task/*/comm says (what
+    `top -H` and perf show)."""
+    names = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                names[int(tid)] = f.read().strip()
+        except (FileNotFoundError, ProcessLookupError):
+            continue    # ended since the listing
+    return names
+
+
+def thread_id(pid, name):
+    for tid, n in thread_names(pid).items():
+        if n == name:
+            return tid
+    raise AssertionError(f"no thread {name} in {pid}")
+
+
+def thread_cpu_s(pid, name):
+    """CPU seconds (user + system) of pid's thread called name."""
+    with open(f"/proc/{pid}/task/{thread_id(pid, name)}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_taken(pid, seconds):
     """CPU seconds vcpu0 of pid takes in the next `seconds`."""
     before = thread_cpu_s(pid, "vcpu0")
@@ -66,7 +93,7 @@ def test_pause_stops_a_busy_guest():
     kick the vCPU out of KVM_RUN and wait until it is parked. For this
     guest CPU time is progress: while paused, vcpu0 takes none; resumed,
     it reads again; stop still ends it. A pause that did not kick would
-    wait for ever; one that did not wait would leave the guest running."""
+    wait for ever (the wait is test_pause_waits_for_every_vcpu's)."""
     harness.require_kvm()
     p = start(["run", "--name", "busy", "-m", "256M", "-p",
                "touch=16M rand=1000000000000000 skip=smp,lapic,pit"])
@@ -112,14 +139,6 @@ class HeldThread:
 
     def __exit__(self, *exc):
         self.call(self.DETACH)
-
-
-def thread_id(pid, name):
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/comm") as f:
-            if f.read().strip() == name:
-                return int(tid)
-    raise AssertionError(f"no thread {name} in {pid}")
 
 
 def test_pause_waits_for_every_vcpu():
@@ -321,14 +340,7 @@ def test_threads_are_named():
         p = serve("named", ["-c", "2", "-d", disk.name,
                             "-d", disk1.name + ",aio=threads", "--balloon",
                             "--rng"])
-        task = f"/proc/{p.pid}/task"
-        names = []
-        for tid in os.listdir(task):
-            try:
-                with open(os.path.join(task, tid, "comm")) as f:
-                    names.append(f.read().strip())
-            except (FileNotFoundError, ProcessLookupError):
-                continue    # ended since the listing
+        names = list(thread_names(p.pid).values())
         harness.stop_and_wait(p, "named")
     assert names.count("thpvm") == 1, names
     # blk0 runs on io_uring (the kernel's iou-wrk threads help it),
@@ -337,21 +349,6 @@ def test_threads_are_named():
                  "balloon0", "rng0"):
         assert want in names, (want, names)
     assert "blk0-io" not in names, names
-
-
-def thread_cpu_s(pid, name):
-    """CPU seconds (user + system) of pid's thread called name."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if f.read().strip() != name:
-                    continue
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue    # ended since the listing
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    raise AssertionError(f"no thread {name} in {pid}")
 
 
 def console_serving(path, timeout=60):
