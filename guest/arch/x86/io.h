@@ -107,6 +107,19 @@ static inline uint64_t clock_now(void)
 	return rdtsc();
 }
 
+static inline void wrmsr(uint32_t msr, uint64_t v)
+{
+	asm volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v),
+		     "d"((uint32_t)(v >> 32)) : "memory");
+}
+
+static inline void cpuid(uint32_t leaf, uint32_t *a, uint32_t *b,
+			 uint32_t *c, uint32_t *d)
+{
+	asm volatile("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d)
+		     : "a"(leaf), "c"(0));
+}
+
 static inline void write_cr3(uint64_t v)
 {
 	asm volatile("mov %0, %%cr3" : : "r"(v) : "memory");

@@ -1,10 +1,19 @@
-/* TSC calibrated once against the PIT (clock_hz, clock.c), so that the
- * TSC, which ring 3 reads too, gives durations: channel 2 gated through
- * port 0x61, polling its output on bit 5; or, where port 0x61 does not
- * show channel 2 (kvmtool answers 0x20 for ever), channel 0 counted down
- * through latched reads. */
+/* The TSC's rate, found once (clock_hz, clock.c), so that the TSC, which
+ * ring 3 reads too, gives durations. Under KVM, from kvmclock: the rate
+ * KVM gives the guest's clock is the TSC's, and a VM may have no PIT.
+ * Elsewhere, against the PIT: channel 2 gated through port 0x61, polling
+ * its output on bit 5; or, where port 0x61 does not show channel 2
+ * (kvmtool answers 0x20 for ever), channel 0 counted down through
+ * latched reads. */
 #include "guest.h"
 #include "io.h"
+
+/* KVM's CPUID leaves and clock MSR (Linux's Documentation/virt/kvm). */
+#define KVM_CPUID_SIGNATURE 0x40000000
+#define KVM_CPUID_FEATURES 0x40000001
+#define KVM_FEATURE_CLOCKSOURCE2 (1u << 3)
+#define MSR_KVM_SYSTEM_TIME_NEW 0x4b564d01
+#define KVMCLOCK_ENABLE 1
 
 #define PIT_HZ 1193182ULL
 #define CAL_MS 20
@@ -39,11 +48,62 @@ static uint64_t ticks_on_ch0(uint64_t count)
 	return rdtsc() - t0;
 }
 
+/* pvclock_vcpu_time_info: system time in ns is (TSC delta * mul) >> 32,
+ * after a shift of the delta. */
+struct pvclock {
+	uint32_t version, pad;
+	uint64_t tsc_timestamp, system_time;
+	uint32_t tsc_to_system_mul;
+	int8_t tsc_shift;
+	uint8_t flags, pad2[2];
+};
+
+static bool is_kvm(void)
+{
+	uint32_t a, b, c, d;
+
+	cpuid(KVM_CPUID_SIGNATURE, &a, &b, &c, &d);
+	return b == 0x4b4d564b && c == 0x564b4d56 && d == 0x4d;	/* KVMKVMKVM */
+}
+
+/* The TSC's rate in Hz from kvmclock, or 0 where there is none. */
+static uint64_t kvmclock_hz(void)
+{
+	static volatile struct pvclock clock __attribute__((aligned(64)));
+	uint32_t a, b, c, d;
+	uint64_t hz;
+
+	if (!is_kvm())
+		return 0;
+	cpuid(KVM_CPUID_FEATURES, &a, &b, &c, &d);
+	if (!(a & KVM_FEATURE_CLOCKSOURCE2))
+		return 0;
+	/* The guest is identity-mapped: the address is the physical one.
+	 * KVM fills the structure before the vCPU next runs guest code. */
+	wrmsr(MSR_KVM_SYSTEM_TIME_NEW, (uint64_t)&clock | KVMCLOCK_ENABLE);
+	if (!clock.version || (clock.version & 1) || !clock.tsc_to_system_mul)
+		hz = 0;
+	else
+		hz = (1000000000ULL << 32) / clock.tsc_to_system_mul;
+	if (clock.tsc_shift < 0)
+		hz <<= -clock.tsc_shift;
+	else
+		hz >>= clock.tsc_shift;
+	wrmsr(MSR_KVM_SYSTEM_TIME_NEW, 0);
+	return hz;
+}
+
 void tsc_calibrate(void)
 {
 	uint64_t count = PIT_HZ * CAL_MS / 1000, t0, cycles;
-	uint8_t v = inb(0x61);
+	uint8_t v;
 
+	clock_hz = kvmclock_hz();
+	if (clock_hz) {
+		print("tg: tsc calibration source=kvmclock hz=%lu\n", clock_hz);
+		return;
+	}
+	v = inb(0x61);
 	outb(0x61, (v & ~0x02) | 0x01);		/* gate on, speaker off */
 	outb(0x43, 0xb0);			/* ch2, lo/hi, mode 0 */
 	outb(0x42, count & 0xff);
