@@ -98,12 +98,37 @@ static void test_setter_failure(void)
 	irq_lines_free(&l);
 }
 
+static int other_writes;
+
+static int record_other(void *opaque, unsigned line, bool high)
+{
+	other_writes++;
+	return 0;
+}
+
+/* A new driver (x86's user-space IOAPIC) takes every later change. */
+static void test_set_driver(void)
+{
+	struct irq_lines l;
+	struct irq_source a;
+
+	setup(&l, 16, 8);
+	CHECK_EQ(irq_lines_alloc(&l, &a), 0);
+	irq_lines_set_driver(&l, record_other, NULL);
+	irq_source_set(&l, &a, true);
+	irq_source_set(&l, &a, false);
+	CHECK_EQ(writes, 0);
+	CHECK_EQ(other_writes, 2);
+	irq_lines_free(&l);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
 		UNIT_TEST(test_shared_line),
 		UNIT_TEST(test_allocation),
 		UNIT_TEST(test_setter_failure),
+		UNIT_TEST(test_set_driver),
 	};
 
 	return UNIT_RUN(tests);

@@ -34,6 +34,15 @@ void irq_lines_free(struct irq_lines *l)
 	memset(l, 0, sizeof(*l));
 }
 
+void irq_lines_set_driver(struct irq_lines *l, irq_line_set_fn set,
+			  void *opaque)
+{
+	pthread_mutex_lock(&l->lock);
+	l->set = set;
+	l->opaque = opaque;
+	pthread_mutex_unlock(&l->lock);
+}
+
 int irq_lines_alloc(struct irq_lines *l, struct irq_source *src)
 {
 	if (!l->count)

@@ -10,7 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Drives a line's level (the VM's: KVM_IRQ_LINE). */
+/* Drives a line's level (the VM's: KVM_IRQ_LINE, or x86's user-space
+ * IOAPIC). */
 typedef int (*irq_line_set_fn)(void *opaque, unsigned line, bool level);
 
 struct irq_lines {
@@ -34,6 +35,10 @@ struct irq_source {
 int irq_lines_init(struct irq_lines *l, unsigned nr, unsigned first,
 		   unsigned count, irq_line_set_fn set, void *opaque);
 void irq_lines_free(struct irq_lines *l);
+/* Lines go to set instead (an interrupt controller in user space), from
+ * now on: before any device raises one. */
+void irq_lines_set_driver(struct irq_lines *l, irq_line_set_fn set,
+			  void *opaque);
 
 /* A line for a new device; -ENOSPC if the arch gave devices none. */
 int irq_lines_alloc(struct irq_lines *l, struct irq_source *src);

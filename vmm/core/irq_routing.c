@@ -83,6 +83,14 @@ int irq_routing_add_irqchip(struct irq_routing *r, unsigned gsi,
 	return e ? 0 : -ENOMEM;
 }
 
+void irq_routing_reserve(struct irq_routing *r, unsigned nr)
+{
+	pthread_mutex_lock(&r->lock);
+	if (nr > r->next_gsi)
+		r->next_gsi = nr;
+	pthread_mutex_unlock(&r->lock);
+}
+
 static int commit_locked(struct irq_routing *r)
 {
 	if (ioctl(r->vm_fd, KVM_SET_GSI_ROUTING, r->table) < 0) {

@@ -42,6 +42,10 @@ void irq_routing_free(struct irq_routing *r);
 int irq_routing_add_irqchip(struct irq_routing *r, unsigned gsi,
 			    unsigned chip, unsigned pin);
 int irq_routing_commit(struct irq_routing *r);
+/* GSIs below nr are the arch's own (x86's split irqchip routes its
+ * IOAPIC pins as MSIs there, with irq_msi_set): devices' MSIs start
+ * above them. Before the first irq_msi_create. */
+void irq_routing_reserve(struct irq_routing *r, unsigned nr);
 
 /* A GSI above every pin, for one MSI source, with an eventfd bound to it
  * through KVM_IRQFD: writing 1 to *irqfd raises the MSI once a route is
