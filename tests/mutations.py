@@ -104,6 +104,11 @@ MUTATIONS = {
         "\twhile (vm->state == VM_PAUSED ||",
         "\twhile ((0 && vm->state == VM_PAUSED) ||",
         "integration-balloon_guest", ["test_pause_stops_the_guest"]),
+    "ioapic-eoi-keeps-remote-irr": (
+        "arch/x86/ioapic.c",
+        "\t\t*e &= ~RE_REMOTE_IRR;\n\t\tservice_level_locked(io, pin);",
+        "\t\tservice_level_locked(io, pin);",
+        "unit-x86-ioapic", []),
     "pause-does-not-kick": (
         "vmm/core/vm.c",
         "\t\tvm->state = VM_PAUSED;\n\t\tkick_all_locked(vm);",

@@ -260,6 +260,18 @@ def main():
     for i, (name, data) in enumerate(compressed(kernel).items()):
         write("decompress", name, bytes([FORMATS.index(name), 12]) + data)
         write("bzimage", name, bzimage(data))
+    # The IOAPIC: select pin 16's low dword, write it unmasked and
+    # level-triggered (vector 0x41), raise its line, EOI, lower it; then
+    # the version register read through a byte access.
+    def ioapic_reg(reg, value):
+        return (bytes([0, 3]) + struct.pack("<HQ", 0, reg) +
+                bytes([0, 3]) + struct.pack("<HQ", 0x10, value))
+    write("ioapic", "level", ioapic_reg(0x21, 0) +
+          ioapic_reg(0x20, 0x8041) + bytes([2, 33, 3, 0x41, 2, 32]) +
+          bytes([0, 0]) + struct.pack("<HQ", 0, 1) +
+          bytes([1, 0]) + struct.pack("<H", 0x12))
+    write("ioapic", "edge-kvm-refuses", bytes([4, 3]) +
+          ioapic_reg(0x18, 0x30) + bytes([2, 9, 2, 8, 4, 0, 2, 9]))
     write("decompress", "detect-gzip", b"\x80\x0c" + gzip.compress(kernel, mtime=0))
     for name, text in [
             ("status", b'{"cmd":"status"}'),
