@@ -13,10 +13,28 @@
 
 #define CPUID_MAX_ENTRIES 512
 
+#define CPUID_1_ECX_TSC_DEADLINE (1U << 24)
 #define CPUID_1_ECX_HYPERVISOR (1U << 31)
 #define CPUID_1_EDX_HTT (1U << 28)
 #define TOPO_LEVEL_SMT 1
 #define TOPO_LEVEL_CORE 2
+
+/* KVM's LAPIC emulates the TSC-deadline timer, which older kernels'
+ * KVM_GET_SUPPORTED_CPUID leave out and KVM_CAP_TSC_DEADLINE_TIMER
+ * reports (QEMU adds the bit the same way). Linux needs it where it has
+ * no PIT and no ACPI: it would otherwise check its LAPIC timer against
+ * a PIT that never ticks, and turn the timer off. */
+static void add_tsc_deadline(int kvm_fd, struct kvm_cpuid2 *cpuid)
+{
+	unsigned i;
+
+	if (ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) <= 0)
+		return;
+	for (i = 0; i < cpuid->nent; i++) {
+		if (cpuid->entries[i].function == 1)
+			cpuid->entries[i].ecx |= CPUID_1_ECX_TSC_DEADLINE;
+	}
+}
 
 int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out)
 {
@@ -32,6 +50,7 @@ int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out)
 			return -ENOMEM;
 		cpuid->nent = nent;
 		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) == 0) {
+			add_tsc_deadline(kvm_fd, cpuid);
 			*out = cpuid;
 			return 0;
 		}

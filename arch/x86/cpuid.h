@@ -4,7 +4,8 @@
 
 #include <linux/kvm.h>
 
-/* KVM_GET_SUPPORTED_CPUID into a malloc'd table. */
+/* KVM_GET_SUPPORTED_CPUID into a malloc'd table, with the TSC-deadline
+ * timer where KVM emulates it. */
 int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out);
 /* Rewrites the table for vCPU apic_id of nr_vcpus: APIC IDs, topology
  * (one package, one thread per core), the hypervisor bit, KVM hints. */
