@@ -1,8 +1,7 @@
 /* The user-space IOAPIC (see ioapic.h). Register layout and entry bits:
  * Intel's 82093AA datasheet; behaviour at the edges (remote IRR on a
- * switch to edge, the polarity bit, which IDs read back) as KVM's
- * in-kernel IOAPIC has it, so that a guest sees the same chip under
- * either irqchip. */
+ * switch to edge, what the polarity bit does) as KVM's in-kernel IOAPIC
+ * has it, so that a guest sees the same chip under either irqchip. */
 #include "arch/x86/ioapic.h"
 
 #include <errno.h>
@@ -77,12 +76,13 @@ static unsigned entry_mode(uint64_t e)
 	return (e & RE_MODE) >> RE_MODE_SHIFT;
 }
 
-/* The input as the entry sees it: KVM's IOAPIC also inverts an
- * active-low pin's line. */
+/* A line's level is the device's logical one: the polarity bit is kept
+ * but inverts nothing, as in KVM's IOAPIC and QEMU's. Linux programs PCI
+ * INTx pins active-low (what a _PRT's GSI means); inverting them would
+ * make every idle line an interrupt. */
 static bool asserted(const struct ioapic *io, unsigned pin)
 {
-	return !!(io->lines_high & 1u << pin) ^
-	       !!(io->redir[pin] & RE_POLARITY_LOW);
+	return io->lines_high & 1u << pin;
 }
 
 static void msi_of(uint64_t e, uint64_t *addr, uint32_t *data)
