@@ -151,14 +151,14 @@ static size_t madt_len(unsigned nr_cpus)
 	       MADT_ISO_LEN + MADT_LAPIC_NMI_LEN;
 }
 
-static void write_madt(uint8_t *t, unsigned nr_cpus)
+static void write_madt(uint8_t *t, unsigned nr_cpus, bool pics)
 {
 	uint8_t *p = t + HEADER_LEN;
 	unsigned i;
 
 	put_header(t, "APIC", madt_len(nr_cpus), 5);
 	put_le32(p, X86_LAPIC_ADDR);
-	put_le32(p + 4, MADT_PCAT_COMPAT);
+	put_le32(p + 4, pics ? MADT_PCAT_COMPAT : 0);
 	p += 8;
 	for (i = 0; i < nr_cpus; i++, p += MADT_LAPIC_LEN) {
 		p[0] = MADT_LAPIC;
@@ -348,7 +348,7 @@ static int build_dsdt(unsigned nr_cpus, const struct vm_device *devices,
 }
 
 int x86_acpi_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus,
-		   const struct vm_device *devices)
+		   bool pics, const struct vm_device *devices)
 {
 	size_t xsdt, fadt, madt, dsdt, end;
 	uint8_t *aml;
@@ -374,7 +374,7 @@ int x86_acpi_write(uint8_t *buf, size_t len, uint32_t gpa, unsigned nr_cpus,
 	memcpy(buf + dsdt + HEADER_LEN, aml, aml_len);
 	free(aml);
 	seal(buf + dsdt);
-	write_madt(buf + madt, nr_cpus);
+	write_madt(buf + madt, nr_cpus, pics);
 	write_fadt(buf + fadt, gpa + dsdt);
 	write_xsdt(buf + xsdt, gpa + fadt, gpa + madt);
 	write_rsdp(buf, gpa + xsdt);

@@ -2,10 +2,12 @@
 #ifndef THPVM_X86_ARCH_VM_H
 #define THPVM_X86_ARCH_VM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "arch/x86/cmos_rtc.h"
 #include "arch/x86/i8042.h"
+#include "arch/x86/ioapic.h"
 #include "arch/x86/pci_ports.h"
 #include "core/irq_lines.h"
 #include "hw/serial8250.h"
@@ -19,6 +21,8 @@ struct arch_vm {
 	struct cmos_rtc rtc;
 	struct i8042 i8042;
 	struct x86_pci_ports pci_ports;
+	bool split_irqchip;		/* then this IOAPIC is the guest's */
+	struct ioapic ioapic;
 };
 
 #endif

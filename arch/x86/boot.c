@@ -141,7 +141,8 @@ static int write_acpi_tables(struct x86_boot *b)
 		return 0;
 	if (!buf)
 		return -ENOSPC;
-	n = x86_acpi_write(buf, len, X86_ACPI_ADDR, vm->nr_vcpus, vm->devices);
+	n = x86_acpi_write(buf, len, X86_ACPI_ADDR, vm->nr_vcpus,
+			   vm->cfg->irqchip == IRQCHIP_KERNEL, vm->devices);
 	if (n < 0)
 		return n;
 	b->rsdp = X86_ACPI_ADDR;

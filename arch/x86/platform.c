@@ -1,6 +1,7 @@
-/* The x86 platform around the vCPUs: in-kernel interrupt controllers and
- * PIT, the interrupt routing the MP table describes, and the legacy
- * devices on the port bus. */
+/* The x86 platform around the vCPUs: the interrupt controllers (KVM's
+ * LAPICs with the IOAPIC in user space, or all of them in KVM with its
+ * 8259s), the PIT where asked for, the interrupt routing the MP table
+ * describes, and the legacy devices on the port bus. */
 #include <errno.h>
 #include <linux/kvm.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "arch/x86/acpi_pm.h"
 #include "arch/x86/arch_vm.h"
 #include "arch/x86/cpuid.h"
+#include "arch/x86/ioapic.h"
 #include "arch/x86/layout.h"
 #include "arch/x86/mptable.h"
 #include "core/arch.h"
@@ -23,13 +25,12 @@
 #define DEBUG_EXIT_PORT 0x501
 #define DEBUG_EXIT_PORTS 4
 #define PIC_SLAVE_CASCADE_IRQ 2
-#define IOAPIC_PINS 24
 #define ISA_IRQS 16
 
+/* KVM_CAP_SPLIT_IRQCHIP and KVM_CAP_PIT2 are checked where asked for. */
 const struct kvm_cap_need arch_kvm_caps[] = {
 	KVM_CAP_NEED(IRQCHIP),
 	KVM_CAP_NEED(IRQ_ROUTING),	/* MSI routes */
-	KVM_CAP_NEED(PIT2),
 	KVM_CAP_NEED(SET_TSS_ADDR),
 	KVM_CAP_NEED(EXT_CPUID),	/* KVM_GET_SUPPORTED_CPUID */
 	{ 0, NULL },
@@ -67,13 +68,16 @@ const struct arch_facts arch_facts = {
 			  "virtio_mmio.device= on the kernel command line)",
 	.no_acpi = "the guest finds its CPUs in the MP table and virtio-mmio "
 		   "devices on its command line",
+	.irqchip = "split (default): the LAPICs in KVM, the IOAPIC in thpvm, "
+		   "no 8259 PICs; kernel: all of them in KVM",
 	.mem_hotplug = true,
 };
 
-/* GSI n drives PIC input n (n < 16, not the cascade) and IOAPIC pin n,
- * except GSI 0, the PIT, which is wired to IOAPIC pin 2 as on PCs (and as
- * our MP table says). GSIs above the IOAPIC pins are MSI routes. */
-static int set_gsi_routing(struct vm *vm)
+/* With KVM's irqchip: GSI n drives PIC input n (n < 16, not the cascade)
+ * and IOAPIC pin n, except GSI 0, the PIT, which is wired to IOAPIC pin 2
+ * as on PCs (and as our MP table says). GSIs above the IOAPIC pins are
+ * MSI routes. */
+static int set_kernel_gsi_routing(struct vm *vm)
 {
 	unsigned gsi;
 	int err = 0;
@@ -91,6 +95,65 @@ static int set_gsi_routing(struct vm *vm)
 				gsi == 0 ? MPTABLE_TIMER_IOAPIC_PIN : gsi);
 	}
 	return err ?: irq_routing_commit(&vm->irq);
+}
+
+static int kernel_irqchip_init(struct vm *vm)
+{
+	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+
+	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+		pr_err("KVM_CREATE_IRQCHIP: %s", strerror(errno));
+		return -errno;
+	}
+	if (vm->cfg->pit && ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
+		pr_err("KVM_CREATE_PIT2: %s", strerror(errno));
+		return -errno;
+	}
+	return set_kernel_gsi_routing(vm);
+}
+
+static int ioapic_route(void *opaque, unsigned pin, uint64_t addr,
+			uint32_t data)
+{
+	struct vm *vm = opaque;
+
+	return irq_msi_set(&vm->irq, pin, addr, data, 0);
+}
+
+static int ioapic_fire(void *opaque, unsigned pin)
+{
+	struct vm *vm = opaque;
+	struct kvm_irq_level irq = { .irq = pin, .level = 1 };
+
+	return ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq) < 0 ? -errno : 0;
+}
+
+static const struct ioapic_ops kvm_ioapic_ops = {
+	.route = ioapic_route,
+	.fire = ioapic_fire,
+};
+
+/* KVM's LAPICs; the IOAPIC here, its pins the GSIs below IOAPIC_PINS
+ * (KVM watches the EOIs of their level-triggered routes). KVM's PIT
+ * needs its 8259s, which the split irqchip leaves out. */
+static int split_irqchip_init(struct vm *vm)
+{
+	struct kvm_enable_cap cap = { .cap = KVM_CAP_SPLIT_IRQCHIP,
+				      .args = { IOAPIC_PINS } };
+	struct ioapic *io = &vm->arch->ioapic;
+
+	if (ioctl(vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0) {
+		pr_err("KVM_CAP_SPLIT_IRQCHIP: %s (--irqchip=kernel does "
+		       "without it)", strerror(errno));
+		return -errno;
+	}
+	irq_routing_reserve(&vm->irq, IOAPIC_PINS);
+	/* Its ID is the one after the CPUs', as the MP table and MADT say. */
+	ioapic_init(io, vm->cfg->nr_vcpus, &kvm_ioapic_ops, vm);
+	vm->arch->split_irqchip = true;
+	irq_lines_set_driver(&vm->lines, ioapic_set_line, io);
+	return io_bus_register(&vm->mmio, X86_IOAPIC_ADDR, IOAPIC_MMIO_SIZE,
+			       ioapic_mmio, io);
 }
 
 static void post_port_access(void *opaque, uint64_t offset, uint8_t *data,
@@ -139,7 +202,6 @@ static int register_devices(struct vm *vm)
 
 int arch_vm_init(struct vm *vm)
 {
-	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
 	int err;
 
 	vm->arch = calloc(1, sizeof(*vm->arch));
@@ -151,15 +213,8 @@ int arch_vm_init(struct vm *vm)
 		pr_err("KVM_SET_TSS_ADDR: %s", strerror(errno));
 		return -errno;
 	}
-	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
-		pr_err("KVM_CREATE_IRQCHIP: %s", strerror(errno));
-		return -errno;
-	}
-	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
-		pr_err("KVM_CREATE_PIT2: %s", strerror(errno));
-		return -errno;
-	}
-	err = set_gsi_routing(vm);
+	err = vm->cfg->irqchip == IRQCHIP_SPLIT ? split_irqchip_init(vm) :
+						       kernel_irqchip_init(vm);
 	if (err)
 		return err;
 	err = cpuid_get_supported(vm->kvm_fd, &vm->arch->supported_cpuid);
@@ -183,6 +238,8 @@ void arch_vm_destroy(struct vm *vm)
 	if (!vm->arch)
 		return;
 	free(vm->arch->supported_cpuid);
+	if (vm->arch->split_irqchip)
+		ioapic_destroy(&vm->arch->ioapic);
 	serial8250_destroy(&vm->arch->serial);
 	x86_pci_ports_destroy(&vm->arch->pci_ports);
 	free(vm->arch);

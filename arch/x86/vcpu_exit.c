@@ -1,14 +1,15 @@
-/* The exits the generic vCPU loop leaves to x86: there are none it
- * handles, so each is a failure, said in one clear line: why, where
- * (RIP), and the instruction bytes there, named where they are one of
- * the instructions an emulator gives up on ("lock cmpxchg16b", "xrstor",
- * ...). */
+/* The exits the generic vCPU loop leaves to x86: the EOIs of the
+ * user-space IOAPIC's level-triggered pins (the split irqchip), and
+ * failures, each said in one clear line: why, where (RIP), and the
+ * instruction bytes there, named where they are one of the instructions
+ * an emulator gives up on ("lock cmpxchg16b", "xrstor", ...). */
 #include <errno.h>
 #include <linux/kvm.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "arch/x86/arch_vm.h"
 #include "arch/x86/insn_name.h"
 #include "core/arch.h"
 #include "core/vcpu.h"
@@ -83,8 +84,12 @@ static const char *reason_of(const struct kvm_run *run, char *buf, size_t len)
 
 bool arch_vcpu_exit(struct vcpu *vcpu)
 {
-	/* PIO, MMIO and system events are all x86 guests cause. */
-	return false;
+	struct arch_vm *a = vcpu->vm->arch;
+
+	if (vcpu->run->exit_reason != KVM_EXIT_IOAPIC_EOI || !a->split_irqchip)
+		return false;
+	ioapic_eoi(&a->ioapic, vcpu->run->eoi.vector);
+	return true;
 }
 
 /* KVM on AMD re-initialises a vCPU at a shutdown (the VMCB is undefined

@@ -913,6 +913,17 @@ def test_boot_virtio_io_intx():
         assert chip == "IO-APIC" and kind.endswith("-fasteoi"), irqs
 
 
+def test_boot_virtio_io_kernel_irqchip():
+    """virtio-io with pci=nomsi on KVM's own IOAPIC, 8259s and PIT
+    (--irqchip=kernel --pit, docs/interrupts.md): the INTA lines are KVM's
+    IOAPIC pins, as they were before the split irqchip was the default."""
+    irqs, _ = check_virtio_io("pci=nomsi", extra_args=[
+        "--irqchip=kernel", "--pit"])
+    assert len(irqs) == 3, irqs
+    for chip, kind, _, _ in irqs:
+        assert chip == "IO-APIC" and kind.endswith("-fasteoi"), irqs
+
+
 def test_boot_virtio_io_mmio():
     """virtio-io with every device on virtio-mmio, which Debian's kernel
     finds only in the DSDT (LNRO0005; it has no virtio_mmio.device=):

@@ -179,6 +179,7 @@ def test_linux_initramfs_boots():
     failed = []
     for name in ("test_boot_hackbench", "test_boot_shell",
                  "test_boot_virtio_io", "test_boot_virtio_io_intx",
+                 "test_boot_virtio_io_kernel_irqchip",
                  "test_boot_virtio_io_mmio", "test_boot_virtio_mem"):
         r = svm_host(sys.executable, "-u",
                      "tests/integration/test_linux_initramfs.py", name,
@@ -194,6 +195,20 @@ def test_linux_initramfs_boots():
             if line.startswith("#"):
                 print(f"# {line}")
     assert not failed, "\n".join(failed)
+
+
+def test_linux_no_acpi():
+    """test_linux.py's boot of Debian's kernel without ACPI tables on the
+    split irqchip, where Linux probes for a PIC and a PIT that are not
+    there: on a host where it reaches its panic."""
+    require_runner()
+    r = svm_host(sys.executable, "tests/integration/test_linux.py",
+                 "test_linux_no_acpi", timeout=BOOT_TIMEOUT,
+                 options=BOOT_ATTEMPTS)
+    assert r.returncode == 0, shown(r)
+    assert re.search(r"^ok 1 - test_linux_no_acpi$", r.stdout, re.M), \
+        shown(r)
+    assert "# SKIP" not in r.stdout, shown(r)
 
 
 def test_guest_triple_fault():

@@ -592,7 +592,7 @@ static void test_lkvm_option_find(void)
 		  "-f/--firmware");
 	CHECK_STR(lkvm_run_option_find(NULL, 'F'), "-F/--flash");
 	CHECK_STR(lkvm_run_option_find("--vfio-pci", 0), "--vfio-pci");
-	CHECK_STR(lkvm_run_option_find("--irqchip=gicv3", 0), "--irqchip");
+	CHECK_STR(lkvm_run_option_find("--force-pci", 0), "--force-pci");
 	CHECK(!lkvm_run_option_find("--vncx", 0));
 	CHECK(!lkvm_run_option_find("--vn", 0));
 	CHECK(!lkvm_run_option_find("--", 0));
@@ -622,6 +622,30 @@ static void check_refused(const char *a, const char *b, const char *want)
 	CHECK(text && strstr(text, want));
 	if (text && !strstr(text, want))
 		printf("# %s %s said: %s", a, b, text);
+}
+
+/* --irqchip and --pit: x86's choice (split by default, KVM's PIT only
+ * beside KVM's 8259s); one clear refusal where there is no choice. */
+static void test_irqchip(void)
+{
+	struct run_options cfg;
+
+	if (!arch_facts.irqchip) {
+		check_refused("--irqchip=gicv3", NULL, "one interrupt controller");
+		check_refused("--pit", NULL, "one interrupt controller");
+		return;
+	}
+	CHECK_EQ(PARSE(&cfg, "-p", "x"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.machine.vm.irqchip, IRQCHIP_SPLIT);
+	CHECK(!cfg.machine.vm.pit);
+	CHECK_EQ(PARSE(&cfg, "--irqchip=kernel", "--pit"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.machine.vm.irqchip, IRQCHIP_KERNEL);
+	CHECK(cfg.machine.vm.pit);
+	CHECK_EQ(PARSE(&cfg, "--irqchip", "split"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.machine.vm.irqchip, IRQCHIP_SPLIT);
+	check_refused("--pit", NULL, "--pit needs --irqchip=kernel");
+	check_refused("--pit", "--irqchip=split", "--pit needs --irqchip=kernel");
+	check_refused("--irqchip=gicv3", NULL, "kernel");
 }
 
 /* --9p DIR,TAG[,ro][,pci|,mmio]: repeatable, each checked as given. */
@@ -846,6 +870,7 @@ int main(void)
 		UNIT_TEST(test_ram_zero_out_of_range),
 		UNIT_TEST(test_lkvm_spellings),
 		UNIT_TEST(test_lkvm_option_find),
+		UNIT_TEST(test_irqchip),
 		UNIT_TEST(test_disk_options),
 		UNIT_TEST(test_9p),
 		UNIT_TEST(test_disk_dir),

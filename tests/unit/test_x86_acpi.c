@@ -42,12 +42,15 @@ static const struct vm_device *registry(void)
 	return devices;
 }
 
+/* Whether the tables say the 8259s are there (the in-kernel irqchip). */
+static bool pics = true;
+
 static int write_tables(unsigned nr_cpus)
 {
 	int n;
 
 	memset(buf, 0xa5, sizeof(buf));
-	n = x86_acpi_write(buf, sizeof(buf), GPA, nr_cpus, registry());
+	n = x86_acpi_write(buf, sizeof(buf), GPA, nr_cpus, pics, registry());
 	written = n > 0 ? n : 0;
 	return n;
 }
@@ -155,7 +158,7 @@ static void check_madt(unsigned nr_cpus)
 	if (!madt)
 		return;
 	CHECK_EQ(get_le32(madt + 36), 0xfee00000);
-	CHECK_EQ(get_le32(madt + 40), 1);	/* PC-AT 8259s */
+	CHECK_EQ(get_le32(madt + 40), pics);	/* PC-AT 8259s */
 	end = madt + get_le32(madt + 4);
 	for (e = madt + 44; e + 2 <= end && e[1] >= 2; e += e[1]) {
 		switch (e[0]) {
@@ -203,6 +206,10 @@ static void test_madt(void)
 	check_madt(1);
 	check_madt(4);
 	check_madt(254);
+	/* The split irqchip: no PCAT_COMPAT, the rest as before. */
+	pics = false;
+	check_madt(2);
+	pics = true;
 }
 
 static bool has(const uint8_t *t, const void *what, size_t len)
@@ -244,16 +251,16 @@ static void test_limits(void)
 	CHECK(written < 0x8000);
 	CHECK_EQ(write_tables(0), -ENOSPC);
 	CHECK_EQ(write_tables(255), -ENOSPC);
-	CHECK_EQ(x86_acpi_write(small, sizeof(small), GPA, 4, registry()),
+	CHECK_EQ(x86_acpi_write(small, sizeof(small), GPA, 4, true, registry()),
 		 -ENOSPC);
-	CHECK_EQ(x86_acpi_write(buf, sizeof(buf), 0xffffff00, 1, NULL),
+	CHECK_EQ(x86_acpi_write(buf, sizeof(buf), 0xffffff00, 1, true, NULL),
 		 -ENOSPC);
 	/* A window Memory32Fixed cannot hold. */
-	CHECK_EQ(x86_acpi_write(buf, sizeof(buf), GPA, 1, &high), -EINVAL);
+	CHECK_EQ(x86_acpi_write(buf, sizeof(buf), GPA, 1, true, &high), -EINVAL);
 	/* Nothing beyond what a write reports. */
 	memset(buf, 0xa5, sizeof(buf));
 	{
-		int n = x86_acpi_write(buf, sizeof(buf), GPA, 2, NULL);
+		int n = x86_acpi_write(buf, sizeof(buf), GPA, 2, true, NULL);
 
 		CHECK(n > 0);
 		for (size_t i = n > 0 ? n : 0; i < sizeof(buf); i++)

@@ -2,7 +2,8 @@
  * builtin-run.c and of its x86 and arm64 code that thpvm has no
  * counterpart for. Its --name, -c, -m, -d, -k, -i, -p, -n, --9p,
  * --balloon, --hugetlbfs, --virtio-transport, --dump-dtb, --console,
- * --rng, --nodefaults, --loglevel and --debug are run_options.c's. */
+ * --rng, --nodefaults, --loglevel, --debug and --irqchip (x86's
+ * choice here, arm64's GIC model there) are run_options.c's. */
 #include "cli/lkvm_options.h"
 
 #include <stddef.h>
@@ -45,7 +46,6 @@ static const struct lkvm_option lkvm_options[] = {
 	{ 0, "sve-max-vl", "--sve-max-vl" },
 	{ 0, "override-bad-firmware-cntfrq", "--override-bad-firmware-cntfrq" },
 	{ 0, "force-pci", "--force-pci" },
-	{ 0, "irqchip", "--irqchip" },
 	{ 0, "firmware-address", "--firmware-address" },
 };
 

@@ -526,6 +526,38 @@ static int parse_boot(struct run_options *opts, const char *opt,
 	return 0;
 }
 
+/* Options an arch without a choice of interrupt controllers refuses. */
+static int irqchip_offered(const char *opt)
+{
+	if (arch_facts.irqchip)
+		return 0;
+	pr_err("%s: %s has one interrupt controller setup, KVM's", opt,
+	       arch_facts.name);
+	return -EINVAL;
+}
+
+static int parse_irqchip(struct run_options *opts, const char *opt,
+			 const char *arg, void *field)
+{
+	static const char *const modes[] = { "split", "kernel", NULL };
+	int mode = irqchip_offered(opt) ?: arg_choice(opt, NULL, arg, modes);
+
+	if (mode < 0)
+		return mode;
+	opts->machine.vm.irqchip = mode == 1 ? IRQCHIP_KERNEL : IRQCHIP_SPLIT;
+	return 0;
+}
+
+static int parse_pit(struct run_options *opts, const char *opt,
+		     const char *arg, void *field)
+{
+	int err = irqchip_offered(opt);
+
+	if (!err)
+		opts->machine.vm.pit = true;
+	return err;
+}
+
 static int parse_seccomp(struct run_options *opts, const char *opt,
 			 const char *arg, void *field)
 {
@@ -682,6 +714,21 @@ static void help_dump_dtb(char *buf, size_t len)
 		snprintf(buf, len, "also write the guest's device tree to FILE");
 }
 
+static void help_irqchip(char *buf, size_t len)
+{
+	if (arch_facts.irqchip)
+		snprintf(buf, len, "where the interrupt controllers are: %s "
+			 "(docs/interrupts.md)", arch_facts.irqchip);
+}
+
+static void help_pit(char *buf, size_t len)
+{
+	if (arch_facts.irqchip)
+		snprintf(buf, len, "an i8254 PIT (KVM's; with --irqchip=kernel "
+			 "only, as KVM wires its PIT to its 8259s); Linux "
+			 "needs none");
+}
+
 static void help_no_acpi(char *buf, size_t len)
 {
 	if (arch_facts.no_acpi)
@@ -795,6 +842,9 @@ static const struct run_option run_option_table[] = {
 	  .parse = parse_string, FIELD(machine.dump_dtb) },
 	{ "no-acpi", 0, ARG_NO, NULL, .text = help_no_acpi,
 	  .parse = parse_set, FIELD(machine.no_acpi) },
+	{ "irqchip", 0, ARG_REQ, "split|kernel", .text = help_irqchip,
+	  .parse = parse_irqchip },
+	{ "pit", 0, ARG_NO, NULL, .text = help_pit, .parse = parse_pit },
 	{ "user", 0, ARG_REQ, "NAME",
 	  "started as root, run the VM as user NAME (or UID:GID; QEMU's "
 	  "--runas too) once /dev/kvm, taps, disks and the sockets are open "
@@ -1049,6 +1099,12 @@ static int options_check(struct run_options *opts)
 {
 	if (opts->no_control && opts->control_socket)
 		return arg_excludes("--control-socket", "--no-control");
+	if (opts->machine.vm.pit &&
+	    opts->machine.vm.irqchip != IRQCHIP_KERNEL) {
+		pr_err("--pit needs --irqchip=kernel: KVM's PIT is wired to "
+		       "its 8259 PICs, which the split irqchip leaves out");
+		return -EINVAL;
+	}
 	if (opts->detach && opts->no_control) {
 		pr_err("--detach needs the control socket (thpvm stop and "
 		       "thpvm console find the VM through it): drop "

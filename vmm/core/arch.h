@@ -104,6 +104,9 @@ struct arch_facts {
 	/* What a guest does without ACPI tables (boot_source.no_acpi);
 	 * NULL: the arch makes none. */
 	const char *no_acpi;
+	/* Where its interrupt controllers can be (vm_config.irqchip), in
+	 * words; NULL: KVM's only, and --irqchip and --pit are refused. */
+	const char *irqchip;
 	bool device_tree;	/* boot_source.dump_dtb can write one */
 	bool mem_hotplug;	/* arch_hotplug_base places a region */
 };

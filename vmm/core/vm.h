@@ -26,6 +26,13 @@ struct vcpu;
 
 /* What the core needs to make a VM; devices and the kernel to boot are
  * the layers' above (machine/machine.h). */
+/* Where an x86 VM's interrupt controllers live (thpvm run --irqchip);
+ * other arches have one way, KVM's. */
+enum irqchip_mode {
+	IRQCHIP_SPLIT,		/* LAPICs in KVM, the IOAPIC in thpvm */
+	IRQCHIP_KERNEL,		/* LAPICs, IOAPIC and 8259 PICs in KVM */
+};
+
 struct vm_config {
 	char name[VM_NAME_MAX + 1];	/* its control socket's */
 	uint64_t ram_size;
@@ -36,6 +43,8 @@ struct vm_config {
 	int console_fd;			/* the console output's: stdout, or
 					 * a console socket's pipe */
 	bool console_filter;		/* --console-filter */
+	enum irqchip_mode irqchip;
+	bool pit;			/* --pit: KVM's i8254 */
 };
 
 /* Why a VM ended (thpvm run --json reports it). */
