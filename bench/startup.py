@@ -5,10 +5,11 @@ thpvm against QEMU's microvm machine on the same image, kvmtool where a
 build of it is found (LKVM= or lkvm on PATH), and against
 bench/bare_vm, which only creates a VM and runs one vCPU to its first
 exit (with --irqchip, also the in-kernel interrupt controllers and PIT
-that thpvm and QEMU use; with --split-irqchip, only the in-kernel
-LAPICs); thpvm also with --no-acpi (what writing the ACPI tables
-costs) and with --seccomp=off (what building and loading a seccomp
-filter in each thread costs). Several runs each, interleaved; medians and ratios.
+that QEMU and kvmtool use; with --split-irqchip, only the in-kernel
+LAPICs, as thpvm's default); thpvm also with --irqchip=kernel --pit
+(KVM's IOAPIC, 8259s and PIT, as before 2026-12-07), with --no-acpi
+(what writing the ACPI tables costs) and with --seccomp=off (what
+building and loading a seccomp filter in each thread costs). Several runs each, interleaved; medians and ratios.
 
 usage: bench/startup.py [RUNS]   (default 20; needs a build in ./build)"""
 import os
@@ -43,6 +44,9 @@ def main():
         ("bare_vm --irqchip", [bare, "--irqchip"], 0),
         ("bare_vm --split-irqchip", [bare, "--split-irqchip"], 0),
         ("thpvm", [THPVM, "run", "-m", MEM, "-p", "exit"], 0),
+        ("thpvm --irqchip=kernel --pit", [THPVM, "run", "-m", MEM,
+                                          "--irqchip=kernel", "--pit", "-p",
+                                          "exit"], 0),
         ("thpvm --no-acpi", [THPVM, "run", "-m", MEM, "--no-acpi", "-p",
                              "exit"], 0),
         ("thpvm --seccomp=off", [THPVM, "run", "-m", MEM, "--seccomp=off",
@@ -62,15 +66,17 @@ def main():
           f"each ({time.strftime('%Y-%m-%d')})")
     med = {name: median(ts) for name, ts in times.items()}
     for name, ts in times.items():
-        print(f"{name:<24} median {med[name] * 1e3:8.2f} ms   "
+        print(f"{name:<30} median {med[name] * 1e3:8.2f} ms   "
               f"min {min(ts) * 1e3:8.2f} ms   max {max(ts) * 1e3:8.2f} ms")
     print(f"thpvm / bare_vm: {med['thpvm'] / med['bare_vm (floor)']:.2f}")
     print(f"thpvm / thpvm --no-acpi: "
           f"{med['thpvm'] / med['thpvm --no-acpi']:.3f}")
     print(f"thpvm / thpvm --seccomp=off: "
           f"{med['thpvm'] / med['thpvm --seccomp=off']:.3f}")
-    print(f"thpvm / bare_vm --irqchip: "
-          f"{med['thpvm'] / med['bare_vm --irqchip']:.2f}")
+    print(f"thpvm / bare_vm --split-irqchip: "
+          f"{med['thpvm'] / med['bare_vm --split-irqchip']:.2f}")
+    print(f"thpvm / thpvm --irqchip=kernel --pit: "
+          f"{med['thpvm'] / med['thpvm --irqchip=kernel --pit']:.3f}")
     if QEMU:
         print(f"thpvm / QEMU microvm: "
               f"{med['thpvm'] / med['QEMU 7.2 -M microvm']:.3f}")
