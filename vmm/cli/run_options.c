@@ -539,12 +539,14 @@ static int irqchip_offered(const char *opt)
 static int parse_irqchip(struct run_options *opts, const char *opt,
 			 const char *arg, void *field)
 {
-	static const char *const modes[] = { "split", "kernel", NULL };
+	static const char *const modes[] = {
+		[IRQCHIP_SPLIT] = "split", [IRQCHIP_KERNEL] = "kernel", NULL
+	};
 	int mode = irqchip_offered(opt) ?: arg_choice(opt, NULL, arg, modes);
 
 	if (mode < 0)
 		return mode;
-	opts->machine.vm.irqchip = mode == 1 ? IRQCHIP_KERNEL : IRQCHIP_SPLIT;
+	opts->machine.vm.irqchip = mode;
 	return 0;
 }
 
