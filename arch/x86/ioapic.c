@@ -96,9 +96,10 @@ static void msi_of(uint64_t e, uint64_t *addr, uint32_t *data)
 		(e & RE_LEVEL ? MSI_DATA_LEVEL : 0);
 }
 
-/* An unmasked pin's route is always KVM's, so that firing it needs no
- * routing change on a device's thread. */
-static void route_locked(struct ioapic *io, unsigned pin)
+/* Makes KVM's route of the pin its entry's message: 0, or -errno after a
+ * warning. Done when an unmasked entry is written, so that firing it
+ * needs no routing change on a device's thread. */
+static int route_locked(struct ioapic *io, unsigned pin)
 {
 	struct ioapic_route *r = &io->routes[pin];
 	uint64_t addr;
@@ -107,14 +108,15 @@ static void route_locked(struct ioapic *io, unsigned pin)
 
 	msi_of(io->redir[pin], &addr, &data);
 	if (r->set && r->addr == addr && r->data == data)
-		return;
+		return 0;
 	err = io->ops->route(io->opaque, pin, addr, data);
 	if (err) {
 		pr_warn_ratelimited("IOAPIC pin %u: cannot route it: %s", pin,
 				    strerror(-err));
-		return;
+		return err;
 	}
 	*r = (struct ioapic_route){ true, addr, data };
+	return 0;
 }
 
 static void fire_locked(struct ioapic *io, unsigned pin)
@@ -131,11 +133,15 @@ static void fire_locked(struct ioapic *io, unsigned pin)
 				    pin, mode);
 		return;
 	}
-	if (*e & RE_LEVEL) {
-		if (*e & RE_REMOTE_IRR)
-			return;
+	if ((*e & RE_LEVEL) && (*e & RE_REMOTE_IRR))
+		return;
+	/* A route KVM refused at the entry's write is tried again here:
+	 * through a stale one or none the message would go astray, and a
+	 * level pin's remote IRR would wait for an EOI that never comes. */
+	if (route_locked(io, pin))
+		return;
+	if (*e & RE_LEVEL)
 		*e |= RE_REMOTE_IRR;
-	}
 	err = io->ops->fire(io->opaque, pin);
 	if (err) {
 		/* Not delivered, so no EOI will come to clear it. */
@@ -152,9 +158,9 @@ static void service_level_locked(struct ioapic *io, unsigned pin)
 		fire_locked(io, pin);
 }
 
-int ioapic_set_line(void *opaque, unsigned pin, bool level)
+int ioapic_set_line(void *ioapic, unsigned pin, bool level)
 {
-	struct ioapic *io = opaque;
+	struct ioapic *io = ioapic;
 	bool was;
 
 	if (pin >= IOAPIC_PINS)
@@ -165,10 +171,12 @@ int ioapic_set_line(void *opaque, unsigned pin, bool level)
 		io->lines_high |= 1u << pin;
 	else
 		io->lines_high &= ~(1u << pin);
-	if (io->redir[pin] & RE_LEVEL)
+	if (!(io->redir[pin] & RE_LEVEL)) {
+		if (!was && asserted(io, pin))
+			fire_locked(io, pin);
+	} else {
 		service_level_locked(io, pin);
-	else if (!was && asserted(io, pin))
-		fire_locked(io, pin);
+	}
 	pthread_mutex_unlock(&io->lock);
 	return 0;
 }
@@ -192,16 +200,21 @@ void ioapic_eoi(struct ioapic *io, uint8_t vector)
 
 static uint32_t indirect_read(const struct ioapic *io)
 {
-	unsigned sel = io->select, pin = (sel - IOAPIC_REDIR) / 2;
+	unsigned sel = io->select, pin;
 
 	switch (sel) {
 	case IOAPIC_ID:
 	case IOAPIC_ARBITRATION:
+		/* The arbitration ID is the APIC ID after a reset, which
+		 * nothing here changes (KVM's reads the same). */
 		return (uint32_t)io->id << IOAPIC_ID_SHIFT;
 	case IOAPIC_VERSION:
 		return IOAPIC_VERSION_VALUE;
 	}
-	if (sel < IOAPIC_REDIR || pin >= IOAPIC_PINS)
+	if (sel < IOAPIC_REDIR)
+		return 0;
+	pin = (sel - IOAPIC_REDIR) / 2;
+	if (pin >= IOAPIC_PINS)
 		return 0;
 	return sel & 1 ? io->redir[pin] >> 32 : (uint32_t)io->redir[pin];
 }
@@ -221,6 +234,8 @@ static void redir_write(struct ioapic *io, unsigned pin, bool high,
 		if (!(*e & RE_LEVEL))
 			*e &= ~RE_REMOTE_IRR;
 	}
+	/* A route refused here was warned about, and is tried again when
+	 * the pin fires. */
 	if (!(*e & RE_MASKED))
 		route_locked(io, pin);
 	/* An unmasked or re-armed level pin with its line up fires now. */
@@ -229,22 +244,22 @@ static void redir_write(struct ioapic *io, unsigned pin, bool high,
 
 static void indirect_write(struct ioapic *io, uint32_t val)
 {
-	unsigned sel = io->select, pin = (sel - IOAPIC_REDIR) / 2;
+	unsigned sel = io->select;
 
 	if (sel == IOAPIC_ID)
 		io->id = (val >> IOAPIC_ID_SHIFT) & IOAPIC_ID_MASK;
-	else if (sel >= IOAPIC_REDIR && pin < IOAPIC_PINS)
-		redir_write(io, pin, sel & 1, val);
+	else if (sel >= IOAPIC_REDIR && (sel - IOAPIC_REDIR) / 2 < IOAPIC_PINS)
+		redir_write(io, (sel - IOAPIC_REDIR) / 2, sel & 1, val);
 	/* The version and arbitration registers are read-only. */
 }
 
 /* IOREGSEL and IOWIN are 32 bits wide at 0x00 and 0x10; an access may
  * take part of one (bytes written merge into the register), bytes
  * outside both read as 0 and take no writes. */
-void ioapic_mmio(void *opaque, uint64_t offset, uint8_t *data, uint32_t len,
+void ioapic_mmio(void *ioapic, uint64_t offset, uint8_t *data, uint32_t len,
 		 bool is_write)
 {
-	struct ioapic *io = opaque;
+	struct ioapic *io = ioapic;
 	uint64_t reg = offset & ~(uint64_t)(REG_WIDTH - 1);
 	unsigned shift = offset & (REG_WIDTH - 1), i;
 	uint32_t v, n = REG_WIDTH - shift < len ? REG_WIDTH - shift : len;
