@@ -134,8 +134,12 @@ static void test_odd_accesses(void)
 	CHECK_EQ(b[7], 0);
 	ioapic_mmio(&io, 0x20, b, 4, false);
 	CHECK_EQ(b[0] | b[1] | b[2] | b[3], 0);
+	/* Writes outside both registers change neither. */
+	memset(b, 0x5a, sizeof(b));
 	ioapic_mmio(&io, 0xff8, b, 8, true);
 	ioapic_mmio(&io, 0x04, b, 4, true);
+	CHECK_EQ(get32(&io, 0x00), 0x01);
+	CHECK_EQ(get32(&io, 0x10), 0x00170011);
 	/* Writing the vector byte alone leaves the rest of the entry. */
 	entry(&io, 5, MASKED | LEVEL | 0x40, 1);
 	put32(&io, 0x00, 0x10 + 2 * 5);
@@ -179,8 +183,37 @@ static void test_routes(void)
 	ioapic_destroy(&io);
 }
 
-/* Edge: one message per rising edge; none while masked, none lost on
- * the way (a masked edge is gone, as on the chip). */
+/* A pin whose route KVM refused does not fire through a stale one (or
+ * none): it routes again first, and fires only once that is taken; a
+ * level pin is not left waiting for an EOI that cannot come. */
+static void test_refused_route(void)
+{
+	struct ioapic io;
+
+	setup(&io);
+	route_fails = ENOMEM;
+	entry(&io, 6, VEC, 0);
+	ioapic_set_line(&io, 6, true);
+	CHECK_EQ(fires[6], 0);
+	route_fails = 0;
+	ioapic_set_line(&io, 6, false);
+	ioapic_set_line(&io, 6, true);
+	CHECK_EQ(fires[6], 1);
+	CHECK_EQ(route_data[6] & 0xff, VEC);
+	route_fails = ENOMEM;
+	entry(&io, 16, LEVEL | VEC, 0);
+	ioapic_set_line(&io, 16, true);
+	CHECK_EQ(fires[16], 0);
+	CHECK_EQ(reg_read(&io, 0x10 + 2 * 16) & REMOTE_IRR, 0);
+	route_fails = 0;
+	entry(&io, 16, LEVEL | VEC, 0);
+	CHECK_EQ(fires[16], 1);
+	CHECK_EQ(route_data[16], 1u << 15 | 1u << 14 | VEC);
+	ioapic_destroy(&io);
+}
+
+/* Edge: one message per rising edge, none while masked (an edge that
+ * comes while masked is gone, as on the chip). */
 static void test_edge(void)
 {
 	struct ioapic io;
@@ -228,24 +261,35 @@ static void test_level(void)
 	ioapic_eoi(&io, VEC);
 	CHECK_EQ(fires[16], 2);
 	CHECK_EQ(reg_read(&io, 0x10 + 2 * 16) & REMOTE_IRR, 0);
+	/* Masked and unmasked while in service (what Linux writes): remote
+	 * IRR stays, so nothing more before the EOI. */
+	ioapic_set_line(&io, 16, true);
+	CHECK_EQ(fires[16], 3);
+	entry(&io, 16, MASKED | LEVEL | VEC, 0);
+	entry(&io, 16, LEVEL | VEC, 0);
+	CHECK_EQ(fires[16], 3);
+	CHECK(reg_read(&io, 0x10 + 2 * 16) & REMOTE_IRR);
+	ioapic_set_line(&io, 16, false);
+	ioapic_eoi(&io, VEC);
+	CHECK_EQ(fires[16], 3);
 	/* Raised while masked: sent at the unmask. */
 	entry(&io, 16, MASKED | LEVEL | VEC, 0);
 	ioapic_set_line(&io, 16, true);
-	CHECK_EQ(fires[16], 2);
-	entry(&io, 16, LEVEL | VEC, 0);
 	CHECK_EQ(fires[16], 3);
+	entry(&io, 16, LEVEL | VEC, 0);
+	CHECK_EQ(fires[16], 4);
 	/* Two pins on one vector: each EOI serves both. */
 	entry(&io, 17, LEVEL | VEC, 0);
 	ioapic_set_line(&io, 17, true);
 	CHECK_EQ(fires[17], 1);
 	ioapic_eoi(&io, VEC);
-	CHECK_EQ(fires[16], 4);
+	CHECK_EQ(fires[16], 5);
 	CHECK_EQ(fires[17], 2);
 	ioapic_destroy(&io);
 }
 
 /* A switch to edge clears a stuck remote IRR (how Linux clears one);
- * a message KVM did not take leaves none behind. */
+ * a message KVM_IRQ_LINE failed to send leaves none behind. */
 static void test_remote_irr_cleared(void)
 {
 	struct ioapic io;
@@ -300,6 +344,7 @@ int main(void)
 		UNIT_TEST(test_registers),
 		UNIT_TEST(test_odd_accesses),
 		UNIT_TEST(test_routes),
+		UNIT_TEST(test_refused_route),
 		UNIT_TEST(test_edge),
 		UNIT_TEST(test_level),
 		UNIT_TEST(test_remote_irr_cleared),
