@@ -148,7 +148,8 @@ static int split_irqchip_init(struct vm *vm)
 		return -errno;
 	}
 	irq_routing_reserve(&vm->irq, IOAPIC_PINS);
-	/* Its ID is the one after the CPUs', as the MP table and MADT say. */
+	/* The ID the MP table and MADT give it, the one after the CPUs',
+	 * in the 4 bits its register has (Linux compares neither). */
 	ioapic_init(io, vm->cfg->nr_vcpus, &kvm_ioapic_ops, vm);
 	vm->arch->split_irqchip = true;
 	irq_lines_set_driver(&vm->lines, ioapic_set_line, io);

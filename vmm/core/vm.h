@@ -24,8 +24,6 @@ struct vcpu;
 #define VM_DEFAULT_RAM (256ULL << 20)
 #define VM_MIN_RAM (16ULL << 20)
 
-/* What the core needs to make a VM; devices and the kernel to boot are
- * the layers' above (machine/machine.h). */
 /* Where an x86 VM's interrupt controllers live (thpvm run --irqchip);
  * other arches have one way, KVM's. */
 enum irqchip_mode {
@@ -33,6 +31,8 @@ enum irqchip_mode {
 	IRQCHIP_KERNEL,		/* LAPICs, IOAPIC and 8259 PICs in KVM */
 };
 
+/* What the core needs to make a VM; devices and the kernel to boot are
+ * the layers' above (machine/machine.h). */
 struct vm_config {
 	char name[VM_NAME_MAX + 1];	/* its control socket's */
 	uint64_t ram_size;
