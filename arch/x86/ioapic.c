@@ -22,20 +22,6 @@
 #define IOAPIC_ID_SHIFT 24
 #define IOAPIC_ID_MASK 0xf
 
-/* Redirection entry. */
-#define RE_VECTOR 0xffULL
-#define RE_MODE_SHIFT 8
-#define RE_MODE (7ULL << RE_MODE_SHIFT)
-#define RE_DEST_LOGICAL (1ULL << 11)
-#define RE_POLARITY_LOW (1ULL << 13)
-#define RE_REMOTE_IRR (1ULL << 14)
-#define RE_LEVEL (1ULL << 15)
-#define RE_MASKED (1ULL << 16)
-#define RE_DEST_SHIFT 56
-#define RE_LOW_WRITABLE (RE_VECTOR | RE_MODE | RE_DEST_LOGICAL | \
-			 RE_POLARITY_LOW | RE_LEVEL | RE_MASKED)
-#define RE_HIGH_WRITABLE 0xff000000u	/* the destination */
-
 /* Delivery modes a LAPIC takes from a message; 3 and 6 are reserved and
  * ExtINT (7) needs the 8259 this platform does not have. */
 #define MODE_FIXED 0

@@ -20,6 +20,20 @@
 #define IOAPIC_PINS 24
 #define IOAPIC_MMIO_SIZE 0x1000
 
+/* Redirection entry bits (82093AA), also for its tests. */
+#define RE_VECTOR 0xffULL
+#define RE_MODE_SHIFT 8
+#define RE_MODE (7ULL << RE_MODE_SHIFT)
+#define RE_DEST_LOGICAL (1ULL << 11)
+#define RE_POLARITY_LOW (1ULL << 13)
+#define RE_REMOTE_IRR (1ULL << 14)
+#define RE_LEVEL (1ULL << 15)
+#define RE_MASKED (1ULL << 16)
+#define RE_DEST_SHIFT 56
+#define RE_LOW_WRITABLE (RE_VECTOR | RE_MODE | RE_DEST_LOGICAL | \
+			 RE_POLARITY_LOW | RE_LEVEL | RE_MASKED)
+#define RE_HIGH_WRITABLE 0xff000000u	/* the destination */
+
 /* What the IOAPIC asks of KVM (or of a test). Both return 0 or -errno. */
 struct ioapic_ops {
 	/* Points pin's GSI at this MSI. */

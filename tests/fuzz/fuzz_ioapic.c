@@ -21,9 +21,6 @@
 #define OP_KVM 4	/* whether route and fire fail from now on */
 #define NR_OPS 5
 
-#define RE_REMOTE_IRR (1ULL << 14)
-#define RE_LEVEL (1ULL << 15)
-#define RE_MASKED (1ULL << 16)
 #define MSI_DATA_LEVEL (1u << 15)
 
 static struct ioapic io;
