@@ -16,6 +16,9 @@
 #define IS_ALIGNED(x, a) (((x) & ((uint64_t)(a) - 1)) == 0)
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+/* A macro's value as a string literal, for messages that quote a limit. */
+#define STRINGIFY(x) STRINGIFY_(x)
+#define STRINGIFY_(x) #x
 
 /* Parses "512M", "2G", "4096K", "600" or "65536B": suffixes K, M, G, T
  * are binary, case-insensitive, with an optional trailing "iB"/"B"; "B"
