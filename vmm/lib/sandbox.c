@@ -49,6 +49,7 @@ static const char *const kind_names[SANDBOX_NR_KINDS] = {
 	[SANDBOX_9P] = "9p",
 	[SANDBOX_CONTROL] = "control",
 	[SANDBOX_CONSOLE] = "console",
+	[SANDBOX_NET_USER] = "net-user",
 };
 
 /* Appends s to buf at *at, cut at len - 1. */

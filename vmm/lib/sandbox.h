@@ -16,6 +16,7 @@ enum sandbox_kind {
 	SANDBOX_9P,		/* a 9p share's workers: its file calls */
 	SANDBOX_CONTROL,	/* the control socket's server */
 	SANDBOX_CONSOLE,	/* console output writer, console socket */
+	SANDBOX_NET_USER,	/* the user-mode network's stack (libslirp) */
 	SANDBOX_NR_KINDS,
 };
 

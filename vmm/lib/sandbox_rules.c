@@ -123,6 +123,9 @@ static const struct sandbox_rule control[] = {
 	ANY("fstat"), ANY("newfstatat"), ANY("lseek"),
 	/* Balloon requests: the stats timer, releases. */
 	ANY("timerfd_settime"), ANY("fallocate"), ANY("process_madvise"),
+	/* The user-mode network's connection table names each
+	 * forward's bound address. */
+	ANY("getsockname"),
 };
 
 static const struct sandbox_rule console[] = {
@@ -134,6 +137,22 @@ static const struct sandbox_rule console[] = {
 	NO_OPEN,
 };
 
+/* libslirp makes a host socket for each guest connection, UDP flow and
+ * ping, and accepts on the forwards' listeners; its DNS forwarding
+ * reads /etc/resolv.conf for the host's servers. No exec, no files
+ * written. */
+static const struct sandbox_rule net_user[] = {
+	ANY("poll"), ANY("ppoll"),
+	ANY("socket"), ANY("connect"), ANY("bind"), ANY("listen"),
+	ANY("accept"), ANY("accept4"), ANY("shutdown"),
+	ANY("recv"), ANY("recvfrom"), ANY("recvmsg"),
+	ANY("send"), ANY("sendto"), ANY("sendmsg"),
+	ANY("getsockopt"), ANY("setsockopt"), ANY("getsockname"),
+	ANY("getpeername"), ANY("fcntl"),
+	{ "open", SANDBOX_READ_ONLY_A1 }, { "openat", SANDBOX_READ_ONLY_A2 },
+	ANY("fstat"), ANY("newfstatat"), ANY("stat"), ANY("lseek"),
+};
+
 const struct sandbox_rules sandbox_common_rules = RULES(common);
 
 const struct sandbox_rules sandbox_kind_rules[SANDBOX_NR_KINDS] = {
@@ -143,6 +162,7 @@ const struct sandbox_rules sandbox_kind_rules[SANDBOX_NR_KINDS] = {
 	[SANDBOX_9P] = RULES(p9),
 	[SANDBOX_CONTROL] = RULES(control),
 	[SANDBOX_CONSOLE] = RULES(console),
+	[SANDBOX_NET_USER] = RULES(net_user),
 };
 
 #ifdef THPVM_SANITIZE
