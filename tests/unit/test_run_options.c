@@ -1,4 +1,5 @@
 /* `thpvm run` option parsing. */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -251,7 +252,10 @@ static void test_one_error_each(void)
 		{ "--balloon=nosuch=1" }, { "--balloon=stats" },
 		{ "--rng=transport=ccw" }, { "--rng=bytes_per_sec=0" },
 		{ "--mem-hotplug=x" }, { "--mem-hotplug=1G,block=x" },
-		{ "--mem-hotplug=1G,transport=isa" }, { "-n", "mode=user" },
+		{ "--mem-hotplug=1G,transport=isa" }, { "-n", "mode=bridge" },
+		{ "-n", "mode=user,hostfwd=tcp::22" },
+		{ "-n", "mode=user,hostfwd=tcp::22-:22,hostfwd=tcp::22-:23" },
+		{ "-n", "mode=tap,restrict=on" },
 		{ "-n", "mode=tap,mac=01:00:5e:00:00:01" },
 		{ "-d", "img,queues=9" }, { "-d", "img,rw" },
 		{ "--name", "../x" }, { "--control-socket", "" },
@@ -297,11 +301,44 @@ static void test_network(void)
 	CHECK_EQ(cfg.machine.net.mac[1], 0x54);
 	CHECK_EQ(cfg.machine.net.mac[2], 0x00);
 
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=user"), RUN_PARSE_OK);
+	CHECK_EQ(cfg.machine.net.mode, NET_USER);
+	CHECK_EQ(cfg.machine.net.mac[0], 0x52);
+	CHECK_EQ(ntohl(cfg.machine.net.user.net.s_addr), 0x0a000200);
+	CHECK_EQ(cfg.machine.net.user.prefix, 24);
+	CHECK_EQ(cfg.machine.net.user.nr_fwds, 0);
+	CHECK(!cfg.machine.net.user.restricted);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=user,net=192.168.5.0/24,restrict=on,"
+		       "hostfwd=tcp::2222-:22,hostfwd=udp:127.0.0.1:53-:53,"
+		       "mac=02:00:00:00:00:01,transport=mmio"), RUN_PARSE_OK);
+	CHECK_EQ(ntohl(cfg.machine.net.user.net.s_addr), 0xc0a80500);
+	CHECK(cfg.machine.net.user.restricted);
+	CHECK_EQ(cfg.machine.net.user.nr_fwds, 2);
+	CHECK(cfg.machine.net.user.fwds[1].udp);
+	CHECK_EQ(cfg.machine.net.user.fwds[1].host_port, 53);
+	CHECK_EQ(cfg.machine.net.mac[5], 1);
+	CHECK_EQ(cfg.machine.net.transport, VIRTIO_TRANSPORT_MMIO);
+
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=none"), RUN_PARSE_OK);
 	CHECK_EQ(cfg.machine.net.mode, NET_NONE);
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap", "-n", "mode=none"),
 		 RUN_PARSE_OK);
 	CHECK_EQ(cfg.machine.net.mode, NET_NONE);
+}
+
+/* head, then tail again and again: a KEY=VALUE list of 1100 bytes. */
+static const char *long_list(const char *head, const char *tail)
+{
+	static char buf[1200];
+	size_t len = strlen(head), n = strlen(tail);
+
+	memcpy(buf, head, len);
+	while (len + n < 1100) {
+		memcpy(buf + len, tail, n);
+		len += n;
+	}
+	buf[len] = '\0';
+	return buf;
 }
 
 static void test_network_rejects(void)
@@ -310,7 +347,17 @@ static void test_network_rejects(void)
 
 	CHECK_EQ(PARSE(&cfg, "-n", "tapif=x"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-n", ""), RUN_PARSE_ERROR);
-	CHECK_EQ(PARSE(&cfg, "-n", "mode=user"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=bridge"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=user,tapif=x"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,net=10.0.2.0/24"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=user,net=10.0.2.0/31"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=user,restrict=1"), RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=user,hostfwd=tcp::22-10.9.9.9:22"),
+		 RUN_PARSE_ERROR);
+	CHECK_EQ(PARSE(&cfg, "-n", "mode=user", "-n", "mode=tap"),
+		 RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,bogus=1"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,tapif"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,"), RUN_PARSE_ERROR);
@@ -335,9 +382,7 @@ static void test_network_rejects(void)
 		 RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-n"), RUN_PARSE_ERROR);
 	/* Longer than the list parser's copy holds. */
-	CHECK_EQ(PARSE(&cfg, "-n", "mode=tap,tapif=x,mac=52:54:00:12:34:56,"
-		       "mode=tap,tapif=x,mac=52:54:00:12:34:56,mode=tap,"
-		       "tapif=x,mac=52:54:00:12:34:56,mode=tap,tapif=x"),
+	CHECK_EQ(PARSE(&cfg, "-n", long_list("mode=tap", ",tapif=x")),
 		 RUN_PARSE_ERROR);
 }
 
@@ -382,10 +427,7 @@ static void test_balloon_rejects(void)
 	CHECK_EQ(PARSE(&cfg, "--balloon="), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--balloon=stats=1,"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "--balloon", "--balloon"), RUN_PARSE_ERROR);
-	CHECK_EQ(PARSE(&cfg, "--balloon=stats=1,stats=1,stats=1,stats=1,"
-		       "stats=1,stats=1,stats=1,stats=1,stats=1,stats=1,"
-		       "stats=1,stats=1,stats=1,stats=1,stats=1,stats=1,"
-		       "stats=1"),
+	CHECK_EQ(PARSE(&cfg, long_list("--balloon=stats=1", ",stats=1")),
 		 RUN_PARSE_ERROR);
 	/* An optional argument only attaches with '='. */
 	CHECK_EQ(PARSE(&cfg, "--balloon", "stats=1"), RUN_PARSE_ERROR);

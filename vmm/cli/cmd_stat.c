@@ -1,5 +1,6 @@
 /* thpvm stat NAME: a VM's state, how its RAM and hotplug region are
- * backed on the host, what its rng served, its disks and 9p shares. */
+ * backed on the host, what its rng served, its disks, 9p shares and
+ * user-mode network. */
 #include <stdio.h>
 
 #include "cli/cmd_util.h"
@@ -81,6 +82,30 @@ static void print_shares(const json_t *shares)
 	}
 }
 
+/* "User network: N frames in, N out, N dropped; N TCP, N UDP, N ICMP"
+ * and a "Forward ..." line for each host port forwarded. */
+static void print_net_user(const json_t *nu)
+{
+	uint64_t in, out, dropped, tcp, udp, icmp;
+	json_t *fwd;
+	size_t i;
+
+	if (!json_get_u64(nu, "frames_in", &in) ||
+	    !json_get_u64(nu, "frames_out", &out) ||
+	    !json_get_u64(nu, "dropped", &dropped) ||
+	    !json_get_u64(nu, "tcp", &tcp) || !json_get_u64(nu, "udp", &udp) ||
+	    !json_get_u64(nu, "icmp", &icmp))
+		return;
+	printf("User network: %llu frames in, %llu out, %llu dropped; "
+	       "connections: %llu TCP, %llu UDP, %llu ICMP\n",
+	       (unsigned long long)in, (unsigned long long)out,
+	       (unsigned long long)dropped, (unsigned long long)tcp,
+	       (unsigned long long)udp, (unsigned long long)icmp);
+	json_array_foreach(json_object_get(nu, "forwards"), i, fwd)
+		if (json_is_string(fwd))
+			printf("Forward: %s\n", json_string_value(fwd));
+}
+
 static int stat_print(const char *name, json_t *reply)
 {
 	uint64_t pid, vcpus, ram, resident, huge, pending, dropped, filtered;
@@ -134,6 +159,7 @@ static int stat_print(const char *name, json_t *reply)
 		       size_format(rng_rate, rng_s, sizeof(rng_s)));
 	print_disks(json_object_get(reply, "disks"));
 	print_shares(json_object_get(reply, "shares"));
+	print_net_user(json_object_get(reply, "net_user"));
 	return 0;
 }
 

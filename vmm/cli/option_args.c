@@ -165,7 +165,8 @@ int arg_key_list(const char *opt, const char *list, const char *const *keys,
 				  const char *val),
 		 void *ctx)
 {
-	char buf[128], names[128], *p = buf, *word, *val;
+	/* Room for -n with a dozen forwards. */
+	char buf[1024], names[128], *p = buf, *word, *val;
 	int key, err;
 
 	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf)) {

@@ -207,25 +207,30 @@ static int random_mac(const char *opt, uint8_t mac[ETH_ALEN])
 }
 
 /* -n's keys, and which of them were given. */
-enum { NET_MODE, NET_TAPIF, NET_MAC, NET_TRANSPORT };
+enum {
+	NET_MODE, NET_TAPIF, NET_MAC, NET_TRANSPORT, NET_NET, NET_HOSTFWD,
+	NET_RESTRICT,
+};
 static const char *const net_keys[] = {
 	[NET_MODE] = "mode", [NET_TAPIF] = "tapif", [NET_MAC] = "mac",
-	[NET_TRANSPORT] = "transport", NULL,
+	[NET_TRANSPORT] = "transport", [NET_NET] = "net",
+	[NET_HOSTFWD] = "hostfwd", [NET_RESTRICT] = "restrict", NULL,
 };
 
 struct net_keys {
 	struct net_config nc;
-	bool have_mode, have_mac;
+	bool have_mode, have_mac, have_user_key;
 };
 
 static int parse_net_key(void *ctx, const char *opt, int key,
 			 const char *val)
 {
-	static const char *const modes[] = { "tap", "none", NULL };
+	/* In enum net_mode's order. */
+	static const char *const modes[] = { "none", "tap", "user", NULL };
 	static const uint8_t zero[ETH_ALEN];
 	struct net_keys *k = ctx;
 	struct net_config *nc = &k->nc;
-	const char *name = net_keys[key];
+	const char *name = net_keys[key], *why;
 	int mode;
 
 	switch (key) {
@@ -234,7 +239,7 @@ static int parse_net_key(void *ctx, const char *opt, int key,
 		mode = arg_choice(opt, name, val, modes);
 		if (mode < 0)
 			return mode;
-		nc->mode = mode ? NET_NONE : NET_TAP;
+		nc->mode = mode;
 		return 0;
 	case NET_TAPIF:
 		if (!ifname_valid(val))
@@ -255,12 +260,64 @@ static int parse_net_key(void *ctx, const char *opt, int key,
 			return -EINVAL;
 		}
 		return 0;
+	case NET_NET:
+		k->have_user_key = true;
+		why = net_user_parse_net(val, &nc->user);
+		return why ? arg_bad(opt, name, val, "%s", why) : 0;
+	case NET_HOSTFWD:
+		k->have_user_key = true;
+		why = net_user_parse_fwd(val, &nc->user);
+		return why ? arg_bad(opt, name, val, "%s", why) : 0;
+	case NET_RESTRICT:
+		k->have_user_key = true;
+		return arg_on_off(opt, name, val, &nc->user.restricted);
 	default:
 		return arg_transport(opt, name, val, &nc->transport);
 	}
 }
 
-/* mode=tap[,tapif=NAME][,mac=MAC][,transport=pci|mmio] or mode=none. */
+/* What only the whole list shows: keys of another mode, forwards that
+ * clash or leave the network. */
+static int net_check(const char *opt, const char *arg,
+		     const struct net_keys *k)
+{
+	const struct net_config *nc = &k->nc;
+	char fwd[64];
+	const char *why;
+	unsigned bad;
+
+	if (!k->have_mode) {
+		pr_err("%s %s: missing mode=user, mode=tap or mode=none", opt,
+		       arg);
+		return -EINVAL;
+	}
+	if (nc->mode == NET_NONE && (nc->tapif[0] || k->have_mac ||
+				     nc->transport || k->have_user_key)) {
+		pr_err("%s %s: mode=none takes no other keys", opt, arg);
+		return -EINVAL;
+	}
+	if (nc->mode != NET_TAP && nc->tapif[0]) {
+		pr_err("%s %s: tapif needs mode=tap", opt, arg);
+		return -EINVAL;
+	}
+	if (nc->mode != NET_USER && k->have_user_key) {
+		pr_err("%s %s: net, hostfwd and restrict need mode=user", opt,
+		       arg);
+		return -EINVAL;
+	}
+	why = net_user_config_check(&nc->user, &bad);
+	if (why) {
+		net_user_fwd_format(&nc->user, &nc->user.fwds[bad], fwd,
+				    sizeof(fwd));
+		pr_err("%s: hostfwd %s: %s", opt, fwd, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* mode=user[,net=A.B.C.D/N][,hostfwd=...]...[,restrict=on|off],
+ * mode=tap[,tapif=NAME] (either with [,mac=MAC][,transport=pci|mmio]),
+ * or mode=none. */
 static int parse_net(struct run_options *opts, const char *opt,
 		     const char *arg, void *field)
 {
@@ -269,24 +326,17 @@ static int parse_net(struct run_options *opts, const char *opt,
 	struct net_config *nc = &k.nc;
 	int err;
 
+	net_user_config_init(&nc->user);
 	err = arg_key_list(opt, arg, net_keys, parse_net_key, &k);
+	if (!err)
+		err = net_check(opt, arg, &k);
 	if (err)
 		return err;
-	if (!k.have_mode) {
-		pr_err("%s %s: missing mode=tap or mode=none", opt, arg);
-		return -EINVAL;
-	}
-	if (nc->mode == NET_NONE && (nc->tapif[0] || k.have_mac ||
-				     nc->transport)) {
-		pr_err("%s %s: tapif, mac and transport need mode=tap", opt,
-		       arg);
-		return -EINVAL;
-	}
-	if (nc->mode == NET_TAP && cfg->net.mode == NET_TAP) {
+	if (nc->mode != NET_NONE && cfg->net.mode != NET_NONE) {
 		pr_err("%s %s: only one network device is supported", opt, arg);
 		return -EINVAL;
 	}
-	if (nc->mode == NET_TAP && !k.have_mac) {
+	if (nc->mode != NET_NONE && !k.have_mac) {
 		err = random_mac(opt, nc->mac);
 		if (err)
 			return err;
@@ -775,10 +825,15 @@ static const struct run_option run_option_table[] = {
 	{ "9p", 0, ARG_REQ, "DIR,TAG[,ro][,pci|,mmio]", .text = help_9p,
 	  .parse = parse_9p },
 	{ "network", 'n', ARG_REQ,
-	  "mode=tap[,tapif=NAME][,mac=MAC][,transport=pci|mmio]",
-	  "a virtio-net device on tap NAME (default thpvmN), created if "
-	  "missing; its link and addresses are left to the user; MAC default "
-	  "52:54:00:xx:xx:xx with random xx; mode=none: no network (default)",
+	  "mode=user|tap|none[,KEY=VALUE...]",
+	  "a virtio-net device. mode=user: a user-mode network on libslirp, "
+	  "needing no privilege (DHCP gives the guest 10.0.2.15, the host is "
+	  "10.0.2.2, DNS 10.0.2.3), with net=10.0.2.0/24, restrict=on and "
+	  "hostfwd=tcp|udp:[HOSTADDR]:PORT-[GUESTADDR]:PORT (repeatable); "
+	  "mode=tap with tapif=NAME: tap NAME (default thpvmN), created if "
+	  "missing, its link and addresses left to the user; both take "
+	  "mac=MAC (default 52:54:00:xx:xx:xx with random xx) and "
+	  "transport=pci|mmio; mode=none: no network (default)",
 	  .parse = parse_net },
 	{ "balloon", 0, ARG_OPT, "OPTIONS",
 	  "a virtio-balloon device; OPTIONS, comma-separated: stats=SECONDS "

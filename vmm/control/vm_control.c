@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/net_user.h"
 #include "control/balloon_control.h"
 #include "control/control_server.h"
 #include "control/mem_control.h"
@@ -166,6 +167,43 @@ static int write_shares(struct machine *m, json_t *reply)
 	return control_reply_add(reply, json_pack("{s:o}", "shares", shares));
 }
 
+/* The user-mode network: its forwards, frames both ways and libslirp's
+ * connections now. */
+static int write_net_user(struct machine *m, json_t *reply)
+{
+	struct net_user *nu = machine_net_user(m);
+	const struct net_user_config *c;
+	struct net_user_stats st;
+	json_t *fwds;
+	char text[64];
+	unsigned i;
+	int err = 0;
+
+	if (!nu)
+		return 0;
+	if (net_user_stats(nu, &st))
+		return -ENOMEM;
+	c = net_user_config(nu);
+	fwds = json_array();
+	for (i = 0; i < c->nr_fwds; i++) {
+		net_user_fwd_format(c, &c->fwds[i], text, sizeof(text));
+		err |= json_array_append_new(fwds, json_string(text));
+	}
+	if (err) {
+		json_decref(fwds);
+		return -ENOMEM;
+	}
+	return control_reply_add(reply, json_pack("{s:{s:o, s:o, s:o, s:o, "
+		"s:o, s:o, s:o}}", "net_user",
+		"forwards", fwds,
+		"frames_in", json_from_u64(st.frames_in),
+		"frames_out", json_from_u64(st.frames_out),
+		"dropped", json_from_u64(st.dropped),
+		"tcp", json_from_u64(st.tcp),
+		"udp", json_from_u64(st.udp),
+		"icmp", json_from_u64(st.icmp)));
+}
+
 static int handle_stat(void *opaque, json_t *request, json_t *reply)
 {
 	struct vm *vm = vm_of(opaque);
@@ -190,6 +228,8 @@ static int handle_stat(void *opaque, json_t *request, json_t *reply)
 		err = write_disks(opaque, reply);
 	if (!err)
 		err = write_shares(opaque, reply);
+	if (!err)
+		err = write_net_user(opaque, reply);
 	return err;
 }
 

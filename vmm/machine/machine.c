@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/net_user.h"
 #include "backend/tap.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -90,35 +91,65 @@ static void disk_destroy(struct machine *m, struct machine_device *d)
 
 static unsigned net_count(const struct machine_config *cfg)
 {
-	return cfg->net.mode == NET_TAP;
+	return cfg->net.mode != NET_NONE;
+}
+
+/* The network device and, in user mode, the stack behind it. */
+struct machine_net {
+	struct virtio_net dev;
+	struct net_user *user;
+};
+
+/* The fd the device reads and writes frames on: a tap's, or the
+ * device's end of the user-mode stack's pair. */
+static int net_backend_open(struct machine_net *mn, const struct net_config *nc)
+{
+	char ifname[IFNAMSIZ];
+	int fd;
+
+	if (nc->mode == NET_USER) {
+		int err = net_user_open(&mn->user, &nc->user, &fd);
+
+		return err ? err : fd;
+	}
+	fd = tap_open(nc->tapif, ifname);
+	if (fd < 0)
+		return fd;
+	/* Said by default only when the user cannot know the name. */
+	log_msg(nc->tapif[0] ? LOG_DEBUG : LOG_INFO,
+		"virtio-net0: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
+		ifname, nc->mac[0], nc->mac[1], nc->mac[2], nc->mac[3],
+		nc->mac[4], nc->mac[5]);
+	return fd;
 }
 
 static int net_create(struct machine *m, struct machine_device *d)
 {
 	const struct net_config *nc = &m->cfg->net;
-	struct virtio_net *net = d->state;
-	char ifname[IFNAMSIZ];
+	struct machine_net *mn = d->state;
 	int fd, err;
 
-	fd = tap_open(nc->tapif, ifname);
+	fd = net_backend_open(mn, nc);
 	if (fd < 0)
 		return fd;
-	err = virtio_net_create(net, fd, nc->mac, &m->vm.ram);
-	if (err)
+	/* It closes fd, even on failure; a failed create is not destroyed. */
+	err = virtio_net_create(&mn->dev, fd, nc->mac, &m->vm.ram);
+	if (err) {
+		net_user_close(mn->user);
 		return err;
-	/* Said by default only when the user cannot know the name. */
-	log_msg(nc->tapif[0] ? LOG_DEBUG : LOG_INFO,
-		"%s: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
-		net->vdev.name, ifname, nc->mac[0], nc->mac[1], nc->mac[2],
-		nc->mac[3], nc->mac[4], nc->mac[5]);
-	d->vdev = &net->vdev;
+	}
+	d->vdev = &mn->dev.vdev;
 	d->transport = nc->transport;
 	return 0;
 }
 
+/* The device first: its thread stops before the stack's end goes. */
 static void net_destroy(struct machine *m, struct machine_device *d)
 {
-	virtio_net_destroy(d->state);
+	struct machine_net *mn = d->state;
+
+	virtio_net_destroy(&mn->dev);
+	net_user_close(mn->user);
 }
 
 static unsigned balloon_count(const struct machine_config *cfg)
@@ -252,7 +283,7 @@ static const struct device_kind device_kinds[] = {
 	{ .name = "virtio-blk", .size = sizeof(struct virtio_blk),
 	  .pci_class = PCI_CLASS_STORAGE_OTHER,
 	  .count = disk_count, .create = disk_create, .destroy = disk_destroy },
-	{ .name = "virtio-net", .size = sizeof(struct virtio_net),
+	{ .name = "virtio-net", .size = sizeof(struct machine_net),
 	  .pci_class = PCI_CLASS_NETWORK_ETHERNET,
 	  .count = net_count, .create = net_create, .destroy = net_destroy },
 	{ .name = "virtio-balloon", .size = sizeof(struct virtio_balloon),
@@ -388,6 +419,13 @@ struct virtio_balloon *machine_balloon(struct machine *m)
 struct virtio_blk *machine_disk(struct machine *m, unsigned i)
 {
 	return device_find(m, VIRTIO_ID_BLOCK, i);
+}
+
+struct net_user *machine_net_user(struct machine *m)
+{
+	struct machine_net *mn = device_find(m, VIRTIO_ID_NET, 0);
+
+	return mn ? mn->user : NULL;
 }
 
 struct virtio_p9 *machine_share(struct machine *m, unsigned i)

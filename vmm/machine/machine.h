@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend/net_user_config.h"
 #include "core/vm.h"
 #include "virtio/balloon.h"
 #include "virtio/mem.h"
@@ -45,11 +46,13 @@ struct share_config {
 enum net_mode {
 	NET_NONE,
 	NET_TAP,	/* virtio-net on a tap interface */
+	NET_USER,	/* virtio-net on libslirp (backend/net_user.h) */
 };
 
 struct net_config {
 	enum net_mode mode;
-	char tapif[IFNAMSIZ];	/* empty: the kernel picks thpvmN */
+	char tapif[IFNAMSIZ];	/* NET_TAP; empty: the kernel picks thpvmN */
+	struct net_user_config user;	/* NET_USER */
 	uint8_t mac[ETH_ALEN];
 	enum virtio_transport transport;
 };
@@ -113,6 +116,8 @@ struct virtio_rng *machine_rng(struct machine *m);
 struct virtio_mem *machine_mem(struct machine *m);
 /* The i-th disk, in -d order; NULL past the last. */
 struct virtio_blk *machine_disk(struct machine *m, unsigned i);
+/* The user-mode network's stack, or NULL when the VM has none. */
+struct net_user *machine_net_user(struct machine *m);
 /* The i-th 9p share, in --9p order; NULL past the last. */
 struct virtio_p9 *machine_share(struct machine *m, unsigned i);
 
