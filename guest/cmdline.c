@@ -172,6 +172,8 @@ static bool parse_one(const char *tok, size_t len)
 			params.net = true;
 		else if (is_key(tok, klen, "netbench"))
 			params.netbench = true;
+		else if (is_key(tok, klen, "dhcp"))
+			params.dhcp = true;
 		else if (is_key(tok, klen, "balloon"))
 			params.balloon = true;
 		else if (is_key(tok, klen, "balloon_flood"))
@@ -303,6 +305,12 @@ static bool parse_one(const char *tok, size_t len)
 		if (!parse_u64(v, vlen, false, &x) || x > 1000000)
 			return false;
 		params.net_ping_in = x;
+		return true;
+	}
+	if (is_key(tok, klen, "net_udp_in")) {
+		if (!parse_u64(v, vlen, false, &x) || x > 1000000)
+			return false;
+		params.net_udp_in = x;
 		return true;
 	}
 	if (is_key(tok, klen, "netbench_packets"))

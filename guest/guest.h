@@ -53,6 +53,7 @@ struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status, echo;
 	bool pci, blk, blkbench, blk_evil, blk_stream, net, netbench, balloon, rng;
+	bool dhcp;		/* net: ask a DHCP server for the address */
 	bool vcons;
 	bool p9, p9_hostile, p9bench, p9bench_wait;
 	char p9_tag[P9_TAG_MAX + 1];	/* "": the first virtio-9p device */
@@ -69,7 +70,7 @@ struct params {
 	unsigned blkbench_qd;		/* per queue */
 	unsigned blkbench_queues;
 	uint32_t ip, hostip;	/* IPv4, host byte order */
-	unsigned udp_port, net_ping_in;
+	unsigned udp_port, net_ping_in, net_udp_in;
 	uint64_t netbench_packets;
 	uint64_t p9bench_reads, p9bench_files, p9bench_creates;
 	uint64_t ram;

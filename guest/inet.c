@@ -12,27 +12,27 @@
 #define IP_TTL		64
 #define ARP_HW_ETHER	1
 
-static const uint8_t broadcast[ETH_ALEN] = {
+const uint8_t eth_broadcast[ETH_ALEN] = {
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 };
 
-static uint16_t get16(const uint8_t *p)
+uint16_t get16(const uint8_t *p)
 {
 	return p[0] << 8 | p[1];
 }
 
-static uint32_t get32(const uint8_t *p)
+uint32_t get32(const uint8_t *p)
 {
 	return (uint32_t)get16(p) << 16 | get16(p + 2);
 }
 
-static void put16(uint8_t *p, uint16_t v)
+void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = v >> 8;
 	p[1] = v;
 }
 
-static void put32(uint8_t *p, uint32_t v)
+void put32(uint8_t *p, uint32_t v)
 {
 	put16(p, v >> 16);
 	put16(p + 2, v);
@@ -77,7 +77,7 @@ uint32_t arp_frame(uint8_t *f, uint16_t op, const struct inet_addr *from,
 		   const struct inet_addr *to)
 {
 	bool req = op == ARP_REQUEST;
-	uint8_t *a = eth_hdr(f, req ? broadcast : to->mac, from->mac,
+	uint8_t *a = eth_hdr(f, req ? eth_broadcast : to->mac, from->mac,
 			     ETH_TYPE_ARP);
 
 	put16(a, ARP_HW_ETHER);
@@ -193,8 +193,8 @@ static void parse_icmp(const uint8_t *ic, uint32_t len, struct pkt *p)
 	p->len = len - ICMP_HLEN;
 }
 
-static void parse_udp(const struct inet_addr *self, const uint8_t *u,
-		      uint32_t len, struct pkt *p)
+static void parse_udp(uint32_t dst, const uint8_t *u, uint32_t len,
+		      struct pkt *p)
 {
 	uint32_t ulen = len >= UDP_HLEN ? get16(u + 4) : 0;
 
@@ -203,8 +203,8 @@ static void parse_udp(const struct inet_addr *self, const uint8_t *u,
 		return;
 	}
 	p->udp_csum = get16(u + 6) != 0;
-	if (p->udp_csum && csum_fold(csum_add(pseudo_sum(p->src, self->ip,
-							 ulen), u, ulen))) {
+	if (p->udp_csum && csum_fold(csum_add(pseudo_sum(p->src, dst, ulen),
+					      u, ulen))) {
 		bad(p, "udp-checksum");
 		return;
 	}
@@ -215,15 +215,17 @@ static void parse_udp(const struct inet_addr *self, const uint8_t *u,
 	p->len = ulen - UDP_HLEN;
 }
 
-/* IPv4 to self->ip; options and fragments are outside the scope and
- * ignored like other traffic. The total length, not the frame's, bounds
- * the payload: short frames may come padded. */
+/* IPv4 to self->ip or to every host (a DHCP server's answers to a
+ * client with no address yet); options and fragments are outside the
+ * scope and ignored like other traffic. The total length, not the
+ * frame's, bounds the payload: short frames may come padded. */
 static void parse_ip(const struct inet_addr *self, const uint8_t *ip,
 		     uint32_t len, struct pkt *p)
 {
-	uint32_t tot;
+	uint32_t tot, dst = len >= IP_HLEN ? get32(ip + 16) : 0;
 
-	if (len < IP_HLEN || ip[0] != 0x45 || get32(ip + 16) != self->ip ||
+	if (len < IP_HLEN || ip[0] != 0x45 ||
+	    (dst != self->ip && dst != IP_BROADCAST) ||
 	    get16(ip + 6) & IP_FRAG)
 		return;
 	if (csum_fold(csum_add(0, ip, IP_HLEN))) {
@@ -239,7 +241,7 @@ static void parse_ip(const struct inet_addr *self, const uint8_t *ip,
 	if (ip[9] == IPPROTO_ICMP)
 		parse_icmp(ip + IP_HLEN, tot - IP_HLEN, p);
 	else if (ip[9] == IPPROTO_UDP)
-		parse_udp(self, ip + IP_HLEN, tot - IP_HLEN, p);
+		parse_udp(dst, ip + IP_HLEN, tot - IP_HLEN, p);
 }
 
 /* What a frame is to self: ARP about its address, ICMP or UDP to it,
@@ -254,7 +256,7 @@ void inet_parse(const struct inet_addr *self, const uint8_t *f,
 		bad(p, "short-frame");
 		return;
 	}
-	if (memcmp(f, self->mac, ETH_ALEN) && memcmp(f, broadcast, ETH_ALEN))
+	if (memcmp(f, self->mac, ETH_ALEN) && memcmp(f, eth_broadcast, ETH_ALEN))
 		return;
 	p->eth_src = f + ETH_ALEN;
 	type = get16(f + 2 * ETH_ALEN);

@@ -43,6 +43,7 @@ struct virtio_net_hdr {
 #define ARP_REQUEST			1
 #define ARP_REPLY			2
 #define ARP_LEN				28
+#define IP_BROADCAST			0xffffffffu
 
 /* The largest frame a device may deliver without offloads (5.1.6.3.1
  * sizes buffers for it at 65562 bytes with the header). */
@@ -121,6 +122,13 @@ struct pkt {
 	uint32_t len;
 };
 
+extern const uint8_t eth_broadcast[ETH_ALEN];
+/* Big-endian fields. */
+uint16_t get16(const uint8_t *p);
+uint32_t get32(const uint8_t *p);
+void put16(uint8_t *p, uint16_t v);
+void put32(uint8_t *p, uint32_t v);
+
 void inet_parse(const struct inet_addr *self, const uint8_t *f,
 		uint32_t len, struct pkt *p);
 uint32_t arp_frame(uint8_t *f, uint16_t op, const struct inet_addr *from,
@@ -133,6 +141,29 @@ uint32_t udp_frame(uint8_t *f, const struct inet_addr *from,
 		   const struct inet_addr *to, uint16_t ip_id, uint16_t sport,
 		   uint16_t dport, const uint8_t *data, uint32_t len);
 bool net_serve(struct net_dev *n, const struct pkt *p);
+
+/* DHCP, the client's side (dhcp.c). */
+#define DHCP_SERVER_PORT		67
+#define DHCP_CLIENT_PORT		68
+#define DHCP_DISCOVER			1
+#define DHCP_OFFER			2
+#define DHCP_REQUEST			3
+#define DHCP_ACK			5
+#define DHCP_NAK			6
+
+/* What a server's answer said; 0 for what it left out. */
+struct dhcp_reply {
+	uint8_t type;
+	uint32_t yiaddr, server, mask, router, dns, lease;
+};
+
+/* A DISCOVER, or a REQUEST for req_ip from server, broadcast. */
+uint32_t dhcp_frame(uint8_t *f, const uint8_t *mac, uint32_t xid,
+		    uint8_t type, uint32_t req_ip, uint32_t server);
+/* Fills r from p when p answers transaction xid (r->type 0 if it does
+ * not); a reason when it does but is malformed. */
+const char *dhcp_parse(const struct pkt *p, const uint8_t *mac, uint32_t xid,
+		       struct dhcp_reply *r);
 
 /* The checks (net_test.c) and the benchmark (net_bench.c). */
 extern bool net_broken;

@@ -1,8 +1,11 @@
 /* virtio-net checks on the first virtio-net device (docs/test-guest.md):
- * real packets to and from the host kernel behind the device (a tap):
- * ARP for the host's address, ICMP echo to it, a UDP datagram that an
- * echo server answers, and, with net_ping_in=N, the host's pings answered.
- * Every wait sleeps in `sti; hlt` with a deadline. */
+ * real packets to and from what is behind the device (the host kernel
+ * through a tap, or a user-mode network): with dhcp, the address asked
+ * of a DHCP server; ARP for the host's address, ICMP echo to it, a UDP
+ * datagram that an echo server answers; with net_ping_in=N, the host's
+ * pings answered, and with net_udp_in=N, N datagrams to udp_port echoed
+ * back to their senders. Every wait sleeps in `sti; hlt` with a
+ * deadline. */
 #include "guest.h"
 #include "io.h"
 #include "lib.h"
@@ -19,6 +22,10 @@
 #define UDP_BYTES		1400
 #define UDP_WAIT_MS		3000
 #define PING_IN_MS		30000
+#define UDP_IN_MS		30000
+#define DHCP_TRIES		3
+#define DHCP_WAIT_MS		2000
+#define DHCP_XID		0x74670001	/* "tg", 1 */
 
 static const char echo_prefix[] = "echo:";
 #define ECHO_PREFIX_LEN		(sizeof(echo_prefix) - 1)
@@ -39,6 +46,17 @@ static const char *mac_str(const uint8_t *m)
 		s[3 * i + 2] = i + 1 < ETH_ALEN ? ':' : 0;
 	}
 	return s;
+}
+
+static const char *ip_str(uint32_t ip)
+{
+	static char s[4][16];
+	static unsigned next;
+	char *p = s[next++ % 4];
+
+	sprint(p, 16, "%u.%u.%u.%u", ip >> 24, ip >> 16 & 255,
+		 ip >> 8 & 255, ip & 255);
+	return p;
 }
 
 /* Queues the frame built in slot and notifies the device. */
@@ -229,6 +247,103 @@ static const char *ping_in(struct net_dev *n, unsigned want,
 	return 0;
 }
 
+/* Sends a DHCP message of type and waits for the answer of want's type:
+ * 0 with it in *r, or why not. A NAK is a failure. */
+static const char *dhcp_step(struct net_dev *n, uint8_t type, uint8_t want,
+			     struct dhcp_reply *r)
+{
+	uint32_t req_ip = r->yiaddr, server = r->server, len;
+	const char *why = 0;
+	struct pkt p;
+	uint8_t *f;
+	int slot, rc;
+
+	for (unsigned tries = 0; tries < DHCP_TRIES; tries++) {
+		uint64_t deadline = clock_deadline(DHCP_WAIT_MS);
+
+		if (!(f = tx_frame(n, &slot, &why)))
+			return why;
+		len = dhcp_frame(f, n->self.mac, DHCP_XID, type, req_ip,
+				 server);
+		if ((why = send(n, slot, len)))
+			return why;
+		while ((rc = wait_pkt(n, &p, deadline, &why)) > 0) {
+			if ((why = dhcp_parse(&p, n->self.mac, DHCP_XID, r)))
+				return why;
+			if (r->type == DHCP_NAK)
+				return "dhcp-nak";
+			if (r->type == want)
+				return 0;
+		}
+		if (rc < 0)
+			return why;
+	}
+	return "timeout";
+}
+
+/* DISCOVER, OFFER, REQUEST, ACK: the guest then uses the address it was
+ * given and the router, if the server named one (a restricted network
+ * has none), as its host. */
+static void dhcp(struct net_dev *n)
+{
+	struct dhcp_reply r = { .type = 0 };
+	const char *why;
+
+	n->self.ip = 0;
+	why = dhcp_step(n, DHCP_DISCOVER, DHCP_OFFER, &r);
+	if (!why)
+		why = dhcp_step(n, DHCP_REQUEST, DHCP_ACK, &r);
+	if (!why && !r.yiaddr)
+		why = "dhcp-no-address";
+	if (why) {
+		report(false, "net-dhcp", "reason=%s", why);
+		n->self.ip = params.ip;
+		return;
+	}
+	n->self.ip = r.yiaddr;
+	if (r.router)
+		n->host.ip = r.router;
+	report(true, "net-dhcp", "ip=%s mask=%s router=%s dns=%s server=%s "
+	       "lease=%u", ip_str(r.yiaddr), ip_str(r.mask), ip_str(r.router),
+	       ip_str(r.dns), ip_str(r.server), r.lease);
+}
+
+/* Echoes want datagrams to udp_port back to their senders, prefixed as
+ * the host's echo server does, for at most UDP_IN_MS. */
+static const char *udp_in(struct net_dev *n, unsigned want,
+			  unsigned *answered)
+{
+	uint64_t deadline = clock_deadline(UDP_IN_MS);
+	struct inet_addr peer;
+	const char *why = 0;
+	struct pkt p;
+	uint32_t len;
+	uint8_t *f;
+	int slot, rc;
+
+	for (*answered = 0; *answered < want;) {
+		if ((rc = wait_pkt(n, &p, deadline, &why)) <= 0)
+			return rc ? why : "timeout";
+		if (p.kind != PKT_UDP || p.dport != params.udp_port)
+			continue;
+		if (ETH_HLEN + IP_HLEN + UDP_HLEN + ECHO_PREFIX_LEN + p.len >
+		    NET_TX_FRAME_MAX)
+			return "too-long";
+		memcpy(udp_data, echo_prefix, ECHO_PREFIX_LEN);
+		memcpy(udp_data + ECHO_PREFIX_LEN, p.data, p.len);
+		memcpy(peer.mac, p.eth_src, ETH_ALEN);
+		peer.ip = p.src;
+		if (!(f = tx_frame(n, &slot, &why)))
+			return why;
+		len = udp_frame(f, &n->self, &peer, n->ip_id++, p.dport,
+				p.sport, udp_data, ECHO_PREFIX_LEN + p.len);
+		if ((why = send(n, slot, len)))
+			return why;
+		++*answered;
+	}
+	return 0;
+}
+
 /* After a device error the next check gets a freshly started device. */
 bool net_recover(struct net_dev *n)
 {
@@ -264,15 +379,28 @@ static void net_checks(struct net_dev *n)
 		report(true, "net-udp", "bytes=%u reply_bytes=%u "
 		       "reply_buffers=%u checksum=%u", UDP_BYTES, p.len,
 		       n->frame_bufs, p.udp_csum);
-	if (!net_recover(n) || !params.net_ping_in)
+	if (!net_recover(n))
 		return;
-	print("tg: net ping-in waiting\n");
-	why = ping_in(n, params.net_ping_in, &count);
-	if (why)
-		report(false, "net-ping-in", "answered=%u expected=%u "
-		       "reason=%s", count, params.net_ping_in, why);
-	else
-		report(true, "net-ping-in", "answered=%u", count);
+	if (params.net_ping_in) {
+		print("tg: net ping-in waiting\n");
+		why = ping_in(n, params.net_ping_in, &count);
+		if (why)
+			report(false, "net-ping-in", "answered=%u expected=%u "
+			       "reason=%s", count, params.net_ping_in, why);
+		else
+			report(true, "net-ping-in", "answered=%u", count);
+		if (!net_recover(n))
+			return;
+	}
+	if (params.net_udp_in) {
+		print("tg: net udp-in waiting port=%u\n", params.udp_port);
+		why = udp_in(n, params.net_udp_in, &count);
+		if (why)
+			report(false, "net-udp-in", "answered=%u expected=%u "
+			       "reason=%s", count, params.net_udp_in, why);
+		else
+			report(true, "net-udp-in", "answered=%u", count);
+	}
 }
 
 void run_net(void)
@@ -304,6 +432,8 @@ void run_net(void)
 	      mac_str(n->self.mac), n->link, n->vd.features);
 	watchdog_start();
 	net_broken = false;
+	if (n->link && params.dhcp)
+		dhcp(n);
 	if (!n->link) {
 		report(false, "net-link", "reason=down");
 	} else if ((why = arp(n, &tries))) {
