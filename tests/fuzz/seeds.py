@@ -272,6 +272,12 @@ def main():
           bytes([1, 0]) + struct.pack("<H", 0x12))
     write("ioapic", "edge-kvm-refuses", bytes([4, 3]) +
           ioapic_reg(0x18, 0x30) + bytes([2, 9, 2, 8, 4, 0, 2, 9]))
+    # -n mode=user's values: kind byte 0 a hostfwd, 1 a net.
+    write("net_user_config", "forwards",
+          b"\x00tcp::2222-:22\n\x00udp:127.0.0.1:5353-10.0.2.20:53\n"
+          b"\x00tcp::2222-:23")
+    write("net_user_config", "network",
+          b"\x01192.168.76.0/24\n\x00::80-192.168.76.9:8080")
     write("decompress", "detect-gzip", b"\x80\x0c" + gzip.compress(kernel, mtime=0))
     for name, text in [
             ("status", b'{"cmd":"status"}'),
