@@ -40,8 +40,9 @@ def thread_status(pid):
 
 def serve(name, extra=()):
     """A VM with a thread of each kind: vCPUs, device threads (a disk on
-    io_uring, one with worker threads, rng, balloon, a 9p share), the 9p
-    share's workers, control, console socket."""
+    io_uring, one with worker threads, rng, balloon, a 9p share, the
+    network), the 9p share's workers, control, console socket, the
+    user-mode network's stack."""
     harness.require_kvm()
     disks = [tempfile.NamedTemporaryFile(suffix=".img") for _ in range(2)]
     for disk in disks:
@@ -51,14 +52,14 @@ def serve(name, extra=()):
                "-d", disks[0].name, "-d", disks[1].name + ",aio=threads",
                "--rng", "--balloon", "--9p", share.name + ",sec",
                "--console-socket", harness.console_socket(name),
-               "-p", SERVE] + list(extra))
+               "-n", "mode=user", "-p", SERVE] + list(extra))
     p.disks = disks
     p.share = share
     return p
 
 
 WANT = ("vcpu0", "vcpu1", "blk0", "blk1-io", "rng0", "balloon0", "9p0",
-        "9p0-io", "control", "console-sock")
+        "9p0-io", "control", "console-sock", "net0", "net-user")
 
 
 def wait_threads(p, seccomp):
@@ -98,10 +99,12 @@ def thread_tid(pid, name):
     raise AssertionError(f"no thread {name} in {pid}")
 
 
-def forbidden_call_in(thread, kind):
-    """A running VM's thread made to call socket() (in no kind's list)
-    by gdb, as a compromised thread would: no hook in thpvm. The VM must
-    end with 159 and the line naming the call and the kind."""
+def forbidden_call_in(thread, kind, call="socket",
+                      expr="((int (*)(int, int, int))socket)(1, 1, 0)"):
+    """A running VM's thread made to call socket() (in no kind's list
+    but net-user's), or expr making system call `call`, by gdb, as a
+    compromised thread would: no hook in thpvm. The VM must end with 159
+    and the line naming the call and the kind."""
     gdb = shutil.which("gdb")
     assert gdb, "gdb is needed (.ci/packages)"
     p = serve("forbid" + kind)
@@ -109,12 +112,12 @@ def forbidden_call_in(thread, kind):
     r = subprocess.run(
         [gdb, "-batch", "-nx", "-p", str(thread_tid(p.pid, thread)),
          "-ex", "handle SIGSYS nostop noprint pass",
-         "-ex", "call ((int (*)(int, int, int))socket)(1, 1, 0)"],
+         "-ex", f"call {expr}"],
         capture_output=True, text=True, timeout=60)
     assert p.wait(timeout=30) == 159, r
     err = read_stderr(p)
     assert re.search(rf"^thpvm: seccomp: {kind} thread made forbidden "
-                     rf"system call socket \(nr \d+\)$", err, re.M), err
+                     rf"system call {call} \(nr \d+\)$", err, re.M), err
 
 
 def test_forbidden_call_from_device_thread():
@@ -127,6 +130,12 @@ def test_forbidden_call_from_9p_worker():
 
 def test_forbidden_call_from_vcpu_thread():
     forbidden_call_in("vcpu1", "vCPU")
+
+
+def test_forbidden_call_from_net_user_thread():
+    """libslirp's thread makes sockets, but may not leave its namespaces."""
+    forbidden_call_in("net-user", "net-user", "unshare",
+                      "((int (*)(int))unshare)(0)")
 
 
 def test_seccomp_off():
