@@ -22,6 +22,7 @@ import re
 import select
 import shutil
 import signal
+import socket
 import stat
 import struct
 import subprocess
@@ -31,6 +32,7 @@ import time
 import harness
 import netns
 from harness import run
+from http_blob import HttpBlob
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 KIT = os.path.join(ROOT, "guest", "linux")
@@ -45,7 +47,7 @@ APPLETS = ["sh", "mount", "mkdir", "cat", "insmod", "uname", "setsid",
            "cttyhack", "poweroff", "sync", "dd", "printf", "sed", "grep",
            "tail", "date", "sleep", "kill", "env", "md5sum", "cut", "ip",
            "ping", "switch_root", "umount"]
-RUN_SCRIPTS = ["hackbench", "balloon-frag", "virtio-io", "mem"]
+RUN_SCRIPTS = ["hackbench", "balloon-frag", "virtio-io", "mem", "net-user"]
 MODULES = ["virtio_ring", "virtio", "virtio_pci", "virtio_blk", "virtio_net",
            "virtio_balloon", "virtio_rng", "virtio_console"]
 # What a 9p root file system (thpvm run -d DIR) needs besides.
@@ -939,6 +941,73 @@ def test_boot_virtio_io_mmio():
     end = json.loads(r.err.strip().splitlines()[-1])
     assert end == {"name": end["name"], "exit_status": 0,
                    "reason": "reset"}, r
+
+
+def test_boot_net_user():
+    """Linux on a user-mode network (-n mode=user), as a distribution
+    sets one up (thpvm.run=net-user): udhcpc configures eth0; wget
+    fetches a file from an HTTP server on the host's 127.0.0.1, reached
+    as the router; and the host reaches the guest's `nc -l` through a
+    TCP forward, both ways. TCP, which the test guest does not have."""
+    harness.require_kvm()
+    require_capable("/init")
+    version, image = build_image()
+    blob = random.Random(32).randbytes(300 * 1024)
+    with HttpBlob(blob) as http:
+        fwd = http.free_port()
+
+        def boot():
+            p = harness.start(boot_args(
+                version, image, "512M",
+                f"quiet thpvm.run=net-user THPVM_HTTP_PORT={http.port}") +
+                ["-n", f"mode=user,hostfwd=tcp:127.0.0.1:{fwd}-:8022"])
+            lines = harness.wait_for_line(
+                p, r"net-user listening|net-user FAIL|run net-user end",
+                timeout=300)
+            if "listening" in lines[-1]:
+                answer = talk(fwd)
+                lines += harness.wait_for_line(p, "run net-user end",
+                                               timeout=60)
+            else:
+                answer = None
+            rc = p.wait(timeout=60)
+            r = harness.Result(rc, "\n".join(lines), harness.read_stderr(p))
+            r.answer = answer
+            return r
+
+        r = again_if_died(boot)
+    out = r.out.replace("\r", "")
+    assert "thpvm-guest: net-user dhcp ip=10.0.2.15 router=10.0.2.2 " \
+        "dns=10.0.2.3\n" in out, r
+    assert (f"thpvm-guest: net-user wget bytes={len(blob)} "
+            f"md5={hashlib.md5(blob).hexdigest()}\n") in out, r
+    assert http.requests == ["/blob"], http.requests
+    assert r.answer == b"hello-from-guest\n", r
+    assert "thpvm-guest: net-user got from-host\n" in out, r
+    assert "thpvm-guest: run net-user end rc=0" in out, r
+    assert r.rc == 0, r
+
+
+def talk(port):
+    """Connects to the guest's listener through the forward at
+    127.0.0.1:port, again until it answers (the forward's host end
+    accepts before the guest's nc listens, then closes): what the guest
+    sent, after "from-host" went back."""
+    deadline = time.monotonic() + 60
+    while True:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(100)
+                if not chunk:
+                    break
+                data += chunk
+            if data:
+                s.sendall(b"from-host\n")
+                s.shutdown(socket.SHUT_WR)
+                return data
+        assert time.monotonic() < deadline, "the guest never answered"
+        time.sleep(0.5)
 
 
 def test_boot_virtio_mem():

@@ -180,7 +180,8 @@ def test_linux_initramfs_boots():
     for name in ("test_boot_hackbench", "test_boot_shell",
                  "test_boot_virtio_io", "test_boot_virtio_io_intx",
                  "test_boot_virtio_io_kernel_irqchip",
-                 "test_boot_virtio_io_mmio", "test_boot_virtio_mem"):
+                 "test_boot_virtio_io_mmio", "test_boot_virtio_mem",
+                 "test_boot_net_user"):
         r = svm_host(sys.executable, "-u",
                      "tests/integration/test_linux_initramfs.py", name,
                      timeout=BOOT_TIMEOUT, options=BOOT_ATTEMPTS)
