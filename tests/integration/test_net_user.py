@@ -9,6 +9,7 @@ import json
 import os
 import pwd
 import socket
+import subprocess
 import tempfile
 import threading
 import time
@@ -294,6 +295,26 @@ def test_net_user_port_in_use():
                  "-p", PARAMS])
     one_error(r, f"hostfwd=tcp:127.0.0.1:{port}-10.0.2.15:22: cannot "
               "listen on the host port")
+
+
+def test_net_user_without_libslirp():
+    """On a host without libslirp (here: its file hidden in a mount
+    namespace of the test's own) thpvm still runs, and mode=user alone is
+    refused in one line saying what to install."""
+    harness.require_kvm()
+    lib = subprocess.run(["sh", "-c", "ldconfig -p | sed -n "
+                          "'s/.*libslirp.so.0 .*=> //p' | head -n 1"],
+                         capture_output=True, text=True).stdout.strip()
+    if not lib:
+        harness.skip("libslirp0 is not installed")
+    hide = ["unshare", "--mount", "sh", "-c",
+            f"mount --bind /dev/null {lib} && exec \"$@\"", "hide"]
+    r = harness.run_cmd(hide + [THPVM, "run", "-n", "mode=user", "-p",
+                                PARAMS])
+    one_error(r, "-n mode=user: cannot load libslirp.so.0 (install "
+              "libslirp0)")
+    r = harness.run_cmd(hide + [THPVM, "run", "-p", "skip=smp,lapic,pit"])
+    assert r.rc == 0, r
 
 
 if __name__ == "__main__":
