@@ -327,7 +327,7 @@ static void test_network(void)
 }
 
 /* head, then tail again and again: a KEY=VALUE list of 1100 bytes. */
-static const char *long_list(const char *head, const char *tail)
+static char *long_list(const char *head, const char *tail)
 {
 	static char buf[1200];
 	size_t len = strlen(head), n = strlen(tail);
