@@ -5,15 +5,18 @@ initramfs (docs/sandbox.md): the guest's / is the host's, read-only over
 and its exit status is thpvm's; its arguments reach it byte for byte;
 SIGTERM stops it; the throw-away directory (under $XDG_RUNTIME_DIR, a
 fresh one here) is gone afterwards and nothing on the host changed but
-what CMD wrote in its directory. Three boots, on a capable host
+what CMD wrote in its directory; with -n mode=user, a network that
+needs no set-up. Four boots, on a capable host
 (tests/hosts/svm_host.py provides one here); a VM that never runs the
 command needs no boot."""
+import hashlib
 import os
 import signal
 import stat
 import tempfile
 
 import harness
+from http_blob import HttpBlob
 from p9_share import snapshot
 from test_linux_initramfs import (again_if_died, build_image,
                                   require_capable)
@@ -138,6 +141,39 @@ def test_sandbox_awkward_arguments():
     assert want in out, r
     assert r.rc == 0, r
     assert left == [], r
+
+
+def test_sandbox_user_network():
+    """-n mode=user: the sandbox's eth0 is up at 10.0.2.15 with the
+    gateway as its route and the stack's DNS forwarder as its only name
+    server (the host's resolv.conf, read-only there, left alone on the
+    host), and the command fetches a file from an HTTP server on the
+    host's 127.0.0.1 as 10.0.2.2."""
+    version, args = linux_args()
+    blob = b"served to the sandbox\n" * 100
+    with open("/etc/resolv.conf", "rb") as f:
+        host_resolv = f.read()
+    with HttpBlob(blob) as http:
+        fetch = ("import hashlib, urllib.request; print('sandbox: md5', "
+                 "hashlib.md5(urllib.request.urlopen("
+                 f"'http://10.0.2.2:{http.port}/blob', timeout=60).read())"
+                 ".hexdigest())")
+        script = ("echo sandbox: $(ip -4 -o addr show eth0 | "
+                  "awk '{print $4}'); "
+                  "echo sandbox: $(ip route show default); "
+                  "echo sandbox: $(grep nameserver /etc/resolv.conf); "
+                  f'python3 -c "{fetch}"')
+        r, _, left = again_if_died(lambda: sandbox(
+            args + ["-n", "mode=user"], ["sh", "-c", script]))
+    lines = guest_lines(r)
+    assert lines[:3] == ["10.0.2.15/24", "default via 10.0.2.2 dev eth0",
+                         "nameserver 10.0.2.3"], r
+    assert lines[3] == f"md5 {hashlib.md5(blob).hexdigest()}", r
+    assert http.requests == ["/blob"], http.requests
+    assert r.rc == 0, r
+    assert left == [], r
+    with open("/etc/resolv.conf", "rb") as f:
+        assert f.read() == host_resolv
 
 
 def test_sandbox_stopped():

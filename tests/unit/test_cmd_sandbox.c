@@ -177,7 +177,7 @@ static void test_dir(void)
 	int status = -1;
 
 	runtime_dir(parent, sizeof(parent));
-	CHECK_EQ(sandbox_dir_make(&d, "/", argv), 0);
+	CHECK_EQ(sandbox_dir_make(&d, "/", NULL, argv), 0);
 	CHECK(!strncmp(d.path, parent, strlen(parent)));
 	CHECK_EQ(stat(d.path, &st), 0);
 	CHECK_EQ(st.st_mode & 07777, 0700);
@@ -216,7 +216,7 @@ static void test_dir_unusable_parent(void)
 	struct sandbox_dir d;
 
 	setenv("XDG_RUNTIME_DIR", "/tmp/a b", 1);
-	CHECK_EQ(sandbox_dir_make(&d, "/", argv), -EINVAL);
+	CHECK_EQ(sandbox_dir_make(&d, "/", NULL, argv), -EINVAL);
 	CHECK_EQ(d.path[0], '\0');
 }
 

@@ -75,17 +75,23 @@ static void test_quote_round_trip(void)
 	free(script);
 }
 
-/* The script sandbox_script_write makes for cwd and argv; freed by the
- * caller. */
-static char *script_for(const char *cwd, char *const argv[])
+/* The script sandbox_script_write makes for cwd, net and argv; freed by
+ * the caller. */
+static char *script_net(const char *cwd, const struct net_user_config *net,
+			char *const argv[])
 {
 	char *script = NULL;
 	size_t len;
 	FILE *f = open_memstream(&script, &len);
 
-	CHECK_EQ(sandbox_script_write(f, cwd, argv), 0);
+	CHECK_EQ(sandbox_script_write(f, cwd, net, argv), 0);
 	fclose(f);
 	return script;
+}
+
+static char *script_for(const char *cwd, char *const argv[])
+{
+	return script_net(cwd, NULL, argv);
 }
 
 static void test_script(void)
@@ -134,6 +140,33 @@ static void test_script_root(void)
 	free(script);
 }
 
+/* A user-mode network: eth0 at its first lease's address, routed
+ * through its gateway, its DNS forwarder the name server; the command
+ * runs only once that is done. None without one. */
+static void test_script_net(void)
+{
+	char *const argv[] = { "true", NULL };
+	struct net_user_config net;
+	char *script;
+
+	net_user_config_init(&net);
+	CHECK(!net_user_parse_net("192.168.7.0/24", &net));
+	script = script_net("/home/a", &net, argv);
+	CHECK(strstr(script, "\tip addr add 192.168.7.15/24 dev eth0 &&\n"));
+	CHECK(strstr(script, "\tip route add default via 192.168.7.2 || "
+			     "return 1\n"));
+	CHECK(strstr(script, "echo 'nameserver 192.168.7.3' >\"$resolv\""));
+	CHECK(strstr(script, "mkdir -p \"${resolv%/*}\""));
+	CHECK(strstr(script, "\nelif ! net_up; then\n\tunready \"cannot set up "
+			     "eth0 on the user-mode network\"\n"));
+	CHECK(strstr(script, SANDBOX_CWD_TAG) < strstr(script, "! net_up"));
+	CHECK(strstr(script, "! net_up") < strstr(script, "cd \"$dir\""));
+	free(script);
+	script = script_for("/home/a", argv);
+	CHECK(!strstr(script, "net_up"));
+	free(script);
+}
+
 /* Both scripts are sh by sh's own reading (-n: read, never run). */
 static void test_script_syntax(void)
 {
@@ -142,8 +175,12 @@ static void test_script_syntax(void)
 	char cmd[64];
 	unsigned i;
 
-	for (i = 0; i < ARRAY_SIZE(cwds); i++) {
-		char *script = script_for(cwds[i], argv);
+	struct net_user_config net;
+
+	net_user_config_init(&net);
+	for (i = 0; i < 2 * ARRAY_SIZE(cwds); i++) {
+		char *script = script_net(cwds[i / 2], i % 2 ? &net : NULL,
+					  argv);
 		char path[] = "/tmp/thpvm-script-XXXXXX";
 		int fd = mkstemp(path);
 
@@ -312,6 +349,7 @@ int main(void)
 		UNIT_TEST(test_quote_round_trip),
 		UNIT_TEST(test_script),
 		UNIT_TEST(test_script_root),
+		UNIT_TEST(test_script_net),
 		UNIT_TEST(test_script_syntax),
 		UNIT_TEST(test_script_failures),
 		UNIT_TEST(test_status),

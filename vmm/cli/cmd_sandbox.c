@@ -235,7 +235,10 @@ static int sandbox_run(struct run_options *opts, char *const argv[])
 
 	if (shares_fit(opts, cwd))
 		return EXIT_USAGE;
-	err = sandbox_dir_make(&d, cwd, argv);
+	/* A user-mode network is set up in the guest; a tap is the
+	 * user's to address, as with thpvm run. */
+	err = sandbox_dir_make(&d, cwd, opts->machine.net.mode == NET_USER ?
+			       &opts->machine.net.user : NULL, argv);
 	if (err)
 		return EXIT_SANDBOX_FAILED;
 	err = options_add(opts, &d, cwd, params, sizeof(params));

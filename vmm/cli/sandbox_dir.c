@@ -32,7 +32,7 @@ static bool path_plain(const char *path)
 }
 
 static int script_write(const char *path, const char *cwd,
-			char *const argv[])
+			const struct net_user_config *net, char *const argv[])
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
 	FILE *f;
@@ -45,7 +45,7 @@ static int script_write(const char *path, const char *cwd,
 		pr_err("sandbox: %s: %s", path, strerror(-err));
 		return err;
 	}
-	err = sandbox_script_write(f, cwd, argv);
+	err = sandbox_script_write(f, cwd, net, argv);
 	if (fclose(f) && !err)
 		err = -errno;
 	if (err)
@@ -54,7 +54,7 @@ static int script_write(const char *path, const char *cwd,
 }
 
 int sandbox_dir_make(struct sandbox_dir *d, const char *cwd,
-		     char *const argv[])
+		     const struct net_user_config *net, char *const argv[])
 {
 	char script[PATH_MAX + sizeof("/" SANDBOX_SCRIPT)];
 	const char *parent = dir_parent();
@@ -81,7 +81,7 @@ int sandbox_dir_make(struct sandbox_dir *d, const char *cwd,
 		return err;
 	}
 	snprintf(script, sizeof(script), "%s/" SANDBOX_SCRIPT, d->path);
-	err = script_write(script, cwd, argv);
+	err = script_write(script, cwd, net, argv);
 	if (err)
 		sandbox_dir_remove(d);
 	return err;

@@ -7,15 +7,19 @@
 
 #include <limits.h>
 
+#include "backend/net_user_config.h"
+
 struct sandbox_dir {
 	char path[PATH_MAX];	/* "": none made */
 };
 
 /* Makes the directory with the script that runs argv (NULL-terminated)
- * in cwd, shared as SANDBOX_CWD_TAG, or in / where cwd is NULL. 0, or
- * -errno after one message (then nothing is left). */
+ * in cwd, shared as SANDBOX_CWD_TAG, or in / where cwd is NULL, with
+ * eth0 on user-mode network net where it is not NULL
+ * (sandbox_script_write). 0, or -errno after one message (then nothing
+ * is left). */
 int sandbox_dir_make(struct sandbox_dir *d, const char *cwd,
-		     char *const argv[]);
+		     const struct net_user_config *net, char *const argv[]);
 
 /* The command's exit status from the guest: 0, or -errno after one
  * message (none there, or not a status). */

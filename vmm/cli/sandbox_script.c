@@ -1,6 +1,7 @@
 /* The guest side of `thpvm sandbox` (sandbox_script.h). */
 #include "cli/sandbox_script.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -74,9 +75,42 @@ static const char script_tail[] =
 	"echo o >/proc/sysrq-trigger\n"
 	"sleep 60\n";
 
-int sandbox_script_write(FILE *f, const char *cwd, char *const argv[])
+/* net_up: lo and eth0 up on the user-mode network, and its DNS
+ * forwarder in place of the host's resolv.conf (read-only here, and
+ * maybe naming a resolver on the host's loopback): written where it
+ * points if that is on the guest's tmpfs, else bound over it. */
+static void net_up_write(FILE *f, const struct net_user_config *net)
+{
+	char addr[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN], dns[INET_ADDRSTRLEN];
+	struct in_addr a;
+
+	a = net_user_addr(net, NET_USER_DHCP_FIRST);
+	inet_ntop(AF_INET, &a, addr, sizeof(addr));
+	a = net_user_addr(net, NET_USER_GATEWAY);
+	inet_ntop(AF_INET, &a, gw, sizeof(gw));
+	a = net_user_addr(net, NET_USER_DNS);
+	inet_ntop(AF_INET, &a, dns, sizeof(dns));
+	fprintf(f, "net_up() {\n"
+		"\tip link set lo up && ip link set eth0 up &&\n"
+		"\tip addr add %s/%u dev eth0 &&\n"
+		"\tip route add default via %s || return 1\n"
+		"\tresolv=$(readlink -m /etc/resolv.conf)\n"
+		"\tcase \"$resolv\" in\n"
+		"\t/run/*|/tmp/*) mkdir -p \"${resolv%%/*}\" &&\n"
+		"\t\techo 'nameserver %s' >\"$resolv\" ;;\n"
+		"\t*) echo 'nameserver %s' >/run/thpvm-resolv.conf &&\n"
+		"\t\tmount --bind /run/thpvm-resolv.conf \"$resolv\" ;;\n"
+		"\tesac\n"
+		"}\n", addr, net->prefix, gw, dns, dns);
+}
+
+int sandbox_script_write(FILE *f, const char *cwd,
+			 const struct net_user_config *net,
+			 char *const argv[])
 {
 	fputs(script_head, f);
+	if (net)
+		net_up_write(f, net);
 	/* The path once, quoted; "$dir" after, which nothing re-reads. */
 	fputs("dir=", f);
 	shell_quote(f, cwd ?: "/");
@@ -84,6 +118,10 @@ int sandbox_script_write(FILE *f, const char *cwd, char *const argv[])
 	fputs(status_mount, f);
 	if (cwd)
 		fputs(cwd_mount, f);
+	if (net)
+		fputs("elif ! net_up; then\n"
+		      "\tunready \"cannot set up eth0 on the user-mode "
+		      "network\"\n", f);
 	fputs(cwd_enter, f);
 	/* exec runs a program, never a builtin, and in a subshell leaves
 	 * the script to carry on. */

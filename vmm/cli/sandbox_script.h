@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "backend/net_user_config.h"
+
 /* The 9p tag of the throw-away directory, the script's and the status
  * file's, and where the guest mounts it (on a tmpfs: its / is the
  * host's, read-only). */
@@ -23,13 +25,17 @@
 void shell_quote(FILE *f, const char *s);
 
 /* The script: mounts, SANDBOX_CWD_TAG mounted at cwd and cd there (to
- * / where cwd is NULL), argv[0] with the arguments up to the NULL run
- * as a command (never a shell builtin), its status written to
- * SANDBOX_GUEST_DIR/SANDBOX_STATUS, then power-off. Where a mount or
- * the cd fails, the script says so on the console and powers off
- * without running the command or writing a status. 0, or -EIO where f
- * failed. */
-int sandbox_script_write(FILE *f, const char *cwd, char *const argv[]);
+ * / where cwd is NULL), with net (NULL: none) eth0 set up on that
+ * user-mode network (the first lease's address, its gateway, its DNS
+ * forwarder as the only name server), argv[0] with the arguments up to
+ * the NULL run as a command (never a shell builtin), its status written
+ * to SANDBOX_GUEST_DIR/SANDBOX_STATUS, then power-off. Where a mount,
+ * the cd or the network fails, the script says so on the console and
+ * powers off without running the command or writing a status. 0, or
+ * -EIO where f failed. */
+int sandbox_script_write(FILE *f, const char *cwd,
+			 const struct net_user_config *net,
+			 char *const argv[]);
 
 /* The status file's text, len bytes: "N\n", N from 0 to 255, into
  * *status. 0, or -EINVAL where it is anything else. */
