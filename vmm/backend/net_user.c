@@ -87,7 +87,10 @@ static ssize_t cb_send_packet(const void *buf, size_t len, void *opaque)
 	 * TCP sends again and the guest's DHCP or DNS asks again. */
 	if (writev(nu->pkt_fd, iov, 2) < 0) {
 		nu->st.dropped++;
-		if (errno != EAGAIN)
+		/* EAGAIN: the guest is slow; ECONNRESET, EPIPE: the device,
+		 * which goes first at the VM's end, is gone. */
+		if (errno != EAGAIN && errno != ECONNRESET &&
+		    errno != EPIPE)
 			pr_warn_ratelimited("%s: cannot pass a frame to the "
 					    "device: %s", NAME,
 					    strerror(errno));
