@@ -259,9 +259,6 @@ def test_net_user_flood():
           f"stat {max(t for t, _ in stats):.3f} s of {len(stats)}")
     assert last["dropped"] > 0, (last, sent[0])
     assert last["frames_in"] >= 20000, last
-    # What the guest counted came through the stack: no more than it
-    # passed on.
-    assert int(r.tg["netbench rx"]["packets"]) <= last["frames_out"], last
 
 
 def test_net_user_bad_specs():
