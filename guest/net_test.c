@@ -358,6 +358,22 @@ bool net_recover(struct net_dev *n)
 	return false;
 }
 
+/* A check that answers what the host sends: want of them within its
+ * own deadline. */
+static void check_in(struct net_dev *n, const char *name, unsigned want,
+		     const char *(*answer)(struct net_dev *, unsigned,
+					   unsigned *))
+{
+	unsigned count;
+	const char *why = answer(n, want, &count);
+
+	if (why)
+		report(false, name, "answered=%u expected=%u reason=%s", count,
+		       want, why);
+	else
+		report(true, name, "answered=%u", count);
+}
+
 static void net_checks(struct net_dev *n)
 {
 	unsigned count;
@@ -383,23 +399,13 @@ static void net_checks(struct net_dev *n)
 		return;
 	if (params.net_ping_in) {
 		print("tg: net ping-in waiting\n");
-		why = ping_in(n, params.net_ping_in, &count);
-		if (why)
-			report(false, "net-ping-in", "answered=%u expected=%u "
-			       "reason=%s", count, params.net_ping_in, why);
-		else
-			report(true, "net-ping-in", "answered=%u", count);
+		check_in(n, "net-ping-in", params.net_ping_in, ping_in);
 		if (!net_recover(n))
 			return;
 	}
 	if (params.net_udp_in) {
 		print("tg: net udp-in waiting port=%u\n", params.udp_port);
-		why = udp_in(n, params.net_udp_in, &count);
-		if (why)
-			report(false, "net-udp-in", "answered=%u expected=%u "
-			       "reason=%s", count, params.net_udp_in, why);
-		else
-			report(true, "net-udp-in", "answered=%u", count);
+		check_in(n, "net-udp-in", params.net_udp_in, udp_in);
 	}
 }
 
