@@ -109,6 +109,16 @@ MUTATIONS = {
         "\t\t*e &= ~RE_REMOTE_IRR;\n\t\tservice_level_locked(io, pin);",
         "\t\tservice_level_locked(io, pin);",
         "unit-x86-ioapic", []),
+    "net-user-drop-uncounted": (
+        "vmm/backend/net_user.c",
+        "\tif (writev(nu->pkt_fd, iov, 2) < 0) {\n\t\tnu->st.dropped++;",
+        "\tif (writev(nu->pkt_fd, iov, 2) < 0) {",
+        "integration-net_user", ["test_net_user_flood"]),
+    "hostfwd-clash-unchecked": (
+        "vmm/backend/net_user_config.c",
+        "\treturn a->udp == b->udp && a->host_port == b->host_port &&",
+        "\treturn 0 && a->udp == b->udp && a->host_port == b->host_port &&",
+        "unit-net-user-config", []),
     "pause-does-not-kick": (
         "vmm/core/vm.c",
         "\t\tvm->state = VM_PAUSED;\n\t\tkick_all_locked(vm);",

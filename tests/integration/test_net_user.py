@@ -155,7 +155,10 @@ def test_net_user_unprivileged():
     capability, and the network works."""
     harness.require_kvm()
     nobody = pwd.getpwnam("nobody")
-    kvm_gid = os.stat("/dev/kvm").st_gid
+    kvm = os.stat("/dev/kvm")
+    if kvm.st_mode & 0o060 != 0o060 or kvm.st_gid == 0:
+        harness.skip("/dev/kvm is not given to a group (udev's kvm)")
+    kvm_gid = kvm.st_gid
     with tempfile.TemporaryDirectory() as runtime:
         os.chown(runtime, nobody.pw_uid, nobody.pw_gid)
         env = dict(os.environ, XDG_RUNTIME_DIR=runtime, HOME=runtime)
