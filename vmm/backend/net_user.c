@@ -30,6 +30,16 @@
 
 #define NAME "net-user"
 #define LIBSLIRP "libslirp.so.0"
+#define HDR_SIZE sizeof(struct virtio_net_hdr_v1)
+/* virtio-net's largest frame without offloads, with the header, and one
+ * byte more to see a message cut short. */
+#define MAX_PACKET (HDR_SIZE + 65550u)
+/* Frames from the guest per turn, so that sockets and timers get their
+ * turn under a guest that never stops sending. */
+#define BUDGET 64
+/* What each direction of the pair may hold: a few hundred full-sized
+ * Ethernet frames, as a tap's default queue of 1000 small ones. */
+#define PAIR_BUFFER (1024 * 1024)
 
 /* The entry points this file calls, as the header declares them. */
 static struct {
@@ -41,16 +51,6 @@ static struct {
 	__typeof__(&slirp_add_hostfwd) add_hostfwd;
 	__typeof__(&slirp_connection_info) connection_info;
 } lib;
-#define HDR_SIZE sizeof(struct virtio_net_hdr_v1)
-/* virtio-net's largest frame without offloads, with the header, and one
- * byte more to see a message cut short. */
-#define MAX_PACKET (HDR_SIZE + 65550u)
-/* Frames from the guest per turn, so that sockets and timers get their
- * turn under a guest that never stops sending. */
-#define BUDGET 64
-/* What each direction of the pair may hold: a few hundred full-sized
- * Ethernet frames, as a tap's default queue of 1000 small ones. */
-#define PAIR_BUFFER (1024 * 1024)
 
 struct nu_timer {
 	SlirpTimerCb cb;
