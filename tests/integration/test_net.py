@@ -69,7 +69,7 @@ def test_net_errors():
                                    "mode=tap,mac=01:00:00:00:00:01"]),
                       "is a multicast address", rc=2)
     harness.one_error(harness.run(["run", "-n", "mode=bridge"]),
-                      "mode must be tap or none", rc=2)
+                      "mode must be none, tap or user", rc=2)
     harness.one_error(harness.run(["run", "-n", "mode=tap,tapif=lo"]),
                       "tap lo: invalid name, or an interface", rc=1)
 

@@ -19,6 +19,9 @@ from harness import THPVM, one_error, run
 
 PARAMS = "skip=smp,lapic,pit net dhcp"
 UDP_IN = 2
+# The guest's datagrams in the flood: under emulation (CI's emulated
+# AMD-V host, ASan) about 1,500 a second.
+FLOOD = 5000
 
 
 class UdpEcho:
@@ -188,7 +191,7 @@ def test_net_user_restrict():
 
 
 def test_net_user_flood():
-    """Floods both ways: the guest's netbench sends datagrams to the
+    """Floods both ways: the guest's netbench sends FLOOD datagrams to the
     host as fast as its ring allows, while the host fires datagrams
     through a forward from before the guest's driver takes any until
     after it counted some. Frames the guest could not take are dropped
@@ -218,7 +221,7 @@ def test_net_user_flood():
                            f"mode=user,hostfwd=udp:127.0.0.1:{fwd_port}-"
                            f":{port + 2}", "-p",
                            "skip=smp,lapic,pit netbench "
-                           f"netbench_packets=20000 udp_port={port}"])
+                           f"netbench_packets={FLOOD} udp_port={port}"])
         lines = []
         rx_ready = threading.Event()
 
@@ -252,7 +255,9 @@ def test_net_user_flood():
         stop.set()
     assert r.rc == 0, r
     assert "netbench tx" in r.tg and "netbench rx" in r.tg, r
-    assert int(r.tg["netbench tx"]["packets"]) == 20000, r
+    # Its transmit count also takes the ARP replies the guest sent the
+    # stack meanwhile.
+    assert int(r.tg["netbench tx"]["packets"]) >= FLOOD, r
     assert int(r.tg["netbench rx"]["packets"]) > 0, r
     assert stats, "stat never answered"
     assert max(t for t, _ in stats) < 10, stats
@@ -261,7 +266,7 @@ def test_net_user_flood():
           f"{r.tg['netbench rx']['packets']}; last stat {last}; slowest "
           f"stat {max(t for t, _ in stats):.3f} s of {len(stats)}")
     assert last["dropped"] > 0, (last, sent[0])
-    assert last["frames_in"] >= 20000, last
+    assert last["frames_in"] >= FLOOD, last
 
 
 def test_net_user_bad_specs():

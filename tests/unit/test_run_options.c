@@ -310,14 +310,14 @@ static void test_network(void)
 	CHECK(!cfg.machine.net.user.restricted);
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=user,net=192.168.5.0/24,restrict=on,"
 		       "hostfwd=tcp::2222-:22,hostfwd=udp:127.0.0.1:53-:53,"
-		       "mac=02:00:00:00:00:01,transport=mmio"), RUN_PARSE_OK);
+		       "mac=02:00:00:00:00:01,transport=pci"), RUN_PARSE_OK);
 	CHECK_EQ(ntohl(cfg.machine.net.user.net.s_addr), 0xc0a80500);
 	CHECK(cfg.machine.net.user.restricted);
 	CHECK_EQ(cfg.machine.net.user.nr_fwds, 2);
 	CHECK(cfg.machine.net.user.fwds[1].udp);
 	CHECK_EQ(cfg.machine.net.user.fwds[1].host_port, 53);
 	CHECK_EQ(cfg.machine.net.mac[5], 1);
-	CHECK_EQ(cfg.machine.net.transport, VIRTIO_TRANSPORT_MMIO);
+	CHECK_EQ(cfg.machine.net.transport, VIRTIO_TRANSPORT_PCI);
 
 	CHECK_EQ(PARSE(&cfg, "-n", "mode=none"), RUN_PARSE_OK);
 	CHECK_EQ(cfg.machine.net.mode, NET_NONE);
