@@ -40,6 +40,8 @@
 /* What each direction of the pair may hold: a few hundred full-sized
  * Ethernet frames, as a tap's default queue of 1000 small ones. */
 #define PAIR_BUFFER (1024 * 1024)
+/* The poll set's first size: the thread's two fds and a few sockets. */
+#define FDS_FIRST 16
 
 /* The entry points this file calls, as the header declares them. */
 static struct {
@@ -174,22 +176,36 @@ static const SlirpCb callbacks = {
 	.notify = cb_notify,
 };
 
+/* libslirp's poll bits and poll(2)'s. */
+static const struct {
+	int slirp;
+	short poll;
+} poll_bits[] = {
+	{ SLIRP_POLL_IN, POLLIN }, { SLIRP_POLL_OUT, POLLOUT },
+	{ SLIRP_POLL_PRI, POLLPRI }, { SLIRP_POLL_ERR, POLLERR },
+	{ SLIRP_POLL_HUP, POLLHUP },
+};
+
 static short to_poll(int events)
 {
-	return (events & SLIRP_POLL_IN ? POLLIN : 0) |
-	       (events & SLIRP_POLL_OUT ? POLLOUT : 0) |
-	       (events & SLIRP_POLL_PRI ? POLLPRI : 0) |
-	       (events & SLIRP_POLL_ERR ? POLLERR : 0) |
-	       (events & SLIRP_POLL_HUP ? POLLHUP : 0);
+	short out = 0;
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(poll_bits); i++)
+		if (events & poll_bits[i].slirp)
+			out |= poll_bits[i].poll;
+	return out;
 }
 
 static int from_poll(short revents)
 {
-	return (revents & POLLIN ? SLIRP_POLL_IN : 0) |
-	       (revents & POLLOUT ? SLIRP_POLL_OUT : 0) |
-	       (revents & POLLPRI ? SLIRP_POLL_PRI : 0) |
-	       (revents & POLLERR ? SLIRP_POLL_ERR : 0) |
-	       (revents & POLLHUP ? SLIRP_POLL_HUP : 0);
+	int out = 0;
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(poll_bits); i++)
+		if (revents & poll_bits[i].poll)
+			out |= poll_bits[i].slirp;
+	return out;
 }
 
 /* Adds fd to the poll set: its index, or -1 when no memory is left
@@ -197,7 +213,7 @@ static int from_poll(short revents)
 static int add_fd(struct net_user *nu, int fd, short events)
 {
 	if (nu->nr_fds == nu->max_fds) {
-		unsigned max = nu->max_fds ? 2 * nu->max_fds : 16;
+		unsigned max = 2 * nu->max_fds;
 		struct pollfd *fds = realloc(nu->fds, max * sizeof(*fds));
 
 		if (!fds)
@@ -399,8 +415,10 @@ static int pair_make(struct net_user *nu, int *dev_fd)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		       0, sv)) {
-		pr_err("%s: socketpair: %s", NAME, strerror(errno));
-		return -errno;
+		int err = -errno;
+
+		pr_err("%s: socketpair: %s", NAME, strerror(-err));
+		return err;
 	}
 	/* A larger buffer is a wish the kernel caps at wmem_max, not an
 	 * error. */
@@ -427,11 +445,12 @@ int net_user_open(struct net_user **out, const struct net_user_config *cfg,
 	nu->pkt_fd = -1;
 	pthread_mutex_init(&nu->lock, NULL);
 	nu->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	err = nu->wake_fd < 0 ? -errno : -ENOMEM;
 	nu->buf = malloc(MAX_PACKET + 1);
-	/* Room for the two fds that are always polled. */
-	add_fd(nu, -1, 0);
+	/* The thread's own fds always fit: add_fd() cannot fail for them. */
+	nu->fds = calloc(FDS_FIRST, sizeof(*nu->fds));
+	nu->max_fds = FDS_FIRST;
 	if (nu->wake_fd < 0 || !nu->buf || !nu->fds) {
-		err = nu->wake_fd < 0 ? -errno : -ENOMEM;
 		pr_err("%s: cannot set up: %s", NAME, strerror(-err));
 		goto fail;
 	}
