@@ -181,8 +181,9 @@ static int write_net_user(struct machine *m, json_t *reply)
 
 	if (!nu)
 		return 0;
-	if (net_user_stats(nu, &st))
-		return -ENOMEM;
+	err = net_user_stats(nu, &st);
+	if (err)
+		return err;
 	c = net_user_config(nu);
 	fwds = json_array();
 	for (i = 0; i < c->nr_fwds; i++) {

@@ -100,44 +100,37 @@ struct machine_net {
 	struct net_user *user;
 };
 
-/* The fd the device reads and writes frames on: a tap's, or the
- * device's end of the user-mode stack's pair. */
-static int net_backend_open(struct machine_net *mn, const struct net_config *nc)
-{
-	char ifname[IFNAMSIZ];
-	int fd;
-
-	if (nc->mode == NET_USER) {
-		int err = net_user_open(&mn->user, &nc->user, &fd);
-
-		return err ? err : fd;
-	}
-	fd = tap_open(nc->tapif, ifname);
-	if (fd < 0)
-		return fd;
-	/* Said by default only when the user cannot know the name. */
-	log_msg(nc->tapif[0] ? LOG_DEBUG : LOG_INFO,
-		"virtio-net0: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
-		ifname, nc->mac[0], nc->mac[1], nc->mac[2], nc->mac[3],
-		nc->mac[4], nc->mac[5]);
-	return fd;
-}
-
 static int net_create(struct machine *m, struct machine_device *d)
 {
 	const struct net_config *nc = &m->cfg->net;
 	struct machine_net *mn = d->state;
+	char ifname[IFNAMSIZ];
 	int fd, err;
 
-	fd = net_backend_open(mn, nc);
-	if (fd < 0)
-		return fd;
+	/* The fd the device reads and writes frames on: the device's end
+	 * of the user-mode stack's pair, or a tap's. */
+	if (nc->mode == NET_USER) {
+		err = net_user_open(&mn->user, &nc->user, &fd);
+		if (err)
+			return err;
+	} else {
+		fd = tap_open(nc->tapif, ifname);
+		if (fd < 0)
+			return fd;
+	}
 	/* It closes fd, even on failure; a failed create is not destroyed. */
 	err = virtio_net_create(&mn->dev, fd, nc->mac, &m->vm.ram);
 	if (err) {
 		net_user_close(mn->user);
+		mn->user = NULL;
 		return err;
 	}
+	/* Said by default only when the user cannot know the tap's name. */
+	if (nc->mode == NET_TAP)
+		log_msg(nc->tapif[0] ? LOG_DEBUG : LOG_INFO,
+			"%s: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x",
+			mn->dev.vdev.name, ifname, nc->mac[0], nc->mac[1],
+			nc->mac[2], nc->mac[3], nc->mac[4], nc->mac[5]);
 	d->vdev = &mn->dev.vdev;
 	d->transport = nc->transport;
 	return 0;
