@@ -72,6 +72,7 @@ static int image_size(struct disk_image *d)
 		pr_warn("disk %s: the last %llu bytes are not a whole sector and "
 			"are not visible to the guest", d->path,
 			(unsigned long long)(size % DISK_SECTOR_SIZE));
+	d->file_bytes = size;
 	d->size = ALIGN_DOWN(size, DISK_SECTOR_SIZE);
 	/* Bounced O_DIRECT I/O widens ranges to aligned blocks, which must
 	 * not run past the end. */
@@ -222,6 +223,30 @@ struct bounce {
 	bool write;
 };
 
+/* An aligned block read for the bounce buffer: where it runs past the
+ * end of the file (a file that is not whole blocks, read near its end)
+ * the rest reads as zeros. Under O_DIRECT only the end of the file makes
+ * a read short, and what follows it would not be aligned. */
+static int read_block(struct disk_image *d, uint8_t *buf, uint64_t n,
+		      uint64_t pos)
+{
+	uint64_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		r = pread(d->fd, buf + got, n - got, pos + got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		got += r;
+		if (!r || !IS_ALIGNED(got, d->direct_align))
+			break;
+	}
+	memset(buf + got, 0, n - got);
+	return 0;
+}
+
 /* The aligned piece [pos, pos + n) of the widened range. A write reads it
  * first where it covers the piece only in part, which happens only at the
  * two ends of the range. */
@@ -232,7 +257,7 @@ static int bounce_piece(struct bounce *b, uint64_t pos, uint64_t n)
 	int err = 0;
 
 	if (!b->write || from != pos || to != pos + n)
-		err = transfer(b->d, &v, 1, pos, false);
+		err = read_block(b->d, b->buf, n, pos);
 	if (err)
 		return err;
 	iov_copy(&b->cur, b->buf + (from - pos), to - from, !b->write);

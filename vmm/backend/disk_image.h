@@ -16,6 +16,7 @@ struct disk_image {
 	const char *path;
 	int fd;
 	uint64_t size;		/* bytes; whole sectors */
+	uint64_t file_bytes;	/* bytes, the last sector's part included */
 	bool read_only;
 	bool direct;		/* O_DIRECT */
 	bool block_device;
