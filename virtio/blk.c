@@ -129,11 +129,11 @@ static uint8_t do_ranges(struct virtio_blk *blk, const struct virtq_chain *c,
 		    !in_range(blk, sector, (uint64_t)count * DISK_SECTOR_SIZE))
 			return VIRTIO_BLK_S_IOERR;
 		if (discard)
-			err = disk_image_discard(&blk->disk,
+			err = disk_discard(&blk->disk,
 						 sector * DISK_SECTOR_SIZE,
 						 (uint64_t)count * DISK_SECTOR_SIZE);
 		else
-			err = disk_image_write_zeroes(&blk->disk,
+			err = disk_write_zeroes(&blk->disk,
 					sector * DISK_SECTOR_SIZE,
 					(uint64_t)count * DISK_SECTOR_SIZE,
 					flags & WRITE_ZEROES_UNMAP);
@@ -210,15 +210,15 @@ void blk_execute(struct virtio_blk *blk, struct blk_request *req)
 {
 	switch (req->io) {
 	case IO_READ:
-		blk_set_result(blk, req, disk_image_readv(&blk->disk, req->iov,
-						      req->nr_iov, req->offset));
+		blk_set_result(blk, req, disk_readv(&blk->disk, req->iov,
+						 req->nr_iov, req->offset));
 		break;
 	case IO_WRITE:
-		blk_set_result(blk, req, disk_image_writev(&blk->disk, req->iov,
-						       req->nr_iov, req->offset));
+		blk_set_result(blk, req, disk_writev(&blk->disk, req->iov,
+						  req->nr_iov, req->offset));
 		break;
 	case IO_FLUSH:
-		blk_set_result(blk, req, disk_image_flush(&blk->disk));
+		blk_set_result(blk, req, disk_flush(&blk->disk));
 		break;
 	case IO_RANGES:
 		req->r.status = do_ranges(blk, &req->chain, req->type);
@@ -466,7 +466,7 @@ int virtio_blk_create(struct virtio_blk *blk, unsigned index,
 	int err;
 
 	memset(blk, 0, sizeof(*blk));
-	blk->disk.fd = -1;
+	blk->disk.file.fd = -1;
 	blk->pending_tail = &blk->pending;
 	pthread_cond_init(&blk->work, NULL);
 	pthread_cond_init(&blk->idle, NULL);
@@ -485,10 +485,10 @@ int virtio_blk_create(struct virtio_blk *blk, unsigned index,
 		blk->queues[q].poll_ns = BLK_POLL_MIN_NS;
 	}
 
-	err = disk_image_open(&blk->disk, path, opts->read_only, opts->direct);
+	err = disk_open(&blk->disk, path, &opts->disk);
 	if (err)
 		return err;
-	if (opts->read_only)
+	if (blk->disk.read_only)
 		features |= 1ULL << VIRTIO_BLK_F_RO;
 	else
 		features |= 1ULL << VIRTIO_BLK_F_DISCARD |
@@ -525,5 +525,5 @@ void virtio_blk_destroy(struct virtio_blk *blk)
 		blk->spare = req->next;
 		free(req);
 	}
-	disk_image_close(&blk->disk);
+	disk_close(&blk->disk);
 }

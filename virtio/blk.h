@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "backend/disk_image.h"
+#include "backend/disk.h"
 #include "backend/disk_ring.h"
 #include "virtio/virtio.h"
 
@@ -30,8 +30,7 @@ enum blk_engine {
 };
 
 struct blk_options {
-	bool read_only;
-	bool direct;		/* O_DIRECT: bypass the host page cache */
+	struct disk_options disk;	/* format, ro, O_DIRECT */
 	enum blk_engine engine;	/* how its requests run */
 	unsigned queues;	/* request queues, 1 to BLK_MAX_QUEUES */
 };
@@ -57,7 +56,7 @@ struct blk_queue {
 
 struct virtio_blk {
 	struct virtio_device vdev;
-	struct disk_image disk;
+	struct disk disk;
 	struct virtio_blk_config config;
 	char name[24];
 	char serial[VIRTIO_BLK_ID_BYTES];

@@ -35,7 +35,8 @@ struct blk_request {
 	uint32_t type;
 	/* IO_READ, IO_WRITE: the data, sliced in place out of chain.iov
 	 * (nothing reads the chain's entries afterwards); offset and iov
-	 * move on when an engine transfers less than asked. */
+	 * move on when an engine transfers less than asked. offset is the
+	 * disk's until io_uring queues it, the image file's after. */
 	struct iovec *iov;
 	unsigned nr_iov;
 	uint64_t offset, bytes, done;

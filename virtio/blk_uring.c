@@ -136,22 +136,29 @@ retry:
 		blk_interrupt_pushed(blk, q);
 }
 
-/* Starts a request on its queue's io_uring. Discard and write-zeroes,
- * and transfers that would go through the O_DIRECT bounce buffer (a
- * widened write is a read-modify-write of whole blocks), run here once
- * every io_uring is empty, so no transfer on any queue overlaps them:
- * they are rare, and blocking calls. */
+/* Starts a request on its queue's io_uring, its offset turned into the
+ * image file's. Discard and write-zeroes, transfers that would go
+ * through the O_DIRECT bounce buffer (a widened write is a
+ * read-modify-write of whole blocks), and those that are not one run of
+ * the file (qcow2: backing files, compressed or zero clusters, runs
+ * split across the file) run here with blocking calls once every
+ * io_uring is empty, so no transfer on any queue overlaps them. */
 static void uring_submit(struct virtio_blk *blk, struct blk_request *req)
 {
+	uint64_t at = 0;
+
 	if (req->io == IO_RANGES ||
 	    (req->io != IO_FLUSH &&
-	     disk_image_bounces(&blk->disk, req->iov, req->nr_iov,
-				req->offset))) {
+	     (!disk_map(&blk->disk, req->offset, req->bytes, &at) ||
+	      disk_image_bounces(&blk->disk.file, req->iov, req->nr_iov,
+				 at)))) {
 		uring_wait_all_empty(blk);
 		blk_execute(blk, req);
 		blk_complete(blk, req);
 		return;
 	}
+	if (req->io != IO_FLUSH)
+		req->offset = at;
 	uring_queue(blk, req);
 }
 
@@ -236,7 +243,7 @@ static int uring_start(struct virtio_blk *blk, unsigned index)
 	for (q = 0; q < blk->nr_queues && !err; q++) {
 		struct disk_ring *uring = &blk->queues[q].uring;
 
-		err = disk_ring_init(uring, &blk->disk, BLK_QUEUE_SIZE);
+		err = disk_ring_init(uring, &blk->disk.file, BLK_QUEUE_SIZE);
 		if (!err)
 			err = virtio_device_watch(&blk->vdev, q,
 						  uring->event_fd, EPOLLIN);

@@ -108,7 +108,7 @@ void fuzz_blk_create(struct virtio_blk *blk, enum blk_engine engine,
 
 void fuzz_blk_clear(const struct virtio_blk *blk)
 {
-	if (ftruncate(blk->disk.fd, 0) ||
-	    ftruncate(blk->disk.fd, FUZZ_DISK_SIZE))
+	if (ftruncate(blk->disk.file.fd, 0) ||
+	    ftruncate(blk->disk.file.fd, FUZZ_DISK_SIZE))
 		abort();
 }

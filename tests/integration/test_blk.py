@@ -134,7 +134,7 @@ def test_disk_errors():
         # A directory is a 9p root (lkvm's -d DIR), not an image: a
         # disk image's options are refused for it.
         one_error(run(["run", "-d", d + ",direct"]),
-                  "direct, aio and queues are for disk images", rc=2)
+                  "direct, format, aio and queues are for disk images", rc=2)
         one_error(run(["run", "-d", "/dev/null"]), "not a regular file")
 
 

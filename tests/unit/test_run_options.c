@@ -495,10 +495,10 @@ static void test_transports(void)
 		 RUN_PARSE_OK);
 	CHECK_EQ(m->virtio_transport, VIRTIO_TRANSPORT_MMIO);
 	CHECK_STR(m->disks[0].path, "a.img");
-	CHECK(m->disks[0].opts.read_only);
+	CHECK(m->disks[0].opts.disk.read_only);
 	CHECK_EQ(m->disks[0].transport, VIRTIO_TRANSPORT_PCI);
 	CHECK_STR(m->disks[1].path, "c.img");
-	CHECK(m->disks[1].opts.direct);
+	CHECK(m->disks[1].opts.disk.direct);
 	CHECK_EQ(m->disks[1].transport, VIRTIO_TRANSPORT_MMIO);
 	CHECK_EQ(m->net.transport, VIRTIO_TRANSPORT_MMIO);
 	CHECK_EQ(m->balloon_transport, VIRTIO_TRANSPORT_PCI);
@@ -824,7 +824,7 @@ static void test_disk_dir(void)
 
 	/* A disk image's options, a second root, a tag taken. */
 	snprintf(arg, sizeof(arg), "%s,direct", dir);
-	check_refused("-d", arg, "direct, aio and queues are for disk images");
+	check_refused("-d", arg, "direct, format, aio and queues are for disk images");
 	CHECK_EQ(PARSE(&cfg, "-d", dir, "-d", "/"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-d", dir, "--9p", "/,/dev/root"),
 		 RUN_PARSE_ERROR);
@@ -841,8 +841,14 @@ static void test_disk_options(void)
 
 	CHECK_EQ(PARSE(&cfg, "-d", "img,ro,direct"), RUN_PARSE_OK);
 	CHECK_STR(d->path, "img");
-	CHECK(d->opts.read_only && d->opts.direct);
+	CHECK(d->opts.disk.read_only && d->opts.disk.direct);
 	CHECK_EQ(d->opts.queues, 0);	/* one per vCPU: the machine's */
+	CHECK_EQ(d->opts.disk.format, DISK_FORMAT_AUTO);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,format=qcow2,ro"), RUN_PARSE_OK);
+	CHECK_EQ(d->opts.disk.format, DISK_FORMAT_QCOW2);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,format=raw"), RUN_PARSE_OK);
+	CHECK_EQ(d->opts.disk.format, DISK_FORMAT_RAW);
+	CHECK_EQ(PARSE(&cfg, "-d", "img,format=vmdk"), RUN_PARSE_ERROR);
 	CHECK_EQ(PARSE(&cfg, "-d", "img,queues=4,aio=io_uring"), RUN_PARSE_OK);
 	CHECK_EQ(d->opts.queues, 4);
 	CHECK_EQ(d->opts.engine, BLK_ENGINE_IO_URING);
@@ -861,7 +867,7 @@ static void test_disk_options(void)
 	snprintf(arg, sizeof(arg), "%s,ro,pci", path);
 	CHECK_EQ(PARSE(&cfg, "-d", arg), RUN_PARSE_OK);
 	CHECK_STR(d->path, path);
-	CHECK(d->opts.read_only);
+	CHECK(d->opts.disk.read_only);
 	CHECK_EQ(d->transport, VIRTIO_TRANSPORT_PCI);
 	snprintf(arg, sizeof(arg), "%s,rw", path);
 	CHECK_EQ(PARSE(&cfg, "-d", arg), RUN_PARSE_ERROR);

@@ -113,7 +113,8 @@ static bool make_image(const char *dir, bool direct)
 static bool setup_disk(bool read_only, bool direct, unsigned queues)
 {
 	struct blk_options opts = {
-		.read_only = read_only, .direct = direct, .engine = engine,
+		.disk = { .read_only = read_only, .direct = direct },
+		.engine = engine,
 		.queues = queues,
 	};
 	int err;

@@ -68,19 +68,8 @@ static int image_size(struct disk_image *d)
 		       d->path, (unsigned long long)size, DISK_SECTOR_SIZE);
 		return -EINVAL;
 	}
-	if (size % DISK_SECTOR_SIZE)
-		pr_warn("disk %s: the last %llu bytes are not a whole sector and "
-			"are not visible to the guest", d->path,
-			(unsigned long long)(size % DISK_SECTOR_SIZE));
 	d->file_bytes = size;
 	d->size = ALIGN_DOWN(size, DISK_SECTOR_SIZE);
-	/* Bounced O_DIRECT I/O widens ranges to aligned blocks, which must
-	 * not run past the end. */
-	if (d->direct && d->size % d->direct_align) {
-		pr_err("disk %s: ,direct needs a size that is a multiple of %u "
-		       "bytes", d->path, d->direct_align);
-		return -EINVAL;
-	}
 	return 0;
 }
 

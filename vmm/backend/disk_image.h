@@ -1,4 +1,4 @@
-/* The host side of a virtual disk: a raw image file or a block device,
+/* An image file or block device as bytes (disk.c gives it a format),
  * opened read-write or read-only, optionally with O_DIRECT, and locked so
  * that two VMs cannot both write it (an OFD lock: a write lock for a
  * read-write disk, a read lock for a read-only one, as QEMU does). */

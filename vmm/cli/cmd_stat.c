@@ -2,6 +2,7 @@
  * backed on the host, what its rng served, its disks, 9p shares and
  * user-mode network. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cmd_util.h"
 #include "cli/vm_select.h"
@@ -31,14 +32,16 @@ static void hotplug_print(const json_t *reply)
 	       plugged ? 100.0 * (double)huge / (double)plugged : 0);
 }
 
-/* "Disk virtio-blk0: PATH (io_uring, direct, read-only)" for each. */
+/* "Disk virtio-blk0: PATH (qcow2, io_uring, direct, read-only)" for
+ * each; raw is not named. */
 static void print_disks(const json_t *disks)
 {
 	json_t *d;
 	size_t i;
 
 	json_array_foreach(disks, i, d) {
-		const char *name, *path, *engine;
+		const char *name, *path, *engine, *format;
+		char fmt[24] = "";
 		bool direct, read_only;
 		uint64_t queues = 1;
 		char multi[32] = "";
@@ -48,10 +51,14 @@ static void print_disks(const json_t *disks)
 			continue;
 		direct = json_is_true(json_object_get(d, "direct"));
 		read_only = json_is_true(json_object_get(d, "read_only"));
+		format = json_string_value(json_object_get(d, "format"));
+		if (format && strcmp(format, "raw"))
+			snprintf(fmt, sizeof(fmt), "%s, ", format);
 		if (json_get_u64(d, "queues", &queues) && queues > 1)
 			snprintf(multi, sizeof(multi), ", %llu queues",
 				 (unsigned long long)queues);
-		printf("Disk %s: %s (%s%s%s%s)\n", name, path, engine, multi,
+		printf("Disk %s: %s (%s%s%s%s%s)\n", name, path, fmt, engine,
+		       multi,
 		       direct ? ", direct" : "", read_only ? ", read-only" : "");
 	}
 }

@@ -85,18 +85,19 @@ static int parse_cpus(struct run_options *opts, const char *opt,
 static int disk_dir(struct run_options *opts, const char *opt,
 		    const char *arg, const struct disk_config *d)
 {
-	if (d->opts.direct || d->opts.engine != BLK_ENGINE_AUTO ||
-	    d->opts.queues) {
-		pr_err("%s %s: a directory is shared over 9p: direct, aio and "
-		       "queues are for disk images", opt, arg);
+	if (d->opts.disk.direct || d->opts.disk.format ||
+	    d->opts.engine != BLK_ENGINE_AUTO || d->opts.queues) {
+		pr_err("%s %s: a directory is shared over 9p: direct, format, "
+		       "aio and queues are for disk images", opt, arg);
 		return -EINVAL;
 	}
 	opts->root_share = true;
 	return share_option_root(&opts->machine, opt, arg, d->path,
-				 d->opts.read_only, d->transport);
+				 d->opts.disk.read_only, d->transport);
 }
 
-/* PATH[,ro][,direct][,aio=io_uring|threads][,queues=N][,pci|,mmio]:
+/* PATH[,ro][,direct][,format=raw|qcow2][,aio=io_uring|threads][,queues=N]
+ * [,pci|,mmio]:
  * options are taken off the end, so a path may hold commas as long as it
  * does not end in one of the option names. A word after a comma that is
  * no option is part of the path only if that path exists: otherwise it
@@ -122,9 +123,13 @@ static int parse_disk(struct run_options *opts, const char *opt,
 		const char *word = comma + 1;
 
 		if (!strcmp(word, "ro")) {
-			d->opts.read_only = true;
+			d->opts.disk.read_only = true;
 		} else if (!strcmp(word, "direct")) {
-			d->opts.direct = true;
+			d->opts.disk.direct = true;
+		} else if (!strcmp(word, "format=raw")) {
+			d->opts.disk.format = DISK_FORMAT_RAW;
+		} else if (!strcmp(word, "format=qcow2")) {
+			d->opts.disk.format = DISK_FORMAT_QCOW2;
 		} else if (!strcmp(word, "aio=io_uring")) {
 			d->opts.engine = BLK_ENGINE_IO_URING;
 		} else if (!strcmp(word, "aio=threads")) {
@@ -138,15 +143,17 @@ static int parse_disk(struct run_options *opts, const char *opt,
 			if (access(d->path, F_OK) == 0)
 				break;	/* a comma in the file's name */
 			pr_err("%s %s: unknown disk option \"%s\" (expected ro, "
-			       "direct, aio=io_uring, aio=threads, queues=N, "
-			       "pci or mmio)", opt, arg, word);
+			       "direct, format=raw, format=qcow2, aio=io_uring, "
+			       "aio=threads, queues=N, pci or mmio)", opt, arg,
+			       word);
 			return -EINVAL;
 		}
 		*comma = '\0';
 	}
 	if (!d->path[0]) {
-		pr_err("%s %s: expected PATH[,ro][,direct][,aio=io_uring|"
-		       "threads][,queues=N][,pci|,mmio]", opt, arg);
+		pr_err("%s %s: expected PATH[,ro][,direct][,format=raw|qcow2]"
+		       "[,aio=io_uring|threads][,queues=N][,pci|,mmio]", opt,
+		       arg);
 		return -EINVAL;
 	}
 	if (share_is_dir(d->path))
@@ -712,17 +719,19 @@ static void help_cpus(char *buf, size_t len)
 
 static void help_disk(char *buf, size_t len)
 {
-	snprintf(buf, len, "a virtio-blk disk: raw image file or block device "
-		 "(repeatable, up to %d); ro: read-only; direct: O_DIRECT, "
-		 "bypassing the host page cache; aio: its requests through "
-		 "io_uring or worker threads (default: io_uring where the "
-		 "kernel allows it); queues: request queues, each with a "
-		 "thread, 1 to %d (default: one per vCPU, up to %d); pci or "
-		 "mmio: its transport. A directory (lkvm's rootfs) is shared "
-		 "over 9p as tag %s instead, and a kernel with no root= in -p "
-		 "gets \"%s\" (with ro: \"%s\")", MACHINE_MAX_DISKS,
-		 BLK_MAX_QUEUES, BLK_MAX_QUEUES, SHARE_ROOT_TAG,
-		 SHARE_ROOT_PARAMS, SHARE_ROOT_PARAMS_RO);
+	snprintf(buf, len, "a virtio-blk disk: image file (raw, or qcow2 "
+		 "read-only) or block device (repeatable, up to %d). OPTIONs: "
+		 "ro: read-only; direct: O_DIRECT, bypassing the host page "
+		 "cache; format=raw|qcow2 (default: qcow2 if its header says "
+		 "so, then without backing files); aio=io_uring|threads: its "
+		 "requests through io_uring or worker threads (default: "
+		 "io_uring where the kernel allows it); queues=N: request "
+		 "queues, each with a thread, 1 to %d (default: one per vCPU, "
+		 "up to %d); pci or mmio: its transport. A directory (lkvm's "
+		 "rootfs) is shared over 9p as tag %s instead, and a kernel "
+		 "with no root= in -p gets \"%s\" (with ro: \"%s\")",
+		 MACHINE_MAX_DISKS, BLK_MAX_QUEUES, BLK_MAX_QUEUES,
+		 SHARE_ROOT_TAG, SHARE_ROOT_PARAMS, SHARE_ROOT_PARAMS_RO);
 }
 
 static void help_9p(char *buf, size_t len)
@@ -820,7 +829,7 @@ static const struct run_option run_option_table[] = {
 	{ "mem", 'm', ARG_REQ, "SIZE", .text = help_ram, .parse = parse_ram },
 	{ "cpus", 'c', ARG_REQ, "N", .text = help_cpus, .parse = parse_cpus },
 	{ "disk", 'd', ARG_REQ,
-	  "PATH[,ro][,direct][,aio=io_uring|threads][,queues=N][,pci|,mmio]",
+	  "PATH[,OPTION]...",
 	  .text = help_disk, .parse = parse_disk },
 	{ "9p", 0, ARG_REQ, "DIR,TAG[,ro][,pci|,mmio]", .text = help_9p,
 	  .parse = parse_9p },

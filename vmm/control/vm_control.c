@@ -124,12 +124,13 @@ static int write_disks(struct machine *m, json_t *reply)
 
 	for (i = 0; (blk = machine_disk(m, i)); i++)
 		err |= json_array_append_new(disks, json_pack(
-			"{s:s, s:o, s:s, s:o, s:b, s:b}",
+			"{s:s, s:o, s:s, s:s, s:o, s:b, s:b}",
 			"name", blk->name,
-			"path", json_string_lossy(blk->disk.path),
+			"path", json_string_lossy(blk->disk.file.path),
+			"format", disk_format_name(blk->disk.format),
 			"engine", blk_engine_name(blk->engine),
 			"queues", json_from_u64(blk->nr_queues),
-			"direct", blk->disk.direct,
+			"direct", blk->disk.file.direct,
 			"read_only", blk->disk.read_only));
 	if (err) {
 		json_decref(disks);
