@@ -100,7 +100,10 @@ int blk_io(struct blk_dev *b, uint32_t type, uint64_t sector, uint64_t buf,
 const char *blk_rc_name(int rc);
 
 /* Ring-3 pattern work over device buffers (blk_pattern.c). */
-enum pat_op { PAT_FILL, PAT_CHECK, PAT_CHECK_ZERO };
+/* PAT_CLASSIFY: each 4 KiB block the pattern or all zeros, counted in
+ * zero_blocks (jobs of whole blocks). */
+enum pat_op { PAT_FILL, PAT_CHECK, PAT_CHECK_ZERO, PAT_CLASSIFY };
+#define PAT_BLOCK_WORDS (4096 / 8)
 #define PAT_MAX_JOBS 128
 #define PAT_POISON 0x504f49534f4e2121ULL	/* neither check expects it */
 
@@ -112,6 +115,7 @@ struct pat_list {
 		uint64_t buf, len, off;	/* off: disk byte offset of buf */
 	} job[PAT_MAX_JOBS];
 	uint64_t bad_off, found;	/* first mismatch */
+	uint64_t zero_blocks;
 };
 
 extern struct pat_list pat;
@@ -122,5 +126,6 @@ bool pat_run(void);
 void blk_bench(struct blk_dev *b);
 void blk_evil(struct blk_dev *b);
 void blk_stream(struct blk_dev *b);
+void blk_verify(struct blk_dev *b);
 
 #endif

@@ -17,6 +17,19 @@ static long u_pat(long arg)
 		for (uint64_t w = 0; w < words; w++) {
 			uint64_t want = (off + 8 * w) ^ l->key;
 
+			/* A block that starts with zero is all zeros. */
+			if (l->op == PAT_CLASSIFY && w % PAT_BLOCK_WORDS == 0 &&
+			    p[w] == 0) {
+				for (uint64_t z = w; z < w + PAT_BLOCK_WORDS; z++)
+					if (p[z]) {
+						l->bad_off = off + 8 * z;
+						l->found = p[z];
+						return 0;
+					}
+				l->zero_blocks++;
+				w += PAT_BLOCK_WORDS - 1;
+				continue;
+			}
 			if (l->op == PAT_FILL) {
 				p[w] = want;
 				continue;
@@ -38,6 +51,7 @@ void pat_begin(enum pat_op op, uint64_t key)
 	pat.op = op;
 	pat.key = key;
 	pat.n = 0;
+	pat.zero_blocks = 0;
 }
 
 void pat_add(uint64_t buf, uint64_t len, uint64_t off)

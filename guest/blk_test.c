@@ -550,6 +550,8 @@ void run_blk(void)
 		print_info(b);
 		if (params.blk)
 			blk_checks(b);
+		if (params.blk_verify)
+			blk_verify(b);
 	}
 	if (!n)
 		report(false, "blk", "reason=no-device");

@@ -168,6 +168,8 @@ static bool parse_one(const char *tok, size_t len)
 			params.blk_evil = true;
 		else if (is_key(tok, klen, "blk_stream"))
 			params.blk_stream = true;
+		else if (is_key(tok, klen, "blk_verify"))
+			params.blk_verify = true;
 		else if (is_key(tok, klen, "net"))
 			params.net = true;
 		else if (is_key(tok, klen, "netbench"))
@@ -323,7 +325,7 @@ static bool parse_one(const char *tok, size_t len)
 bool params_want_blk(void)
 {
 	return params.blk || params.blkbench || params.blk_evil ||
-	       params.blk_stream;
+	       params.blk_stream || params.blk_verify;
 }
 
 /* Any of the tokens that run the virtio-9p checks or benchmark. */

@@ -52,7 +52,8 @@ struct mmio_param {
 struct params {
 	bool has_ram, has_cpus, has_crc, touch, touch_all, has_rand, serve;
 	bool has_exit_status, echo;
-	bool pci, blk, blkbench, blk_evil, blk_stream, net, netbench, balloon, rng;
+	bool pci, blk, blkbench, blk_evil, blk_stream, blk_verify;
+	bool net, netbench, balloon, rng;
 	bool dhcp;		/* net: ask a DHCP server for the address */
 	bool vcons;
 	bool p9, p9_hostile, p9bench, p9bench_wait;
