@@ -119,6 +119,16 @@ MUTATIONS = {
         "\treturn a->udp == b->udp && a->host_port == b->host_port &&",
         "\treturn 0 && a->udp == b->udp && a->host_port == b->host_port &&",
         "unit-net-user-config", []),
+    "qcow2-detected-backing-followed": (
+        "vmm/backend/disk.c",
+        "\tif (detected) {",
+        "\tif (0) {",
+        "integration-qcow2", ["test_refused_at_open"]),
+    "qcow2-l2-reserved-bits-unchecked": (
+        "vmm/backend/qcow2.c",
+        "\tif (entry & L2_RESERVED)",
+        "\tif (0 && entry & L2_RESERVED)",
+        "integration-qcow2", ["test_corrupt_tables_fail_requests"]),
     "pause-does-not-kick": (
         "vmm/core/vm.c",
         "\t\tvm->state = VM_PAUSED;\n\t\tkick_all_locked(vm);",
