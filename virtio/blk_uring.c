@@ -139,17 +139,20 @@ retry:
 /* Starts a request on its queue's io_uring, its offset turned into the
  * image file's. Discard and write-zeroes, transfers that would go
  * through the O_DIRECT bounce buffer (a widened write is a
- * read-modify-write of whole blocks), and those that are not one run of
- * the file (qcow2: backing files, compressed or zero clusters, runs
- * split across the file) run here with blocking calls once every
+ * read-modify-write of whole blocks), those that are not one run of the
+ * file (qcow2: backing files, compressed or zero clusters, runs split
+ * across the file, writes that allocate) and a qcow2 image's flushes
+ * (its tables are written then) run here with blocking calls once every
  * io_uring is empty, so no transfer on any queue overlaps them. */
 static void uring_submit(struct virtio_blk *blk, struct blk_request *req)
 {
 	uint64_t at = 0;
 
 	if (req->io == IO_RANGES ||
+	    (req->io == IO_FLUSH && !disk_is_raw(&blk->disk)) ||
 	    (req->io != IO_FLUSH &&
-	     (!disk_map(&blk->disk, req->offset, req->bytes, &at) ||
+	     (!disk_map(&blk->disk, req->offset, req->bytes,
+			req->io == IO_WRITE, &at) ||
 	      disk_image_bounces(&blk->disk.file, req->iov, req->nr_iov,
 				 at)))) {
 		uring_wait_all_empty(blk);

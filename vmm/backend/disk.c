@@ -116,14 +116,8 @@ static int open_qcow2(struct disk *d, const struct disk_options *o,
 	struct qcow2_info info;
 	int err;
 
-	if (!o->read_only) {
-		pr_err("disk %s: qcow2 images are read-only in this version of "
-		       "thpvm: add ,ro%s", d->file.path, detected ?
-		       " (or format=raw if it is a raw image that only looks "
-		       "like qcow2)" : "");
-		return -EROFS;
-	}
-	err = qcow2_open(&d->qcow2, &d->file, o->l2_cache, &info);
+	err = qcow2_open(&d->qcow2, &d->file, !o->read_only, o->l2_cache,
+			 &info);
 	if (err)
 		return err;
 	d->size = info.size;
@@ -132,7 +126,8 @@ static int open_qcow2(struct disk *d, const struct disk_options *o,
 	if (detected) {
 		pr_err("disk %s: its qcow2 header names a backing file (%s), "
 		       "which thpvm follows only for images given as "
-		       "format=qcow2", d->file.path, info.backing);
+		       "format=qcow2 (format=raw if it is a raw image that "
+		       "only looks like qcow2)", d->file.path, info.backing);
 		return -EPERM;
 	}
 	return open_backing(d, &info, o, depth, self);
@@ -213,6 +208,15 @@ void disk_close(struct disk *d)
 		free(d->backing->backing_path);
 		free(d->backing);
 		d->backing = NULL;
+	}
+	/* Tables changed since the guest's last flush go to disk now, as
+	 * QEMU writes them at close. */
+	if (d->qcow2 && !d->read_only) {
+		int err = qcow2_flush(d->qcow2);
+
+		if (err)
+			pr_err("disk %s: cannot write the qcow2 tables at "
+			       "close: %s", d->file.path, strerror(-err));
 	}
 	qcow2_close(d->qcow2);
 	d->qcow2 = NULL;
@@ -295,36 +299,66 @@ int disk_readv(struct disk *d, const struct iovec *iov, unsigned nr,
 	return disk_image_readv(&d->file, iov, nr, offset);
 }
 
-/* Only raw disks are written for now: qcow2 ones open read-only. */
+/* For copy-on-write: what a qcow2 disk's unallocated clusters read as. */
+static int below_readv(void *ctx, const struct iovec *iov, unsigned nr,
+		       uint64_t offset)
+{
+	return backing_readv(ctx, iov, nr, offset, iov_bytes(iov, nr));
+}
+
+static struct qcow2_below below_of(struct disk *d)
+{
+	return (struct qcow2_below){ .readv = below_readv, .ctx = d };
+}
+
 int disk_writev(struct disk *d, const struct iovec *iov, unsigned nr,
 		uint64_t offset)
 {
-	if (d->read_only || d->qcow2)
+	struct qcow2_below below = below_of(d);
+
+	if (d->read_only)
 		return -EROFS;
+	if (d->qcow2)
+		return qcow2_writev(d->qcow2, iov, nr, offset, &below);
 	return disk_image_writev(&d->file, iov, nr, offset);
 }
 
 int disk_flush(struct disk *d)
 {
+	if (d->qcow2)
+		return qcow2_flush(d->qcow2);
 	return disk_image_flush(&d->file);
 }
 
 int disk_discard(struct disk *d, uint64_t offset, uint64_t len)
 {
-	if (d->read_only || d->qcow2)
+	struct qcow2_below below = below_of(d);
+
+	if (d->read_only)
 		return -EROFS;
+	if (d->qcow2)
+		return qcow2_zero(d->qcow2, offset, len, true, &below);
 	return disk_image_discard(&d->file, offset, len);
 }
 
 int disk_write_zeroes(struct disk *d, uint64_t offset, uint64_t len,
 		      bool unmap)
 {
-	if (d->read_only || d->qcow2)
+	struct qcow2_below below = below_of(d);
+
+	if (d->read_only)
 		return -EROFS;
+	if (d->qcow2)
+		return qcow2_zero(d->qcow2, offset, len, false, &below);
 	return disk_image_write_zeroes(&d->file, offset, len, unmap);
 }
 
-bool disk_map(struct disk *d, uint64_t offset, uint64_t len,
+bool disk_is_raw(const struct disk *d)
+{
+	return !d->qcow2;
+}
+
+bool disk_map(struct disk *d, uint64_t offset, uint64_t len, bool write,
 	      uint64_t *file_offset)
 {
 	struct qcow2_extent e;
@@ -334,7 +368,7 @@ bool disk_map(struct disk *d, uint64_t offset, uint64_t len,
 		return true;
 	}
 	if (!len || qcow2_map(d->qcow2, offset, len, &e) ||
-	    e.kind != QCOW2_DATA || e.len < len)
+	    e.kind != QCOW2_DATA || e.len < len || (write && !e.copied))
 		return false;
 	*file_offset = e.host;
 	return true;

@@ -1,5 +1,6 @@
 /* A virtual disk: an image file (disk_image.h) in a format, raw or
- * qcow2, and for qcow2 the chain of backing files under it. Formats are
+ * qcow2 (read-write; its backing files read-only), and for qcow2 the
+ * chain of backing files under it. Formats are
  * given (format=) or detected from the image's first bytes; a detected
  * qcow2 image may not name a backing file, since a guest that can write
  * a raw image could otherwise make it name any host file. */
@@ -57,9 +58,13 @@ int disk_discard(struct disk *d, uint64_t offset, uint64_t len);
 int disk_write_zeroes(struct disk *d, uint64_t offset, uint64_t len,
 		      bool unmap);
 /* Whether [offset, offset + len) of the disk is one contiguous range of
- * the image file, at *file_offset: then a transfer may go to the file
- * directly (io_uring). Otherwise the range needs disk_readv. */
-bool disk_map(struct disk *d, uint64_t offset, uint64_t len,
+ * the image file, at *file_offset, that a read (or with write, a write
+ * in place) may move directly (io_uring). Otherwise the range needs
+ * disk_readv or disk_writev. */
+bool disk_map(struct disk *d, uint64_t offset, uint64_t len, bool write,
 	      uint64_t *file_offset);
+/* A raw disk: its flush is the file's alone (a qcow2 one writes its
+ * tables too, with disk_flush). */
+bool disk_is_raw(const struct disk *d);
 
 #endif

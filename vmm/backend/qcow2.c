@@ -1,5 +1,5 @@
 /* qcow2 metadata: header checks and the L1/L2 lookup (see qcow2.h). */
-#include "backend/qcow2.h"
+#include "backend/qcow2_internal.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -17,8 +17,11 @@
 #define MIN_CLUSTER_BITS 9
 #define MAX_CLUSTER_BITS 21		/* 2 MiB, as qemu-img allows */
 #define MAX_L1_BYTES (32u << 20)	/* QEMU's bound on the L1 table */
-#define MAX_L2_SLOTS 4096
-#define MIN_L2_SLOTS 4
+#define MAX_SLOTS 4096
+#define MIN_SLOTS 4
+/* Refcount blocks cached: each covers 2^(cluster_bits + 3 - order)
+ * clusters, 2 GiB of 64 KiB clusters at 16 bits. */
+#define RB_SLOTS 32
 
 /* Header extension types. */
 #define EXT_END 0
@@ -32,33 +35,6 @@ static const char *const incompatible_names[] = {
 	"an external data file",
 	"a compression type other than zlib",
 	"extended L2 entries (subclusters)",
-};
-
-/* Bits of L1 and L2 entries. */
-#define ENTRY_OFFSET_MASK 0x00fffffffffffe00ull	/* bits 9-55 */
-#define L1_RESERVED 0x7f000000000001ffull
-#define L2_ZERO (1ull << 0)
-#define L2_RESERVED 0x3f000000000001feull
-#define L2_COMPRESSED (1ull << 62)
-
-struct l2_slot {
-	uint64_t *table;	/* NULL: empty */
-	uint32_t l1_index;	/* the table the slot holds */
-	uint64_t used;		/* q->clock at its last use */
-};
-
-struct qcow2 {
-	struct disk_image *file;
-	const char *path;
-	unsigned cluster_bits, l2_bits;	/* l2_bits: entries per table, log2 */
-	uint64_t cluster_size, size;
-	uint64_t *l1;			/* big-endian, as on disk */
-	uint32_t l1_size;
-	pthread_mutex_t lock;		/* the cache below */
-	struct l2_slot *slots;
-	unsigned nr_slots;
-	int32_t *slot_of;		/* per L1 index: its slot, or -1 */
-	uint64_t clock;
 };
 
 static uint32_t be32_at(const uint8_t *p)
@@ -77,21 +53,34 @@ static uint64_t be64_at(const uint8_t *p)
 	return be64toh(v);
 }
 
-/* len bytes of the file at offset into buf; -EIO where the file ends. */
-static int read_file(struct disk_image *file, void *buf, uint64_t len,
-		     uint64_t offset)
+int qcow2_read_file(struct qcow2 *q, void *buf, uint64_t len,
+		    uint64_t offset)
 {
 	struct iovec v = { .iov_base = buf, .iov_len = len };
 
-	if (offset > file->file_bytes || len > file->file_bytes - offset)
+	if (offset > q->file->file_bytes || len > q->file->file_bytes - offset)
 		return -EIO;
-	return disk_image_readv(file, &v, 1, offset);
+	return disk_image_readv(q->file, &v, 1, offset);
+}
+
+/* Grows the file where it writes past its end: file_bytes follows, so
+ * the tables just written can be read back. */
+int qcow2_write_file(struct qcow2 *q, const void *buf, uint64_t len,
+		     uint64_t offset)
+{
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
+	int err = disk_image_writev(q->file, &v, 1, offset);
+
+	if (!err && offset + len > q->file->file_bytes)
+		q->file->file_bytes = offset + len;
+	return err;
 }
 
 /* The header fields thpvm uses, in host order. */
 struct header {
 	uint32_t version, cluster_bits, crypt_method, l1_size;
 	uint32_t backing_size, nb_snapshots, refcount_order, header_len;
+	uint32_t refcount_clusters;
 	uint64_t backing_offset, size, l1_offset, refcount_offset;
 	uint64_t incompatible;
 };
@@ -107,6 +96,7 @@ static void header_decode(const uint8_t *h, struct header *hd)
 	hd->l1_size = be32_at(h + 36);
 	hd->l1_offset = be64_at(h + 40);
 	hd->refcount_offset = be64_at(h + 48);
+	hd->refcount_clusters = be32_at(h + 56);
 	hd->nb_snapshots = be32_at(h + 60);
 	if (hd->version < 3) {
 		hd->incompatible = 0;
@@ -263,7 +253,7 @@ static int load_header(struct qcow2 *q, struct qcow2_info *info)
 	uint64_t avail;
 	int err;
 
-	err = read_file(q->file, first, MIN(sizeof(first),
+	err = qcow2_read_file(q, first, MIN(sizeof(first),
 					     q->file->file_bytes), 0);
 	if (err || be32_at(first) != QCOW2_MAGIC ||
 	    q->file->file_bytes < V2_HEADER_LEN) {
@@ -279,12 +269,16 @@ static int load_header(struct qcow2 *q, struct qcow2_info *info)
 	q->l2_bits = hd.cluster_bits - 3;
 	q->size = ALIGN_DOWN(hd.size, DISK_SECTOR_SIZE);
 	q->l1_size = hd.l1_size;
+	q->l1_offset = hd.l1_offset;
+	q->version = hd.version;
+	q->refcount_order = hd.refcount_order;
+	q->has_backing = hd.backing_offset;
 
 	avail = MIN(q->cluster_size, q->file->file_bytes);
 	cluster = malloc(avail);
 	if (!cluster)
 		return -ENOMEM;
-	err = read_file(q->file, cluster, avail, 0);
+	err = qcow2_read_file(q, cluster, avail, 0);
 	if (!err)
 		err = header_names(q, cluster, avail, &hd, info);
 	free(cluster);
@@ -294,11 +288,14 @@ static int load_header(struct qcow2 *q, struct qcow2_info *info)
 	q->l1 = calloc(MAX(q->l1_size, 1), sizeof(*q->l1));
 	if (!q->l1)
 		return -ENOMEM;
-	err = read_file(q->file, q->l1, (uint64_t)q->l1_size * 8,
+	err = qcow2_read_file(q, q->l1, (uint64_t)q->l1_size * 8,
 			hd.l1_offset);
 	if (err)
 		pr_err("disk %s: cannot read the qcow2 L1 table: %s", q->path,
 		       strerror(-err));
+	if (!err && q->writable)
+		err = qcow2_refcount_open(q, hd.refcount_offset,
+					  hd.refcount_clusters);
 	info->size = q->size;
 	info->cluster_size = q->cluster_size;
 	info->version = hd.version;
@@ -306,28 +303,20 @@ static int load_header(struct qcow2 *q, struct qcow2_info *info)
 }
 
 /* The L2 cache: l2_cache bytes of tables (default: the whole disk's, up
- * to QCOW2_L2_CACHE_MAX), indexed by L1 index, least recently used
- * evicted. */
+ * to QCOW2_L2_CACHE_MAX), indexed by L1 index. */
 static int cache_init(struct qcow2 *q, uint64_t l2_cache)
 {
-	uint64_t tables = q->size >> (q->l2_bits + q->cluster_bits);
-	unsigned i;
+	uint64_t cover = 1ull << (q->l2_bits + q->cluster_bits);
+	uint64_t tables = q->size / cover + !!(q->size % cover);
 
-	tables += !!(q->size & ((1ull << (q->l2_bits + q->cluster_bits)) - 1));
 	if (!l2_cache)
 		l2_cache = MIN(tables * q->cluster_size, QCOW2_L2_CACHE_MAX);
-	q->nr_slots = MIN(MAX(l2_cache / q->cluster_size, MIN_L2_SLOTS),
-			  MAX_L2_SLOTS);
-	q->slots = calloc(q->nr_slots, sizeof(*q->slots));
-	q->slot_of = malloc(MAX(q->l1_size, 1) * sizeof(*q->slot_of));
-	if (!q->slots || !q->slot_of)
-		return -ENOMEM;
-	for (i = 0; i < q->l1_size; i++)
-		q->slot_of[i] = -1;
-	return 0;
+	return table_cache_init(&q->l2, "L2 table",
+				MIN(MAX(l2_cache / q->cluster_size, MIN_SLOTS),
+				    MAX_SLOTS), q->l1_size);
 }
 
-int qcow2_open(struct qcow2 **out, struct disk_image *file,
+int qcow2_open(struct qcow2 **out, struct disk_image *file, bool writable,
 	       uint64_t l2_cache, struct qcow2_info *info)
 {
 	struct qcow2 *q = calloc(1, sizeof(*q));
@@ -338,6 +327,7 @@ int qcow2_open(struct qcow2 **out, struct disk_image *file,
 	memset(info, 0, sizeof(*info));
 	q->file = file;
 	q->path = file->path;
+	q->writable = writable;
 	pthread_mutex_init(&q->lock, NULL);
 	err = load_header(q, info);
 	if (!err)
@@ -354,69 +344,23 @@ int qcow2_open(struct qcow2 **out, struct disk_image *file,
 
 void qcow2_close(struct qcow2 *q)
 {
-	unsigned i;
-
 	if (!q)
 		return;
-	for (i = 0; i < q->nr_slots; i++)
-		free(q->slots[i].table);
-	free(q->slots);
-	free(q->slot_of);
+	table_cache_free(&q->l2);
+	qcow2_refcount_close(q);
 	free(q->l1);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
 }
 
-static int corrupt(struct qcow2 *q, const char *what, uint64_t value)
+int qcow2_corrupt(struct qcow2 *q, const char *what, uint64_t value)
 {
 	pr_warn_ratelimited("disk %s: corrupt qcow2 %s 0x%" PRIx64, q->path,
 			    what, value);
 	return -EIO;
 }
 
-/* With q->lock: the L2 table of L1 entry l1_index, at l2_offset, from
- * the cache or read into the least recently used slot. */
-static int l2_table(struct qcow2 *q, uint32_t l1_index, uint64_t l2_offset,
-		    const uint64_t **table)
-{
-	struct l2_slot *s;
-	unsigned i, victim = 0;
-	int err;
-
-	if (q->slot_of[l1_index] >= 0) {
-		s = &q->slots[q->slot_of[l1_index]];
-		s->used = ++q->clock;
-		*table = s->table;
-		return 0;
-	}
-	for (i = 1; i < q->nr_slots; i++)
-		if (q->slots[i].used < q->slots[victim].used)
-			victim = i;
-	s = &q->slots[victim];
-	if (s->table)
-		q->slot_of[s->l1_index] = -1;
-	else if (posix_memalign((void **)&s->table, 4096, q->cluster_size))
-		return -ENOMEM;
-	s->used = 0;
-	err = read_file(q->file, s->table, q->cluster_size, l2_offset);
-	if (err) {
-		pr_warn_ratelimited("disk %s: cannot read a qcow2 L2 table at "
-				    "0x%" PRIx64 ": %s", q->path, l2_offset,
-				    strerror(-err));
-		free(s->table);
-		s->table = NULL;
-		return err;
-	}
-	s->l1_index = l1_index;
-	s->used = ++q->clock;
-	q->slot_of[l1_index] = victim;
-	*table = s->table;
-	return 0;
-}
-
-/* One L2 entry as an extent of a cluster's bytes (len left to the
- * caller). */
-static int l2_entry(struct qcow2 *q, uint64_t entry, struct qcow2_extent *e)
+int qcow2_decode_l2(struct qcow2 *q, uint64_t entry, struct qcow2_extent *e)
 {
 	if (entry & L2_COMPRESSED) {
 		unsigned shift = 62 - (q->cluster_bits - 8);
@@ -430,14 +374,15 @@ static int l2_entry(struct qcow2 *q, uint64_t entry, struct qcow2_extent *e)
 		return 0;
 	}
 	if (entry & L2_RESERVED)
-		return corrupt(q, "L2 entry", entry);
+		return qcow2_corrupt(q, "L2 entry", entry);
 	e->host = entry & ENTRY_OFFSET_MASK;
+	e->copied = entry & ENTRY_COPIED;
 	if (entry & L2_ZERO)
 		e->kind = QCOW2_ZERO;
 	else if (!e->host)
 		e->kind = QCOW2_BACKING;
 	else if (e->host & (q->cluster_size - 1))
-		return corrupt(q, "L2 entry (unaligned cluster)", entry);
+		return qcow2_corrupt(q, "L2 entry (unaligned cluster)", entry);
 	else
 		e->kind = QCOW2_DATA;
 	return 0;
@@ -453,12 +398,13 @@ static int extend_run(struct qcow2 *q, const uint64_t *table, uint64_t i,
 
 	for (i++; i < entries && e->len < max; i++) {
 		struct qcow2_extent next;
-		int err = l2_entry(q, be64toh(table[i]), &next);
+		int err = qcow2_decode_l2(q, be64toh(table[i]), &next);
 
 		if (err)
 			return err;
 		if (next.kind != e->kind || (e->kind == QCOW2_DATA &&
-					     next.host != host + q->cluster_size))
+		    (next.host != host + q->cluster_size ||
+		     next.copied != e->copied)))
 			break;
 		host = next.host;
 		e->len += MIN(q->cluster_size, max - e->len);
@@ -466,8 +412,9 @@ static int extend_run(struct qcow2 *q, const uint64_t *table, uint64_t i,
 	return 0;
 }
 
-int qcow2_map(struct qcow2 *q, uint64_t offset, uint64_t len,
-	      struct qcow2_extent *e)
+/* With q->lock. */
+static int map_locked(struct qcow2 *q, uint64_t offset, uint64_t len,
+		      struct qcow2_extent *e)
 {
 	uint64_t cluster = offset >> q->cluster_bits;
 	uint64_t in = offset & (q->cluster_size - 1);
@@ -477,6 +424,7 @@ int qcow2_map(struct qcow2 *q, uint64_t offset, uint64_t len,
 	uint64_t max = MIN(len, (((1ull << q->l2_bits) - l2_index)
 				 << q->cluster_bits) - in);
 	uint64_t l1_entry, l2_offset;
+	struct table_slot *slot;
 	const uint64_t *table;
 	int err;
 
@@ -487,23 +435,41 @@ int qcow2_map(struct qcow2 *q, uint64_t offset, uint64_t len,
 	l1_entry = be64toh(q->l1[l1_index]);
 	l2_offset = l1_entry & ENTRY_OFFSET_MASK;
 	if (l1_entry & L1_RESERVED || l2_offset & (q->cluster_size - 1))
-		return corrupt(q, "L1 entry", l1_entry);
+		return qcow2_corrupt(q, "L1 entry", l1_entry);
 	if (!l2_offset) {
 		e->kind = QCOW2_BACKING;
 		e->len = max;
 		return 0;
 	}
-	pthread_mutex_lock(&q->lock);
-	err = l2_table(q, l1_index, l2_offset, &table);
-	if (!err)
-		err = l2_entry(q, be64toh(table[l2_index]), e);
+	err = table_cache_get(q, &q->l2, l1_index, l2_offset, false, &slot);
+	if (err)
+		return err;
+	table = (const uint64_t *)slot->table;
+	err = qcow2_decode_l2(q, be64toh(table[l2_index]), e);
 	if (!err && e->kind == QCOW2_COMPRESSED)
 		e->skip = in;
 	else if (!err)
 		err = extend_run(q, table, l2_index, max, e);
-	pthread_mutex_unlock(&q->lock);
 	if (!err && e->kind == QCOW2_DATA)
 		e->host += in;
+	return err;
+}
+
+int qcow2_map(struct qcow2 *q, uint64_t offset, uint64_t len,
+	      struct qcow2_extent *e)
+{
+	uint64_t c;
+	int err;
+
+	pthread_mutex_lock(&q->lock);
+	err = map_locked(q, offset, len, e);
+	/* A write there goes the slow way, which refuses it. */
+	for (c = e->host >> q->cluster_bits; !err && e->kind == QCOW2_DATA &&
+	     q->writable && c <= (e->host + e->len - 1) >> q->cluster_bits;
+	     c++)
+		if (qcow2_is_metadata(q, c))
+			e->copied = false;
+	pthread_mutex_unlock(&q->lock);
 	return err;
 }
 
@@ -528,28 +494,41 @@ static int inflate_cluster(uint8_t *in, uint64_t in_len, uint8_t *out,
 	return -EIO;
 }
 
-int qcow2_read_compressed(struct qcow2 *q, const struct qcow2_extent *e,
-			  const struct iovec *iov, unsigned nr)
+int qcow2_inflate_cluster(struct qcow2 *q, uint64_t host, uint32_t csize,
+			  uint8_t *out)
 {
-	uint64_t avail, n;
-	uint8_t *in, *out;
+	uint64_t n;
+	uint8_t *in;
 	int err;
 
 	/* The last cluster's sectors may run past the end of the file. */
-	if (e->host >= q->file->file_bytes)
-		return corrupt(q, "compressed cluster offset", e->host);
-	avail = q->file->file_bytes - e->host;
-	n = MIN(e->csize, avail);
+	if (host >= q->file->file_bytes)
+		return qcow2_corrupt(q, "compressed cluster offset", host);
+	n = MIN(csize, q->file->file_bytes - host);
 	in = malloc(n);
-	out = malloc(q->cluster_size);
-	err = in && out ? 0 : -ENOMEM;
-	if (!err)
-		err = read_file(q->file, in, n, e->host);
+	if (!in)
+		return -ENOMEM;
+	err = qcow2_read_file(q, in, n, host);
 	if (!err && inflate_cluster(in, n, out, q->cluster_size))
-		err = corrupt(q, "compressed cluster at", e->host);
+		err = qcow2_corrupt(q, "compressed cluster at", host);
+	free(in);
+	return err;
+}
+
+/* Under the lock: a writer may be growing the file meanwhile. */
+int qcow2_read_compressed(struct qcow2 *q, const struct qcow2_extent *e,
+			  const struct iovec *iov, unsigned nr)
+{
+	uint8_t *out = malloc(q->cluster_size);
+	int err;
+
+	if (!out)
+		return -ENOMEM;
+	pthread_mutex_lock(&q->lock);
+	err = qcow2_inflate_cluster(q, e->host, e->csize, out);
+	pthread_mutex_unlock(&q->lock);
 	if (!err)
 		buf_to_iov(iov, nr, 0, out + e->skip, e->len);
-	free(in);
 	free(out);
 	return err;
 }

@@ -1,8 +1,9 @@
-/* qcow2 metadata (QEMU's docs/interop/qcow2.txt): the header and its
- * extensions checked at open, and the lookup of a disk offset through
- * the L1 table and cached L2 tables to where its bytes are. Data moves in
- * disk.c; this file reads only the image's metadata and, for compressed
- * clusters, the compressed bytes. Every offset and size read from the
+/* qcow2 images (QEMU's docs/interop/qcow2.txt): the header and its
+ * extensions checked at open (qcow2.c), the lookup of a disk offset
+ * through the L1 table and cached L2 tables to where its bytes are, and
+ * on a writable image the writes, discards and flushes that allocate
+ * clusters with exact refcounts (qcow2_write.c, qcow2_refcount.c).
+ * Reads of data move in disk.c. Every offset and size read from the
  * image is checked before it is used: a crafted image gets one error at
  * open or an I/O error on the request that meets the bad entry. */
 #ifndef THPVM_QCOW2_H
@@ -39,6 +40,8 @@ struct qcow2_extent {
 	uint32_t csize;		/* COMPRESSED: bytes to read at host */
 	uint32_t skip;		/* COMPRESSED: the offset's place in the
 				 * cluster */
+	bool copied;		/* DATA: its refcount is 1 (written in
+				 * place) */
 };
 
 /* What the header names besides the disk. */
@@ -51,11 +54,12 @@ struct qcow2_info {
 };
 
 /* Checks the header of the image open in file (path names it in the
- * messages) and loads its L1 table. One message and -errno on failure:
- * not qcow2, a version or feature thpvm does not support (each named),
- * or a header that does not hold together. l2_cache: bytes of L2 tables
- * to keep, 0 for the default. */
-int qcow2_open(struct qcow2 **out, struct disk_image *file,
+ * messages) and loads its L1 table, and with writable its refcount table
+ * (its autoclear bits cleared). One message and -errno on failure: not
+ * qcow2, a version or feature thpvm does not support (each named), or a
+ * header that does not hold together. l2_cache: bytes of L2 tables to
+ * keep, 0 for the default. */
+int qcow2_open(struct qcow2 **out, struct disk_image *file, bool writable,
 	       uint64_t l2_cache, struct qcow2_info *info);
 void qcow2_close(struct qcow2 *q);
 
@@ -69,5 +73,28 @@ int qcow2_map(struct qcow2 *q, uint64_t offset, uint64_t len,
  * data does not inflate to exactly one cluster. */
 int qcow2_read_compressed(struct qcow2 *q, const struct qcow2_extent *e,
 			  const struct iovec *iov, unsigned nr);
+
+/* What lies under the image, for copy-on-write: the backing file's
+ * bytes, zeros past its end or without one. */
+struct qcow2_below {
+	int (*readv)(void *ctx, const struct iovec *iov, unsigned nr,
+		     uint64_t offset);
+	void *ctx;
+};
+
+/* Whole writes within the disk. Thread-safe; -EROFS on a read-only
+ * image. */
+int qcow2_writev(struct qcow2 *q, const struct iovec *iov, unsigned nr,
+		 uint64_t offset, const struct qcow2_below *below);
+/* Write-zeroes: the range reads as zeros afterwards. Whole clusters
+ * become zero clusters (v3) or unallocated ones (v2 without a backing
+ * file) and are freed; parts of clusters, and v2 clusters over a backing
+ * file, are written with zeros. Discard does the same to whole clusters
+ * (on v2 over a backing file they read as its bytes again) and leaves
+ * parts of clusters alone: it is only advice. */
+int qcow2_zero(struct qcow2 *q, uint64_t offset, uint64_t len, bool discard,
+	       const struct qcow2_below *below);
+/* The guest's flush: data, then every table that changed, on disk. */
+int qcow2_flush(struct qcow2 *q);
 
 #endif

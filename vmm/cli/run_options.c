@@ -719,8 +719,8 @@ static void help_cpus(char *buf, size_t len)
 
 static void help_disk(char *buf, size_t len)
 {
-	snprintf(buf, len, "a virtio-blk disk: image file (raw, or qcow2 "
-		 "read-only) or block device (repeatable, up to %d). OPTIONs: "
+	snprintf(buf, len, "a virtio-blk disk: image file (raw or qcow2) or "
+		 "block device (repeatable, up to %d). OPTIONs: "
 		 "ro: read-only; direct: O_DIRECT, bypassing the host page "
 		 "cache; format=raw|qcow2 (default: qcow2 if its header says "
 		 "so, then without backing files); aio=io_uring|threads: its "

@@ -62,6 +62,9 @@ static const struct sandbox_rule main_thread[] = {
 	{ "open", SANDBOX_READ_ONLY_A1 }, { "openat", SANDBOX_READ_ONLY_A2 },
 	ANY("fstat"), ANY("newfstatat"), ANY("pread64"),
 	ANY("mmap"), ANY("mprotect"),
+	/* A writable qcow2 disk writes its changed tables when it closes
+	 * (backend/disk.c), and the clusters they free become holes. */
+	ANY("preadv"), ANY("pwritev"), ANY("fdatasync"), ANY("fallocate"),
 };
 
 static const struct sandbox_rule vcpu[] = {
