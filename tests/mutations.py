@@ -129,6 +129,16 @@ MUTATIONS = {
         "\tif (entry & L2_RESERVED)",
         "\tif (0 && entry & L2_RESERVED)",
         "integration-qcow2", ["test_corrupt_tables_fail_requests"]),
+    "qcow2-flush-skips-l2-tables": (
+        "vmm/backend/qcow2_write.c",
+        "\tif (!err && table_cache_dirty(&q->l2)) {",
+        "\tif (0 && table_cache_dirty(&q->l2)) {",
+        "integration-qcow2", ["test_kill_during_writes"]),
+    "qcow2-cow-drops-old-bytes": (
+        "vmm/backend/qcow2_write.c",
+        "\t\terr = old_bytes(q, &e, offset - in, buf, below);",
+        "\t\tmemset(buf, 0, q->cluster_size);",
+        "integration-qcow2", ["test_writes_match_raw"]),
     "pause-does-not-kick": (
         "vmm/core/vm.c",
         "\t\tvm->state = VM_PAUSED;\n\t\tkick_all_locked(vm);",
