@@ -6,6 +6,7 @@ virtio-mmio, with and without event index and indirect descriptors, with
 O_DIRECT, and the guest's malformed-descriptor mode; then the image files
 are checked from the host. Also the disk errors a user can make."""
 import os
+import subprocess
 import tempfile
 
 import harness
@@ -156,33 +157,42 @@ def test_disk_locked_by_running_vm():
 def test_engines_in_stat():
     """Each disk's engine: io_uring by default (this kernel has it), the
     one -d names otherwise; its queues: one per vCPU by default, as many
-    as -d names otherwise. thpvm stat says which, and all serve the
+    as -d names otherwise; its format, raw or qcow2. thpvm stat says
+    which, and all serve the
     guest's checks (the test guest's driver uses queue 0 alone unless
     blkbench_queues asks for more)."""
     harness.require_kvm()
     with harness.direct_tempdir() as d:
-        imgs = [os.path.join(d, f"{i}.img") for i in range(3)]
+        imgs = [os.path.join(d, f"{i}.img") for i in range(4)]
         for img in imgs:
             make_image(img, RW_SIZE)
+        qcow2 = imgs.pop() + ".qcow2"
+        subprocess.run(["qemu-img", "convert", "-O", "qcow2",
+                        qcow2[:-len(".qcow2")], qcow2], check=True)
         p = start(["run", "--name", "engines", "-d", imgs[0],
                    "-d", imgs[1] + ",aio=threads",
                    "-d", imgs[2] + ",direct,aio=io_uring,queues=3",
-                   "-p", "skip=smp,lapic,pit blk serve"])
+                   "-d", qcow2, "-p", "skip=smp,lapic,pit blk serve"])
         lines = wait_for_line(p, "tg: serving")
         disks = harness.ctl_json(["stat", "engines"])["disks"]
-        assert [(x["engine"], x["direct"], x["queues"]) for x in disks] == [
-            ("io_uring", False, 1), ("threads", False, 1),
-            ("io_uring", True, 3)], disks
+        assert [(x["engine"], x["direct"], x["queues"], x["format"])
+                for x in disks] == [
+            ("io_uring", False, 1, "raw"), ("threads", False, 1, "raw"),
+            ("io_uring", True, 3, "raw"), ("io_uring", False, 1, "qcow2")
+        ], disks
         text = run(["stat", "engines"]).out
         assert f"Disk virtio-blk1: {imgs[1]} (threads)\n" in text, text
         assert (f"Disk virtio-blk2: {imgs[2]} (io_uring, 3 queues, "
                 "direct)\n") in text, text
+        assert f"Disk virtio-blk3: {qcow2} (qcow2, io_uring)\n" in text, text
         assert harness.stop_and_wait(p, "engines") == 0
         tg = harness.parse_tg("\n".join(lines))
         assert not tg["fail"], lines
-        for i in range(3):
+        for i in range(4):
             assert f"blk{i}-write" in tg["ok"], lines
-        for img in imgs:
+        subprocess.run(["qemu-img", "convert", "-O", "raw", qcow2,
+                        qcow2 + ".raw"], check=True)
+        for img in imgs + [qcow2 + ".raw"]:
             check_rw_image(img)
 
 
