@@ -816,7 +816,7 @@ def test_boot_shell():
 
 
 def check_virtio_io(extra_params="", with_rng=False, extra_args=(),
-                    queues=1):
+                    queues=1, qcow2=False):
     """Linux's virtio-blk, virtio-net and virtio-rng drivers doing I/O on
     thpvm's devices (thpvm.run=virtio-io): the whole of a 4 MiB disk read
     back (md5), its first MiB written over its second with O_DIRECT and a
@@ -825,8 +825,11 @@ def check_virtio_io(extra_params="", with_rng=False, extra_args=(),
     to the host end of a tap answered, and with_rng, --rng's device the
     kernel's current hw_random source with /dev/hwrng reading random
     bytes from it (without, no source at all); no ACPI complaint on the
-    way. Returns the guest's virtio interrupt lines (chip, kind, name,
-    count) and the run's result."""
+    way. With qcow2, the first disk is a qcow2 overlay on a raw image
+    holding its bytes: read through to the backing file, written by
+    copy-on-write, then clean by qemu-img check with the base untouched.
+    Returns the guest's virtio interrupt lines (chip, kind, name, count)
+    and the run's result."""
     harness.require_kvm()
     require_capable("/init")
     why = netns.usable()
@@ -838,6 +841,8 @@ def check_virtio_io(extra_params="", with_rng=False, extra_args=(),
     ro = rng.randbytes(1 << 20)
     with tempfile.TemporaryDirectory(prefix="thpvm-virtio-io-") as tmp:
         disk_path, ro_path = (os.path.join(tmp, n) for n in ("rw", "ro"))
+        base_path = os.path.join(tmp, "base")
+        disk_arg = disk_path + (",format=qcow2" if qcow2 else "")
         # quiet: a kernel warning (the clocksource watchdog's, under
         # emulation) must not land in the middle of a result line.
         params = ("quiet thpvm.run=virtio-io "
@@ -846,14 +851,19 @@ def check_virtio_io(extra_params="", with_rng=False, extra_args=(),
 
         def boot():
             # Fresh disks each boot: the guest writes to the first.
-            for path, data in ((disk_path, disk), (ro_path, ro)):
+            for path, data in ((base_path if qcow2 else disk_path, disk),
+                               (ro_path, ro)):
                 with open(path, "wb") as f:
                     f.write(data)
+            if qcow2:
+                subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2",
+                                "-b", "base", "-F", "raw", disk_path],
+                               cwd=tmp, check=True)
             with netns.NetNS() as ns:
                 return harness.run_cmd(
                     ns.prefix() + [harness.THPVM] +
                     boot_args(version, image, "512M", params) +
-                    ["-d", disk_path, "-d", f"{ro_path},ro",
+                    ["-d", disk_arg, "-d", f"{ro_path},ro",
                      "-n", f"mode=tap,tapif={netns.TAP}"] +
                     (["--rng"] if with_rng else []) + list(extra_args),
                     timeout=300)
@@ -878,6 +888,15 @@ def check_virtio_io(extra_params="", with_rng=False, extra_args=(),
         assert "thpvm-guest: run virtio-io end rc=0" in out, r
         assert r.rc == 0, r
         mib = 1 << 20
+        if qcow2:
+            subprocess.run(["qemu-img", "check", disk_path], check=True,
+                           stdout=subprocess.DEVNULL)
+            with open(base_path, "rb") as f:
+                assert f.read() == disk
+            flat_path = os.path.join(tmp, "flat")
+            subprocess.run(["qemu-img", "convert", "-O", "raw", disk_path,
+                            flat_path], check=True)
+            disk_path = flat_path
         with open(disk_path, "rb") as f:
             assert f.read() == disk[:mib] + disk[:mib] + disk[2 * mib:]
         with open(ro_path, "rb") as f:
@@ -918,9 +937,11 @@ def test_boot_virtio_io_intx():
 def test_boot_virtio_io_kernel_irqchip():
     """virtio-io with pci=nomsi on KVM's own IOAPIC, 8259s and PIT
     (--irqchip=kernel --pit, docs/interrupts.md): the INTA lines are KVM's
-    IOAPIC pins, as they were before the split irqchip was the default."""
+    IOAPIC pins, as they were before the split irqchip was the default.
+    Its first disk is a qcow2 overlay on a raw backing file (docs/
+    virtio.md, qcow2)."""
     irqs, _ = check_virtio_io("pci=nomsi", extra_args=[
-        "--irqchip=kernel", "--pit"])
+        "--irqchip=kernel", "--pit"], qcow2=True)
     assert len(irqs) == 3, irqs
     for chip, kind, _, _ in irqs:
         assert chip == "IO-APIC" and kind.endswith("-fasteoi"), irqs
