@@ -121,7 +121,7 @@ MUTATIONS = {
         "unit-net-user-config", []),
     "qcow2-detected-backing-followed": (
         "vmm/backend/disk.c",
-        "\tif (detected) {",
+        "\tif (info.backing[0] && detected) {",
         "\tif (0) {",
         "integration-qcow2", ["test_refused_at_open"]),
     "qcow2-l2-reserved-bits-unchecked": (

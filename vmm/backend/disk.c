@@ -121,16 +121,18 @@ static int open_qcow2(struct disk *d, const struct disk_options *o,
 	if (err)
 		return err;
 	d->size = info.size;
-	if (!info.backing[0])
-		return 0;
-	if (detected) {
+	if (info.backing[0] && detected) {
 		pr_err("disk %s: its qcow2 header names a backing file (%s), "
 		       "which thpvm follows only for images given as "
 		       "format=qcow2 (format=raw if it is a raw image that "
 		       "only looks like qcow2)", d->file.path, info.backing);
 		return -EPERM;
 	}
-	return open_backing(d, &info, o, depth, self);
+	if (info.backing[0])
+		err = open_backing(d, &info, o, depth, self);
+	if (!err && !o->read_only)
+		err = qcow2_start_writing(d->qcow2);
+	return err;
 }
 
 static int check_loop(struct disk *d, const struct chain *above,
@@ -286,6 +288,7 @@ static int qcow2_readv(struct disk *d, const struct iovec *iov, unsigned nr,
 			err = qcow2_read_compressed(d->qcow2, &e, part, n);
 			break;
 		}
+		qcow2_io_done(d->qcow2);
 		done += e.len;
 	}
 	return err;
@@ -367,8 +370,12 @@ bool disk_map(struct disk *d, uint64_t offset, uint64_t len, bool write,
 		*file_offset = offset;
 		return true;
 	}
-	if (!len || qcow2_map(d->qcow2, offset, len, &e) ||
-	    e.kind != QCOW2_DATA || e.len < len || (write && !e.copied))
+	if (!len || qcow2_map(d->qcow2, offset, len, &e))
+		return false;
+	/* io_uring's transfers are all drained before a qcow2 disk's
+	 * flush, where clusters are freed (blk_uring.c). */
+	qcow2_io_done(d->qcow2);
+	if (e.kind != QCOW2_DATA || e.len < len || (write && !e.copied))
 		return false;
 	*file_offset = e.host;
 	return true;

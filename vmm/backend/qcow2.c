@@ -329,6 +329,7 @@ int qcow2_open(struct qcow2 **out, struct disk_image *file, bool writable,
 	q->path = file->path;
 	q->writable = writable;
 	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->io_done, NULL);
 	err = load_header(q, info);
 	if (!err)
 		err = cache_init(q, l2_cache);
@@ -349,6 +350,7 @@ void qcow2_close(struct qcow2 *q)
 	table_cache_free(&q->l2);
 	qcow2_refcount_close(q);
 	free(q->l1);
+	pthread_cond_destroy(&q->io_done);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
 }
@@ -377,6 +379,10 @@ int qcow2_decode_l2(struct qcow2 *q, uint64_t entry, struct qcow2_extent *e)
 		return qcow2_corrupt(q, "L2 entry", entry);
 	e->host = entry & ENTRY_OFFSET_MASK;
 	e->copied = entry & ENTRY_COPIED;
+	/* v2 has no zero clusters; a zero cluster may keep one allocated. */
+	if (entry & L2_ZERO && (q->version < 3 ||
+				e->host & (q->cluster_size - 1)))
+		return qcow2_corrupt(q, "L2 entry (zero cluster)", entry);
 	if (entry & L2_ZERO)
 		e->kind = QCOW2_ZERO;
 	else if (!e->host)
@@ -463,14 +469,27 @@ int qcow2_map(struct qcow2 *q, uint64_t offset, uint64_t len,
 
 	pthread_mutex_lock(&q->lock);
 	err = map_locked(q, offset, len, e);
-	/* A write there goes the slow way, which refuses it. */
+	/* A write there goes the slow way, which refuses it: a cluster of
+	 * the header or a table, or one wholly past the end of the file
+	 * (whose refcount cannot be 1, so it could be allocated again). */
 	for (c = e->host >> q->cluster_bits; !err && e->kind == QCOW2_DATA &&
 	     q->writable && c <= (e->host + e->len - 1) >> q->cluster_bits;
 	     c++)
-		if (qcow2_is_metadata(q, c))
+		if (qcow2_is_metadata(q, c) ||
+		    c << q->cluster_bits >= q->file->file_bytes)
 			e->copied = false;
+	if (!err)
+		q->unlocked_io++;
 	pthread_mutex_unlock(&q->lock);
 	return err;
+}
+
+void qcow2_io_done(struct qcow2 *q)
+{
+	pthread_mutex_lock(&q->lock);
+	if (!--q->unlocked_io)
+		pthread_cond_broadcast(&q->io_done);
+	pthread_mutex_unlock(&q->lock);
 }
 
 /* zlib's raw deflate with a 4 KiB window, as QEMU writes it; the data

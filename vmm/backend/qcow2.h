@@ -66,9 +66,13 @@ void qcow2_close(struct qcow2 *q);
 /* The run at offset, at most len bytes (both within the disk), whose
  * bytes are all of one kind and, for DATA, contiguous in the file.
  * Thread-safe. -EIO (with a rate-limited message) when an entry on the
- * way is corrupt, or the error reading a table. */
+ * way is corrupt, or the error reading a table. On success no cluster
+ * is freed until qcow2_io_done: call it once the transfer of the run
+ * has ended (at once where every transfer is drained before a flush,
+ * as io_uring's are). */
 int qcow2_map(struct qcow2 *q, uint64_t offset, uint64_t len,
 	      struct qcow2_extent *e);
+void qcow2_io_done(struct qcow2 *q);
 /* A COMPRESSED extent's bytes into iov (e->len of them). -EIO when the
  * data does not inflate to exactly one cluster. */
 int qcow2_read_compressed(struct qcow2 *q, const struct qcow2_extent *e,
@@ -96,5 +100,9 @@ int qcow2_zero(struct qcow2 *q, uint64_t offset, uint64_t len, bool discard,
 	       const struct qcow2_below *below);
 /* The guest's flush: data, then every table that changed, on disk. */
 int qcow2_flush(struct qcow2 *q);
+/* Before the first change, once the image and its backing chain are
+ * open: clears the autoclear bits, whose extensions (bitmaps) thpvm does
+ * not keep up to date, as the specification asks. */
+int qcow2_start_writing(struct qcow2 *q);
 
 #endif

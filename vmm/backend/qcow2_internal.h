@@ -61,6 +61,14 @@ struct qcow2 {
 	uint64_t cluster_size, size;
 
 	pthread_mutex_t lock;
+	/* Reads and in-place writes running without the lock on clusters
+	 * looked up under it (qcow2_map, qcow2_writev): no cluster is freed
+	 * while one is, or another disk offset could get it meanwhile. */
+	unsigned unlocked_io;
+	pthread_cond_t io_done;
+	/* A table change failed halfway: what is in memory may not reach
+	 * the file consistently, so nothing more is written (-errno). */
+	int broken;
 	uint64_t *l1;			/* big-endian, as on disk */
 	uint32_t l1_size;
 	uint64_t l1_offset;
@@ -119,7 +127,9 @@ int qcow2_refcount_open(struct qcow2 *q, uint64_t rt_offset,
 void qcow2_refcount_close(struct qcow2 *q);
 int qcow2_refcount_get(struct qcow2 *q, uint64_t cluster, uint64_t *rc);
 /* The header's, the L1 table's or the refcount table's cluster: never
- * data, whatever the refcounts or an L2 entry say. */
+ * data, never freed, whatever the refcounts or an L2 entry say. (L2
+ * tables and refcount blocks are not checked: an image whose entries
+ * point there corrupts only itself.) */
 bool qcow2_is_metadata(const struct qcow2 *q, uint64_t cluster);
 /* A free cluster, its refcount 1 (in memory): its file offset. */
 int qcow2_alloc_cluster(struct qcow2 *q, uint64_t *offset);

@@ -23,14 +23,15 @@
 static uint64_t entry_get(const uint8_t *t, uint64_t i, unsigned order)
 {
 	unsigned w = 1u << order;
+	uint32_t v32;
 	uint64_t v;
 
 	switch (order) {
 	case 4:
 		return (uint64_t)t[2 * i] << 8 | t[2 * i + 1];
 	case 5:
-		memcpy(&v, t + 4 * i, 4);
-		return be32toh((uint32_t)v);
+		memcpy(&v32, t + 4 * i, 4);
+		return be32toh(v32);
 	case 6:
 		memcpy(&v, t + 8 * i, 8);
 		return be64toh(v);
@@ -68,7 +69,6 @@ int qcow2_refcount_open(struct qcow2 *q, uint64_t rt_offset,
 			uint32_t rt_clusters)
 {
 	uint64_t bytes = (uint64_t)rt_clusters << q->cluster_bits, i;
-	uint8_t autoclear[8];
 	int err;
 
 	if (!rt_clusters || bytes > MAX_RT_BYTES ||
@@ -98,22 +98,28 @@ int qcow2_refcount_open(struct qcow2 *q, uint64_t rt_offset,
 	if (!err)
 		err = table_cache_init(&q->rb, "refcount block", RB_SLOTS,
 				       q->rt_entries);
-	/* Autoclear bits name extensions (bitmaps) that thpvm does not
-	 * keep up to date: cleared before the first write, as the
-	 * specification asks. */
-	if (!err && q->version >= 3) {
-		err = qcow2_read_file(q, autoclear, 8, HEADER_AUTOCLEAR);
-		if (!err && memcmp(autoclear, "\0\0\0\0\0\0\0\0", 8)) {
-			memset(autoclear, 0, 8);
-			err = qcow2_write_file(q, autoclear, 8,
-					       HEADER_AUTOCLEAR);
-			if (!err)
-				err = disk_image_flush(q->file);
-		}
-		if (err && err != -EINVAL)
-			pr_err("disk %s: cannot clear the qcow2 autoclear "
-			       "bits: %s", q->path, strerror(-err));
+	return err;
+}
+
+int qcow2_start_writing(struct qcow2 *q)
+{
+	uint8_t autoclear[8];
+	int err = 0;
+
+	if (q->version < 3)
+		return 0;
+	pthread_mutex_lock(&q->lock);
+	err = qcow2_read_file(q, autoclear, 8, HEADER_AUTOCLEAR);
+	if (!err && memcmp(autoclear, "\0\0\0\0\0\0\0\0", 8)) {
+		memset(autoclear, 0, 8);
+		err = qcow2_write_file(q, autoclear, 8, HEADER_AUTOCLEAR);
+		if (!err)
+			err = disk_image_flush(q->file);
 	}
+	pthread_mutex_unlock(&q->lock);
+	if (err)
+		pr_err("disk %s: cannot clear the qcow2 autoclear bits: %s",
+		       q->path, strerror(-err));
 	return err;
 }
 
@@ -154,15 +160,28 @@ bool qcow2_is_metadata(const struct qcow2 *q, uint64_t cluster)
 	       (at >= q->rt_offset && at < rt_end);
 }
 
+/* Clusters an image can have in use: the disk's data, every table
+ * the L1 and refcount tables can point at, those tables and the header.
+ * Among that many plus one in a row, one is free. */
+static uint64_t max_used(const struct qcow2 *q)
+{
+	return (q->size >> q->cluster_bits) + 1 + q->l1_size +
+	       ((uint64_t)q->l1_size * 8 >> q->cluster_bits) + 1 +
+	       q->rt_entries + q->rt_clusters + 1;
+}
+
 /* The first of n free clusters in a row from the hint. Past the end of
- * the file and of what was allocated in memory every cluster is free;
- * refcounts that claim otherwise are corrupt, and the search stops there
- * rather than run through the whole offset space. */
+ * the file and of what was allocated in memory every cluster is free,
+ * and within max_used() of the hint one is: refcounts that claim
+ * otherwise are corrupt, and the search stops there rather than run
+ * through the whole offset space (and the image takes no more writes,
+ * so that it does not run again). */
 static int find_free(struct qcow2 *q, uint64_t n, uint64_t *first)
 {
 	uint64_t file_end = ALIGN_UP(q->file->file_bytes, q->cluster_size) >>
 			    q->cluster_bits;
-	uint64_t limit = MAX(file_end, q->alloc_end) + n;
+	uint64_t limit = MIN(MAX(file_end, q->alloc_end),
+			     q->free_hint + max_used(q)) + n;
 	uint64_t c, run = 0, rc;
 	int err;
 
@@ -176,8 +195,9 @@ static int find_free(struct qcow2 *q, uint64_t n, uint64_t *first)
 			return 0;
 		}
 	}
-	return qcow2_corrupt(q, "refcounts: used clusters past the end of "
-			     "the file, from", q->free_hint);
+	q->broken = qcow2_corrupt(q, "refcounts: no free cluster where one "
+				  "must be, from", q->free_hint);
+	return q->broken;
 }
 
 /* Clusters [first, first + n) now in use: the search goes on after them. */
@@ -189,38 +209,53 @@ static void taken(struct qcow2 *q, uint64_t first, uint64_t n)
 
 static int refcount_set(struct qcow2 *q, uint64_t cluster, uint64_t rc);
 
-/* A grown refcount table, in memory: twice the entries or enough for
- * block, in clusters of its own that it counts. The header points at it
- * once it and its blocks are on disk (qcow2_refcount_flush). */
+/* A grown refcount table: twice the entries, or enough for block and
+ * for the blocks that count the table's own clusters, which come first
+ * (a write-out meanwhile writes the old table, as far as it goes, and
+ * the header still points at it). Only then does the table move in
+ * memory; the header follows once it and its blocks are on disk
+ * (qcow2_refcount_flush). A failure halfway leaves entries that no
+ * table on disk will hold: the image takes no more writes (broken). */
 static int rt_grow(struct qcow2 *q, uint64_t block)
 {
 	uint64_t per_cluster = q->cluster_size / 8;
 	uint64_t entries = ALIGN_UP(MAX(block + 1, q->rt_entries * 2),
 				    per_cluster);
-	uint64_t clusters = entries / per_cluster, first, i;
+	uint64_t clusters, first, i;
 	uint64_t *rt;
 	int err;
 
-	if (entries * 8 > MAX_RT_BYTES)
-		return -ENOSPC;
+	for (;;) {
+		clusters = entries / per_cluster;
+		if (entries * 8 > MAX_RT_BYTES)
+			return -ENOSPC;
+		err = find_free(q, clusters, &first);
+		if (err)
+			return err;
+		if (((first + clusters) >> q->rb_bits) + 1 <= entries)
+			break;
+		entries = ALIGN_UP(((first + clusters) >> q->rb_bits) + 1,
+				   per_cluster);
+	}
 	rt = realloc(q->rt, entries * 8);
 	if (!rt)
 		return -ENOMEM;
 	memset(rt + q->rt_entries, 0, (entries - q->rt_entries) * 8);
 	q->rt = rt;
 	q->rt_entries = entries;
-	err = table_cache_grow(&q->rb, entries);
-	if (!err)
-		err = find_free(q, clusters, &first);
-	if (err)
-		return err;
+	q->broken = table_cache_grow(&q->rb, entries);
 	taken(q, first, clusters);
+	for (i = 0; i < clusters && !q->broken; i++)
+		q->broken = refcount_set(q, first + i, 1);
+	if (q->broken)
+		return q->broken;
 	if (q->rt_moved) {
 		/* The last grown table never reached the header. */
-		for (i = 0; i < q->rt_clusters && !err; i++)
-			err = refcount_set(q, (q->rt_offset >> q->cluster_bits) +
-					   i, 0);
-		q->free_hint = MIN(q->free_hint, q->rt_offset >> q->cluster_bits);
+		for (i = 0; i < q->rt_clusters && !q->broken; i++)
+			q->broken = refcount_set(q, (q->rt_offset >>
+						     q->cluster_bits) + i, 0);
+		q->free_hint = MIN(q->free_hint,
+				   q->rt_offset >> q->cluster_bits);
 	} else {
 		q->rt_old_offset = q->rt_offset;
 		q->rt_old_clusters = q->rt_clusters;
@@ -229,9 +264,7 @@ static int rt_grow(struct qcow2 *q, uint64_t block)
 	q->rt_clusters = clusters;
 	q->rt_moved = true;
 	q->rt_dirty = true;
-	for (i = 0; i < clusters && !err; i++)
-		err = refcount_set(q, first + i, 1);
-	return err;
+	return q->broken;
 }
 
 /* Refcount block block exists: a new one goes in the first free
@@ -326,6 +359,8 @@ static int drop_ref(struct qcow2 *q, uint64_t c)
 
 	if (err)
 		return err;
+	if (qcow2_is_metadata(q, c))
+		return qcow2_corrupt(q, "entry freeing the header or a table", c);
 	if (!rc)
 		return qcow2_corrupt(q, "refcount of 0 for a used cluster", c);
 	err = refcount_set(q, c, rc - 1);
@@ -343,6 +378,8 @@ int qcow2_refcount_apply_frees(struct qcow2 *q)
 	unsigned i;
 	int err = 0;
 
+	while (q->unlocked_io)
+		pthread_cond_wait(&q->io_done, &q->lock);
 	for (i = 0; i < q->nr_frees && !err; i++) {
 		uint64_t c = q->frees[i].offset >> q->cluster_bits;
 		uint64_t end = (q->frees[i].offset + q->frees[i].bytes - 1) >>
@@ -398,7 +435,7 @@ int qcow2_refcount_flush(struct qcow2 *q)
 	if (!q->rt)
 		return 0;
 	err = table_cache_write(q, &q->rb);
-	if (err || !q->rt_dirty)
+	if (err || (!q->rt_dirty && !q->rt_moved))
 		return err;
 	/* The blocks on disk before the table that points at them, the
 	 * table before the header. */

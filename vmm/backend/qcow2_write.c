@@ -61,7 +61,8 @@ static uint64_t *entry_of(struct qcow2 *q, struct table_slot *s,
 }
 
 /* What an entry replaced by a new one held in the file, freed once the
- * new one is on disk. */
+ * new one is on disk (drop_ref refuses the header's and tables'
+ * clusters). */
 static int free_old(struct qcow2 *q, const struct qcow2_extent *e)
 {
 	if (e->kind == QCOW2_COMPRESSED) {
@@ -119,13 +120,16 @@ static int write_cluster(struct qcow2 *q, const struct iovec *iov,
 	if (err)
 		return err;
 	if (e.kind == QCOW2_DATA &&
-	    qcow2_is_metadata(q, e.host >> q->cluster_bits))
-		return qcow2_corrupt(q, "L2 entry pointing at the header or a "
-				     "table", e.host);
+	    (qcow2_is_metadata(q, e.host >> q->cluster_bits) ||
+	     e.host >= q->file->file_bytes))
+		return qcow2_corrupt(q, "L2 entry pointing at the header, a "
+				     "table or past the end of the file",
+				     e.host);
 	if (e.kind == QCOW2_DATA && (e.copied || rc == 1)) {
 		*entry_of(q, s, cluster) = htobe64(e.host | ENTRY_COPIED);
 		s->dirty |= !e.copied;
 		*in_place = e.host + in;
+		q->unlocked_io++;
 		return 0;
 	}
 	if (len < q->cluster_size)
@@ -173,10 +177,13 @@ int qcow2_writev(struct qcow2 *q, const struct iovec *iov, unsigned nr,
 		    posix_memalign((void **)&buf, 4096, q->cluster_size))
 			return -ENOMEM;
 		pthread_mutex_lock(&q->lock);
-		err = write_cluster(q, part, k, pos, n, below, buf, &in_place);
+		err = q->broken ?: write_cluster(q, part, k, pos, n, below, buf,
+						 &in_place);
 		pthread_mutex_unlock(&q->lock);
-		if (!err && in_place)
+		if (!err && in_place) {
 			err = disk_image_writev(q->file, part, k, in_place);
+			qcow2_io_done(q);
+		}
 		done += n;
 	}
 	free(buf);
@@ -229,8 +236,8 @@ int qcow2_zero(struct qcow2 *q, uint64_t offset, uint64_t len, bool discard,
 
 		if (whole) {
 			pthread_mutex_lock(&q->lock);
-			err = zero_cluster(q, pos >> q->cluster_bits, discard,
-					   &zeroed);
+			err = q->broken ?: zero_cluster(q, pos >> q->cluster_bits,
+							discard, &zeroed);
 			pthread_mutex_unlock(&q->lock);
 		}
 		/* A part of a cluster: discard is only advice; zeros are
@@ -249,10 +256,12 @@ int qcow2_zero(struct qcow2 *q, uint64_t offset, uint64_t len, bool discard,
 	return err;
 }
 
+/* A failure leaves the tables on disk as they were at some step:
+ * consistent, but nothing more may be written over them. */
 int qcow2_write_out(struct qcow2 *q)
 {
 	bool dirty = q->rt && (q->rt_dirty || table_cache_dirty(&q->rb));
-	int err = disk_image_flush(q->file);
+	int err = q->broken ?: disk_image_flush(q->file);
 
 	if (!err)
 		err = qcow2_refcount_flush(q);
@@ -271,6 +280,8 @@ int qcow2_write_out(struct qcow2 *q)
 		if (!err)
 			q->l1_dirty = false;
 	}
+	if (err && !q->broken && q->writable)
+		q->broken = err;
 	return err;
 }
 
