@@ -13,6 +13,11 @@ and its best setup:
               QEMU cache=none default (aio=threads) and tuned
               (iothread, cache=none, aio=native)
 
+With --format qcow2, the image is first converted to a qcow2 one, every
+cluster allocated (64 KiB clusters), and the runs compare thpvm's qcow2
+against QEMU tuned on the same qcow2 (its l2-cache-size covering the
+image), and against thpvm's own raw figures on the raw image.
+
 With --queues N, N vCPUs and N queues on the disk (thpvm -c N
 -d IMG,queues=N; QEMU -smp N, num-queues=N, all served by its one
 iothread in the tuned setup, as QEMU 7.2 has no per-queue iothreads), and
@@ -26,11 +31,12 @@ so vCPU time is the run's length whoever serves it. Then each VMM's own
 memory: resident memory minus resident guest RAM, one disk, after boot.
 
 usage: bench/blk.py [RUNS] [--qd N,N] [--case page-cache|direct]
-                    [--queues N]
+                    [--queues N] [--format raw|qcow2]
   (default 3 runs, queue depths 1,16,64, both cases; a build in ./build
   or BUILD=)"""
 import argparse
 import os
+import subprocess
 import tempfile
 
 from common import (QEMU, THPVM, median, print_command, qemu_cmd,
@@ -68,7 +74,7 @@ def set_cache(path, case):
         os.close(fd)
 
 
-def qemu_disk(img, drive="", iothread=False, queues=1):
+def qemu_disk(img, drive="", iothread=False, queues=1, fmt="raw"):
     """QEMU's disk; and debug-threads, which names its vCPU threads
     "CPU N/KVM" so that host.vmm_cpu_ns tells them apart."""
     dev = f"virtio-blk-pci,drive=d0,disable-legacy=on,num-queues={queues}"
@@ -76,7 +82,7 @@ def qemu_disk(img, drive="", iothread=False, queues=1):
     if iothread:
         obj += ["-object", "iothread,id=io0"]
         dev += ",iothread=io0"
-    return obj + ["-drive", f"file={img},if=none,id=d0,format=raw{drive}",
+    return obj + ["-drive", f"file={img},if=none,id=d0,format={fmt}{drive}",
                   "-device", dev]
 
 
@@ -95,6 +101,25 @@ def configs(img, case, queues):
                  qemu_disk(img, cache, queues=queues)),
                 ("QEMU tuned", lambda p: qemu_cmd(MEM, p, queues) +
                  qemu_disk(img, tuned, iothread=True, queues=queues))]
+    return out
+
+
+def qcow2_configs(raw, img, case, queues):
+    """thpvm on the qcow2 image and on the raw one, QEMU tuned on the
+    qcow2 one with an L2 cache covering all of it (256 MiB of 64 KiB
+    clusters: 32 KiB of tables)."""
+    direct = ",direct" if case == "direct" else ""
+    thpvm = [THPVM, "run", "-m", MEM, "-c", str(queues), "-d"]
+    tail = f"{direct},queues={queues}"
+    out = [("thpvm qcow2", lambda p: thpvm + [img + ",format=qcow2" + tail,
+                                              "-p", p]),
+           ("thpvm raw", lambda p: thpvm + [raw + tail, "-p", p])]
+    if QEMU:
+        tuned = (",cache=none,aio=native" if direct else ",aio=io_uring") + \
+            ",l2-cache-size=1M"
+        out.append(("QEMU tuned qcow2", lambda p: qemu_cmd(MEM, p, queues) +
+                    qemu_disk(img, tuned, iothread=True, queues=queues,
+                              fmt="qcow2")))
     return out
 
 
@@ -120,6 +145,7 @@ def main():
     ap.add_argument("--case", choices=["page-cache", "direct"])
     ap.add_argument("--queues", type=int, default=1, choices=range(1, 9),
                     metavar="N")
+    ap.add_argument("--format", choices=["raw", "qcow2"], default="raw")
     args = ap.parse_args()
     require_build()
     print_command()
@@ -128,6 +154,12 @@ def main():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         img = os.path.join(d, "bench.img")
         make_image(img)
+        qcow2 = os.path.join(d, "bench.qcow2")
+        if args.format == "qcow2":
+            subprocess.run(["qemu-img", "convert", "-O", "qcow2", img, qcow2],
+                           check=True)
+            print(f"qcow2: {qcow2}, converted from the raw image, every "
+                  f"cluster allocated")
         print(f"image 256 MiB in {d}, synced (in the page cache for the "
               f"page-cache case, dropped from it for direct), -m {MEM}, "
               f"{args.queues} vCPU(s) and queue(s), "
@@ -137,7 +169,11 @@ def main():
         skip = "skip=smp,lapic,pit" if args.queues == 1 else "skip=lapic,pit"
         for case in cases:
             set_cache(img, case)
-            cfgs = configs(img, case, args.queues)
+            if args.format == "qcow2":
+                set_cache(qcow2, case)
+                cfgs = qcow2_configs(img, qcow2, case, args.queues)
+            else:
+                cfgs = configs(img, case, args.queues)
             for qd in qds:
                 params = (f"{skip} blkbench blkbench_qd={qd} "
                           f"blkbench_queues={args.queues} serve")
@@ -155,12 +191,15 @@ def main():
                           f"{med[name][2]:>7.2f} µs/req   runs: " +
                           ", ".join(f"{a:.0f}/{b:.0f}/{c:.1f}"
                                     for a, b, c in rs))
-                if "QEMU tuned" in med:
-                    t, q = med["thpvm io_uring"], med["QEMU tuned"]
-                    print(f"  thpvm io_uring / QEMU tuned: seq "
-                          f"{t[0] / q[0]:.2f}, rand {t[1] / q[1]:.2f}, "
-                          f"CPU per request {t[2] / q[2]:.2f} (lower is "
-                          f"less)")
+                for a, b in (("thpvm io_uring", "QEMU tuned"),
+                             ("thpvm qcow2", "QEMU tuned qcow2"),
+                             ("thpvm qcow2", "thpvm raw")):
+                    if a not in med or b not in med:
+                        continue
+                    t, q = med[a], med[b]
+                    print(f"  {a} / {b}: seq {t[0] / q[0]:.2f}, rand "
+                          f"{t[1] / q[1]:.2f}, CPU per request "
+                          f"{t[2] / q[2]:.2f} (lower is less)")
         serve = "serve skip=smp,lapic,pit"
         mem = {"thpvm": vmm_overhead(start_serving(
             [THPVM, "run", "-m", MEM, "-d", img, "-p", serve]))}
