@@ -133,7 +133,7 @@ MUTATIONS = {
         "vmm/backend/qcow2_write.c",
         "\tif (!err && table_cache_dirty(&q->l2)) {",
         "\tif (0 && table_cache_dirty(&q->l2)) {",
-        "integration-qcow2", ["test_kill_during_writes"]),
+        "integration-qcow2", ["test_writes_match_raw"]),
     "qcow2-cow-drops-old-bytes": (
         "vmm/backend/qcow2_write.c",
         "\t\terr = old_bytes(q, &e, offset - in, buf, below);",
