@@ -221,7 +221,7 @@ static int rt_grow(struct qcow2 *q, uint64_t block)
 	uint64_t per_cluster = q->cluster_size / 8;
 	uint64_t entries = ALIGN_UP(MAX(block + 1, q->rt_entries * 2),
 				    per_cluster);
-	uint64_t clusters, first, i;
+	uint64_t clusters, first, last, i;
 	uint64_t *rt;
 	int err;
 
@@ -232,10 +232,12 @@ static int rt_grow(struct qcow2 *q, uint64_t block)
 		err = find_free(q, clusters, &first);
 		if (err)
 			return err;
-		if (((first + clusters) >> q->rb_bits) + 1 <= entries)
+		/* The table, and the blocks that count it right after it,
+		 * within the blocks it holds: no growth nests in this one. */
+		last = first + 2 * clusters + 2;
+		if ((last >> q->rb_bits) < entries)
 			break;
-		entries = ALIGN_UP(((first + clusters) >> q->rb_bits) + 1,
-				   per_cluster);
+		entries = ALIGN_UP((last >> q->rb_bits) + 1, per_cluster);
 	}
 	rt = realloc(q->rt, entries * 8);
 	if (!rt)
