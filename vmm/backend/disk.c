@@ -39,8 +39,7 @@ static bool has_qcow2_magic(struct disk_image *file)
 	struct iovec v = { .iov_base = magic, .iov_len = sizeof(magic) };
 
 	return disk_image_readv(file, &v, 1, 0) == 0 &&
-	       ((uint32_t)magic[0] << 24 | magic[1] << 16 | magic[2] << 8 |
-		magic[3]) == QCOW2_MAGIC;
+	       get_be32(magic) == QCOW2_MAGIC;
 }
 
 /* name as written in the image at path: absolute, or relative to the

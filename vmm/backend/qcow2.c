@@ -37,22 +37,6 @@ static const char *const incompatible_names[] = {
 	"extended L2 entries (subclusters)",
 };
 
-static uint32_t be32_at(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be32toh(v);
-}
-
-static uint64_t be64_at(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be64toh(v);
-}
-
 int qcow2_read_file(struct qcow2 *q, void *buf, uint64_t len,
 		    uint64_t offset)
 {
@@ -87,26 +71,26 @@ struct header {
 
 static void header_decode(const uint8_t *h, struct header *hd)
 {
-	hd->version = be32_at(h + 4);
-	hd->backing_offset = be64_at(h + 8);
-	hd->backing_size = be32_at(h + 16);
-	hd->cluster_bits = be32_at(h + 20);
-	hd->size = be64_at(h + 24);
-	hd->crypt_method = be32_at(h + 32);
-	hd->l1_size = be32_at(h + 36);
-	hd->l1_offset = be64_at(h + 40);
-	hd->refcount_offset = be64_at(h + 48);
-	hd->refcount_clusters = be32_at(h + 56);
-	hd->nb_snapshots = be32_at(h + 60);
+	hd->version = get_be32(h + 4);
+	hd->backing_offset = get_be64(h + 8);
+	hd->backing_size = get_be32(h + 16);
+	hd->cluster_bits = get_be32(h + 20);
+	hd->size = get_be64(h + 24);
+	hd->crypt_method = get_be32(h + 32);
+	hd->l1_size = get_be32(h + 36);
+	hd->l1_offset = get_be64(h + 40);
+	hd->refcount_offset = get_be64(h + 48);
+	hd->refcount_clusters = get_be32(h + 56);
+	hd->nb_snapshots = get_be32(h + 60);
 	if (hd->version < 3) {
 		hd->incompatible = 0;
 		hd->refcount_order = 4;
 		hd->header_len = V2_HEADER_LEN;
 		return;
 	}
-	hd->incompatible = be64_at(h + 72);
-	hd->refcount_order = be32_at(h + 96);
-	hd->header_len = be32_at(h + 100);
+	hd->incompatible = get_be64(h + 72);
+	hd->refcount_order = get_be32(h + 96);
+	hd->header_len = get_be32(h + 100);
 }
 
 /* What thpvm does not read, each with its own line. */
@@ -219,8 +203,8 @@ static int header_names(struct qcow2 *q, const uint8_t *cluster,
 		}
 	}
 	while (pos + 8 <= avail) {
-		uint32_t type = be32_at(cluster + pos);
-		uint32_t len = be32_at(cluster + pos + 4);
+		uint32_t type = get_be32(cluster + pos);
+		uint32_t len = get_be32(cluster + pos + 4);
 
 		if (type == EXT_END)
 			return 0;
@@ -255,7 +239,7 @@ static int load_header(struct qcow2 *q, struct qcow2_info *info)
 
 	err = qcow2_read_file(q, first, MIN(sizeof(first),
 					     q->file->file_bytes), 0);
-	if (err || be32_at(first) != QCOW2_MAGIC ||
+	if (err || get_be32(first) != QCOW2_MAGIC ||
 	    q->file->file_bytes < V2_HEADER_LEN) {
 		pr_err("disk %s: not a qcow2 image", q->path);
 		return err ? err : -EINVAL;

@@ -23,18 +23,11 @@
 static uint64_t entry_get(const uint8_t *t, uint64_t i, unsigned order)
 {
 	unsigned w = 1u << order;
-	uint32_t v32;
-	uint64_t v;
 
 	switch (order) {
-	case 4:
-		return (uint64_t)t[2 * i] << 8 | t[2 * i + 1];
-	case 5:
-		memcpy(&v32, t + 4 * i, 4);
-		return be32toh(v32);
-	case 6:
-		memcpy(&v, t + 8 * i, 8);
-		return be64toh(v);
+	case 4: return get_be16(t + 2 * i);
+	case 5: return get_be32(t + 4 * i);
+	case 6: return get_be64(t + 8 * i);
 	default:	/* sub-byte: bit 0 is the least significant */
 		return (t[i * w / 8] >> (i * w % 8)) & ((1u << w) - 1);
 	}
@@ -43,21 +36,11 @@ static uint64_t entry_get(const uint8_t *t, uint64_t i, unsigned order)
 static void entry_set(uint8_t *t, uint64_t i, unsigned order, uint64_t v)
 {
 	unsigned w = 1u << order, shift;
-	uint32_t v32;
 
 	switch (order) {
-	case 4:
-		t[2 * i] = v >> 8;
-		t[2 * i + 1] = v;
-		return;
-	case 5:
-		v32 = htobe32((uint32_t)v);
-		memcpy(t + 4 * i, &v32, 4);
-		return;
-	case 6:
-		v = htobe64(v);
-		memcpy(t + 8 * i, &v, 8);
-		return;
+	case 4: put_be16(t + 2 * i, v); return;
+	case 5: put_be32(t + 4 * i, v); return;
+	case 6: put_be64(t + 8 * i, v); return;
 	default:
 		shift = i * w % 8;
 		t[i * w / 8] = (t[i * w / 8] & ~(((1u << w) - 1) << shift)) |
@@ -414,12 +397,10 @@ static int write_rt(struct qcow2 *q)
 static int write_header_rt(struct qcow2 *q)
 {
 	uint8_t h[12];
-	uint64_t off = htobe64(q->rt_offset);
-	uint32_t clusters = htobe32(q->rt_clusters);
 	int err;
 
-	memcpy(h, &off, 8);
-	memcpy(h + 8, &clusters, 4);
+	put_be64(h, q->rt_offset);
+	put_be32(h + 8, q->rt_clusters);
 	err = qcow2_write_file(q, h, sizeof(h), HEADER_REFCOUNT_TABLE);
 	if (!err)
 		err = disk_image_flush(q->file);

@@ -117,4 +117,42 @@ static inline void put_le64(void *p, uint64_t v)
 	put_le32((uint8_t *)p + 4, v >> 32);
 }
 
+/* Big-endian loads and stores (qcow2's headers and tables). */
+static inline uint16_t get_be16(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+static inline uint32_t get_be32(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+	       (uint32_t)b[2] << 8 | (uint32_t)b[3];
+}
+
+static inline uint64_t get_be64(const void *p)
+{
+	return (uint64_t)get_be32(p) << 32 | get_be32((const uint8_t *)p + 4);
+}
+
+static inline void put_be16(void *p, uint16_t v)
+{
+	uint8_t *b = p;
+	b[0] = v >> 8;
+	b[1] = v;
+}
+
+static inline void put_be32(void *p, uint32_t v)
+{
+	put_be16(p, v >> 16);
+	put_be16((uint8_t *)p + 2, v);
+}
+
+static inline void put_be64(void *p, uint64_t v)
+{
+	put_be32(p, v >> 32);
+	put_be32((uint8_t *)p + 4, v);
+}
+
 #endif
