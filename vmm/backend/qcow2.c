@@ -339,6 +339,28 @@ void qcow2_close(struct qcow2 *q)
 	free(q);
 }
 
+int qcow2_start_writing(struct qcow2 *q)
+{
+	uint8_t autoclear[8];
+	int err = 0;
+
+	if (q->version < 3)
+		return 0;
+	pthread_mutex_lock(&q->lock);
+	err = qcow2_read_file(q, autoclear, 8, HEADER_AUTOCLEAR);
+	if (!err && memcmp(autoclear, "\0\0\0\0\0\0\0\0", 8)) {
+		memset(autoclear, 0, 8);
+		err = qcow2_write_file(q, autoclear, 8, HEADER_AUTOCLEAR);
+		if (!err)
+			err = disk_image_flush(q->file);
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (err)
+		pr_err("disk %s: cannot clear the qcow2 autoclear bits: %s",
+		       q->path, strerror(-err));
+	return err;
+}
+
 int qcow2_corrupt(struct qcow2 *q, const char *what, uint64_t value)
 {
 	pr_warn_ratelimited("disk %s: corrupt qcow2 %s 0x%" PRIx64, q->path,
